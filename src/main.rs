@@ -1,0 +1,4 @@
+mod glob;
+mod sim;
+
+fn main() {}

@@ -1,0 +1,97 @@
+//! Kubernetes `Status` errors, as the API server answers failed requests.
+
+use serde_json::{Value, json};
+
+use super::resources::{self, ResourceId};
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+    pub details: Value,
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>, details: Value) -> Self {
+        ApiError { code, reason, message: message.into(), details }
+    }
+
+    fn details(res: ResourceId, name: &str) -> Value {
+        let rt = resources::get(res);
+        json!({"name": name, "group": rt.group, "kind": rt.plural})
+    }
+
+    pub fn not_found(res: ResourceId, name: &str) -> Self {
+        let rt = resources::get(res);
+        Self::new(404, "NotFound", format!("{} \"{name}\" not found", rt.qualified()), Self::details(res, name))
+    }
+
+    pub fn already_exists(res: ResourceId, name: &str) -> Self {
+        let rt = resources::get(res);
+        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", rt.qualified()), Self::details(res, name))
+    }
+
+    pub fn conflict(res: ResourceId, name: &str) -> Self {
+        let rt = resources::get(res);
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                rt.qualified()
+            ),
+            Self::details(res, name),
+        )
+    }
+
+    /// 422 Invalid, worded as the API server words it: `Kind.group "name" is invalid: <causes>`.
+    pub fn invalid(res: ResourceId, name: &str, causes: &str) -> Self {
+        let rt = resources::get(res);
+        let kind = if rt.group.is_empty() { rt.kind.to_string() } else { format!("{}.{}", rt.kind, rt.group) };
+        let mut details = Self::details(res, name);
+        details["kind"] = json!(rt.kind);
+        details["causes"] = json!(causes
+            .split("; ")
+            .map(|c| match c.split_once(": ") {
+                Some((field, msg)) => json!({"reason": "FieldValueInvalid", "message": msg, "field": field}),
+                None => json!({"reason": "FieldValueInvalid", "message": c}),
+            })
+            .collect::<Vec<_>>());
+        Self::new(422, "Invalid", format!("{kind} \"{name}\" is invalid: {causes}"), details)
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message, Value::Null)
+    }
+
+    pub fn unprocessable(message: String) -> Self {
+        Self::new(422, "Invalid", message, Value::Null)
+    }
+
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::new(405, "MethodNotAllowed", message, Value::Null)
+    }
+
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"), Value::Null)
+    }
+
+    pub fn gone(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message, Value::Null)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(500, "InternalError", message, Value::Null)
+    }
+
+    /// The `Status` object for the response body or an in-band watch ERROR event.
+    pub fn to_status(&self) -> Value {
+        let mut s = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": self.message, "reason": self.reason, "code": self.code});
+        if !self.details.is_null() {
+            s["details"] = self.details.clone();
+        }
+        s
+    }
+}

@@ -1,0 +1,110 @@
+//! The apps/v1 and batch/v1 defaults the real API server fills in, limited to the fields
+//! that clients read (rollout status, kstatus, helm's readiness checks).
+
+use serde_json::{Value, json};
+
+fn set_default(obj: &mut Value, pointer: &str, value: Value) {
+    let mut parts = pointer.trim_start_matches('/').split('/').peekable();
+    let mut cur = obj;
+    while let Some(part) = parts.next() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let map = cur.as_object_mut().expect("made an object above");
+        if parts.peek().is_none() {
+            map.entry(part).or_insert(value);
+            return;
+        }
+        cur = map.entry(part).or_insert_with(|| json!({}));
+    }
+}
+
+/// Fills defaults in place. Always leaves `metadata` an object.
+pub fn apply(kind: &str, obj: &mut Value) {
+    set_default(obj, "/metadata", json!({}));
+    match kind {
+        "Deployment" => {
+            set_default(obj, "/spec/replicas", json!(1));
+            set_default(obj, "/spec/progressDeadlineSeconds", json!(600));
+            set_default(obj, "/spec/revisionHistoryLimit", json!(10));
+            set_default(obj, "/spec/strategy/type", json!("RollingUpdate"));
+            if obj.pointer("/spec/strategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
+                set_default(obj, "/spec/strategy/rollingUpdate/maxSurge", json!("25%"));
+                set_default(obj, "/spec/strategy/rollingUpdate/maxUnavailable", json!("25%"));
+            }
+            pod_template(obj);
+        }
+        "StatefulSet" => {
+            set_default(obj, "/spec/replicas", json!(1));
+            set_default(obj, "/spec/podManagementPolicy", json!("OrderedReady"));
+            set_default(obj, "/spec/revisionHistoryLimit", json!(10));
+            set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
+            if obj.pointer("/spec/updateStrategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
+                set_default(obj, "/spec/updateStrategy/rollingUpdate/partition", json!(0));
+            }
+            pod_template(obj);
+        }
+        "DaemonSet" => {
+            set_default(obj, "/spec/revisionHistoryLimit", json!(10));
+            set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
+            if obj.pointer("/spec/updateStrategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
+                set_default(obj, "/spec/updateStrategy/rollingUpdate/maxUnavailable", json!(1));
+                set_default(obj, "/spec/updateStrategy/rollingUpdate/maxSurge", json!(0));
+            }
+            pod_template(obj);
+        }
+        "ReplicaSet" => {
+            set_default(obj, "/spec/replicas", json!(1));
+        }
+        "Job" => {
+            set_default(obj, "/spec/backoffLimit", json!(6));
+            set_default(obj, "/spec/completions", json!(1));
+            set_default(obj, "/spec/parallelism", json!(1));
+            set_default(obj, "/spec/completionMode", json!("NonIndexed"));
+            set_default(obj, "/spec/suspend", json!(false));
+            pod_template(obj);
+        }
+        "Pod" => pod_spec(obj, "/spec"),
+        "Service" => {
+            set_default(obj, "/spec/type", json!("ClusterIP"));
+        }
+        _ => {}
+    }
+}
+
+fn pod_template(obj: &mut Value) {
+    if obj.pointer("/spec/template").is_some() {
+        pod_spec(obj, "/spec/template/spec");
+    }
+}
+
+fn pod_spec(obj: &mut Value, at: &str) {
+    set_default(obj, &format!("{at}/restartPolicy"), json!("Always"));
+    set_default(obj, &format!("{at}/terminationGracePeriodSeconds"), json!(30));
+    set_default(obj, &format!("{at}/dnsPolicy"), json!("ClusterFirst"));
+    set_default(obj, &format!("{at}/schedulerName"), json!("default-scheduler"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fill_only_missing_fields() {
+        let mut d = json!({"spec": {"replicas": 3, "strategy": {"type": "Recreate"}, "template": {"spec": {}}}});
+        apply("Deployment", &mut d);
+        assert_eq!(d["spec"]["replicas"], 3);
+        assert!(d["spec"]["strategy"].get("rollingUpdate").is_none());
+        assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
+        let mut s = json!({"spec": {}});
+        apply("StatefulSet", &mut s);
+        assert_eq!(s["spec"]["updateStrategy"]["rollingUpdate"]["partition"], 0);
+        let mut j = json!({"spec": {"template": {"spec": {"restartPolicy": "Never"}}}});
+        apply("Job", &mut j);
+        assert_eq!(j["spec"]["backoffLimit"], 6);
+        assert_eq!(j["spec"]["template"]["spec"]["restartPolicy"], "Never");
+        let mut ds = json!({});
+        apply("DaemonSet", &mut ds);
+        assert_eq!(ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"], 1);
+    }
+}

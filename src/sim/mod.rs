@@ -1,0 +1,35 @@
+//! The simulated cluster: a Kubernetes API subset over HTTP on loopback, with controllers
+//! that roll workloads out over time as a scenario says. Real `helm` and `kubectl` talk to it
+//! unmodified.
+
+pub mod api_error;
+pub mod controllers;
+pub mod defaults;
+pub mod logs;
+pub mod patch;
+pub mod protobuf;
+pub mod resources;
+pub mod scenario;
+pub mod selector;
+pub mod store;
+pub mod validate;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use scenario::Scenario;
+pub use store::Store;
+
+/// Everything the server and the controllers share.
+pub struct SimState {
+    pub store: Store,
+    pub logs: logs::PodLogs,
+    pub scenario: Scenario,
+    pub started: Instant,
+}
+
+impl SimState {
+    pub fn new(scenario: Scenario) -> Arc<Self> {
+        Arc::new(SimState { store: Store::new(), logs: logs::PodLogs::default(), scenario, started: Instant::now() })
+    }
+}

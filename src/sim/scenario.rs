@@ -1,0 +1,424 @@
+//! Scenario files: what the simulated cluster does over time.
+//!
+//! A scenario is YAML (see `docs/scenarios.md` for the format and `assets/scenarios/` for the
+//! stories). Behaviours are keyed by a glob over the workload name, optionally prefixed by the
+//! kind (`Deployment/*-gpu-client`), and optionally limited to one generation and later; the
+//! first rule that matches wins. Durations are `"250ms"`, `"3s"`, `"2m"` or a bare number of
+//! seconds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use serde::{Deserialize, Deserializer};
+
+/// Scenario files shipped in the binary, by name (`--scenario NAME`).
+pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// One line for listings (`helmdeck demo --list`).
+    #[serde(default)]
+    pub description: String,
+    /// Simulated nodes; DaemonSets run one pod on each.
+    #[serde(default = "default_nodes")]
+    pub nodes: u32,
+    /// Namespaces that exist from the start (besides `default` and `kube-system`).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// How often the controllers run.
+    #[serde(default = "default_tick", deserialize_with = "de_duration")]
+    pub tick: Duration,
+    /// Behaviour for workloads no rule matches.
+    #[serde(default)]
+    pub defaults: WorkloadRule,
+    /// Rules for Deployments, StatefulSets and DaemonSets (and their pods).
+    #[serde(default)]
+    pub workloads: Vec<WorkloadRule>,
+    /// Rules for Jobs (hooks and the init Job).
+    #[serde(default)]
+    pub jobs: Vec<JobRule>,
+    /// Objects present from the start.
+    #[serde(default)]
+    pub seed: Seed,
+    /// Things that go wrong with the API server itself.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+fn default_nodes() -> u32 {
+    3
+}
+fn default_tick() -> Duration {
+    Duration::from_millis(100)
+}
+
+/// How a workload and its pods behave. Every field is optional; unset means "healthy".
+/// Used for `defaults` (no `match`) and for each entry of `workloads` (`match` required).
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadRule {
+    /// Glob over the workload name, optionally `Kind/glob`.
+    #[serde(default, rename = "match")]
+    pub pattern: Option<String>,
+    /// Apply only from this `metadata.generation` on (unset: every generation).
+    #[serde(default)]
+    pub generation: Option<i64>,
+    /// Time from creation until the container starts running.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub start_after: Option<Duration>,
+    /// Time from start until the readiness probe first passes.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub ready_after: Option<Duration>,
+    /// The pod never schedules: `PodScheduled=False`, reason `Unschedulable`, with this message.
+    #[serde(default)]
+    pub unschedulable: Option<String>,
+    /// The image never pulls (`ErrImagePull`, then `ImagePullBackOff`).
+    #[serde(default)]
+    pub image_pull_backoff: bool,
+    /// The container exits with this code shortly after each start (`CrashLoopBackOff`).
+    #[serde(default)]
+    pub crash_loop: Option<i32>,
+    /// The container is killed for memory after each start (exit 137, reason `OOMKilled`).
+    #[serde(default)]
+    pub oom_killed: bool,
+    /// The container runs but its readiness probe never passes.
+    #[serde(default)]
+    pub readiness_never: bool,
+    /// Lines the container writes to its log when it starts.
+    #[serde(default)]
+    pub logs: Vec<String>,
+    /// The controller never observes new generations: `observedGeneration` stays behind and
+    /// the old pods stay Ready.
+    #[serde(default)]
+    pub never_observe: bool,
+    /// Deployment: the progress deadline used instead of `spec.progressDeadlineSeconds`.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub progress_deadline: Option<Duration>,
+    /// Deployment: one replica of an old ReplicaSet is never scaled down.
+    #[serde(default)]
+    pub surge_never_terminates: bool,
+    /// StatefulSet: `currentRevision` never catches up with `updateRevision`.
+    #[serde(default)]
+    pub revision_never_converges: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum JobOutcome {
+    #[default]
+    Succeed,
+    Fail,
+    /// The pod runs until the Job is deleted.
+    Hang,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JobRule {
+    /// Glob over the Job name.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    #[serde(default)]
+    pub outcome: JobOutcome,
+    /// How long each pod runs before it ends.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub after: Option<Duration>,
+    /// Exit code of a failing pod (default 1).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Lines each pod writes to its log.
+    #[serde(default)]
+    pub logs: Vec<String>,
+    /// Only the first N pods fail, later ones succeed (a flaky Job); unset: every pod ends as
+    /// `outcome` says.
+    #[serde(default)]
+    pub fail_first: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Seed {
+    /// Helm release records, written as Helm 4 writes them (Secret driver).
+    #[serde(default)]
+    pub releases: Vec<SeedRelease>,
+    /// Any other object, as it would be sent to the API server.
+    #[serde(default)]
+    pub objects: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedRelease {
+    pub name: String,
+    pub namespace: String,
+    pub revisions: Vec<SeedRevision>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedRevision {
+    pub version: u32,
+    pub status: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// How long ago this revision was written.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub age: Option<Duration>,
+    #[serde(default)]
+    pub chart: Option<String>,
+    #[serde(default)]
+    pub chart_version: Option<String>,
+}
+
+/// When a fault fires, counted from the anchor.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Anchor {
+    /// The simulator's start.
+    Start,
+    /// The first create of a Deployment, StatefulSet or DaemonSet (helm's apply).
+    #[default]
+    Apply,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    #[serde(deserialize_with = "de_duration")]
+    pub at: Duration,
+    #[serde(default)]
+    pub anchor: Anchor,
+    #[serde(rename = "do")]
+    pub action: FaultAction,
+    /// `gone_next_watch`: how many watch requests get the 410 (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// `errors_500`, `latency`, `refuse_connections`: how long the fault lasts.
+    #[serde(default, rename = "for", deserialize_with = "de_opt_duration")]
+    pub span: Option<Duration>,
+    /// `latency`: the delay added to every response.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub delay: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAction {
+    /// Close every open watch stream.
+    DropWatches,
+    /// Answer the next `count` watch requests with an in-band 410 Gone.
+    GoneNextWatch,
+    /// Answer every request with 500 for `for`.
+    #[serde(rename = "errors_500")]
+    Errors500,
+    /// Add `delay` to every response for `for`.
+    Latency,
+    /// Close new connections at once for `for`.
+    RefuseConnections,
+}
+
+impl Fault {
+    /// How long the fault lasts (zero for one-shot faults).
+    pub fn span(&self) -> Duration {
+        self.span.unwrap_or_default()
+    }
+}
+
+impl Scenario {
+    /// Loads a scenario by embedded name (`optional-pending`) or by path.
+    pub fn load(name_or_path: &str) -> Result<Self> {
+        if let Some((_, text)) = EMBEDDED.iter().find(|(n, _)| *n == name_or_path) {
+            return Self::parse(text, name_or_path);
+        }
+        let path = Path::new(name_or_path);
+        let text = std::fs::read_to_string(path).wrap_err_with(|| {
+            let names: Vec<&str> = EMBEDDED.iter().map(|(n, _)| *n).collect();
+            format!(
+                "cannot read scenario {name_or_path:?} (not a file, and not one of: {})",
+                names.join(", ")
+            )
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses scenario YAML; errors name the file, line, column and field path.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let scenario: Scenario =
+            serde_saphyr::from_str(text).map_err(|e| eyre!("scenario {origin}: {e}"))?;
+        scenario.validate().wrap_err_with(|| format!("scenario {origin}"))?;
+        Ok(scenario)
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (i, rule) in self.workloads.iter().enumerate() {
+            let pattern = rule
+                .pattern
+                .as_deref()
+                .ok_or_else(|| eyre!("workloads[{i}]: `match` is required"))?;
+            crate::glob::KindGlob::new(pattern)
+                .wrap_err_with(|| format!("workloads[{i}]: bad match {pattern:?}"))?;
+        }
+        if self.defaults.pattern.is_some() {
+            return Err(eyre!("defaults: `match` makes no sense here (defaults apply to every workload no rule matches)"));
+        }
+        for rule in &self.jobs {
+            crate::glob::KindGlob::new(&rule.pattern)
+                .wrap_err_with(|| format!("jobs: bad match {:?}", rule.pattern))?;
+        }
+        for (i, f) in self.faults.iter().enumerate() {
+            let needs_span = matches!(
+                f.action,
+                FaultAction::Errors500 | FaultAction::Latency | FaultAction::RefuseConnections
+            );
+            if needs_span && f.span.is_none() {
+                return Err(eyre!("faults[{i}]: {:?} needs `for`", f.action));
+            }
+            if f.action == FaultAction::Latency && f.delay.is_none() {
+                return Err(eyre!("faults[{i}]: latency needs `delay`"));
+            }
+        }
+        if self.tick.is_zero() {
+            return Err(eyre!("tick must be more than 0"));
+        }
+        Ok(())
+    }
+
+    /// The rule for a workload of this kind, name and generation: the first matching entry of
+    /// `workloads`, else `defaults`.
+    pub fn workload_rule(&self, kind: &str, name: &str, generation: i64) -> &WorkloadRule {
+        self.workloads
+            .iter()
+            .find(|r| {
+                r.generation.is_none_or(|g| generation >= g)
+                    && r.pattern.as_deref().is_some_and(|p| {
+                        crate::glob::KindGlob::new(p).is_ok_and(|g| g.matches(kind, name))
+                    })
+            })
+            .unwrap_or(&self.defaults)
+    }
+
+    pub fn job_rule(&self, name: &str) -> Option<&JobRule> {
+        self.jobs
+            .iter()
+            .find(|r| crate::glob::KindGlob::new(&r.pattern).is_ok_and(|g| g.matches("Job", name)))
+    }
+}
+
+/// Parses `"250ms"`, `"3s"`, `"2m"`, `"1h"` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (like 500ms, 3s, 2m)"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("{text:?} is not a duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum DurationRepr {
+    Secs(f64),
+    Text(String),
+}
+
+fn to_duration(repr: DurationRepr) -> Result<Duration, String> {
+    match repr {
+        DurationRepr::Secs(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
+        DurationRepr::Secs(s) => Err(format!("{s} is not a duration")),
+        DurationRepr::Text(t) => parse_duration(&t),
+    }
+}
+
+pub fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    to_duration(DurationRepr::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+pub fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    match Option::<DurationRepr>::deserialize(d)? {
+        None => Ok(None),
+        Some(r) => to_duration(r).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("3s").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("3 weeks").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn every_embedded_scenario_parses() {
+        assert!(!EMBEDDED.is_empty());
+        for (name, text) in EMBEDDED {
+            Scenario::parse(text, name).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn bad_field_names_the_line_and_field() {
+        let text = "nodes: 2\nworkloads:\n  - match: web\n    start_after: soon\n";
+        let err = format!("{:?}", Scenario::parse(text, "t.yaml").unwrap_err());
+        assert!(err.contains("line 4"), "{err}");
+        assert!(err.contains("is not a duration"), "{err}");
+        assert!(err.contains("start_after"), "{err}");
+    }
+
+    #[test]
+    fn unknown_field_is_rejected() {
+        let err = format!("{:?}", Scenario::parse("nodez: 2\n", "t.yaml").unwrap_err());
+        assert!(err.contains("nodez"), "{err}");
+    }
+
+    #[test]
+    fn first_matching_rule_wins_and_generation_limits() {
+        let s = Scenario::parse(
+            "workloads:\n  - match: Deployment/*-web\n    generation: 2\n    never_observe: true\n  - match: '*'\n    crash_loop: 3\n",
+            "t",
+        )
+        .unwrap();
+        assert!(!s.workload_rule("Deployment", "demo-web", 1).never_observe);
+        assert_eq!(s.workload_rule("Deployment", "demo-web", 1).crash_loop, Some(3));
+        assert!(s.workload_rule("Deployment", "demo-web", 2).never_observe);
+        assert!(!s.workload_rule("StatefulSet", "demo-web", 2).never_observe);
+        let empty = Scenario::parse("{}", "t").unwrap();
+        assert_eq!(empty.workload_rule("Deployment", "x", 1), &WorkloadRule::default());
+    }
+
+    #[test]
+    fn faults_parse() {
+        let s = Scenario::parse(
+            "faults:\n  - {at: 2s, do: drop_watches}\n  - {at: 3s, do: gone_next_watch, count: 2}\n  - {at: 1s, anchor: start, do: latency, delay: 200ms, for: 5s}\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(s.faults[0].action, FaultAction::DropWatches);
+        assert_eq!(s.faults[1].count, Some(2));
+        assert_eq!(s.faults[2].anchor, Anchor::Start);
+        assert_eq!(s.faults[2].delay, Some(Duration::from_millis(200)));
+        let err = Scenario::parse("faults:\n  - {at: 1s, do: errors_500}\n", "t").unwrap_err();
+        assert!(format!("{err:?}").contains("needs `for`"));
+    }
+}

@@ -1,0 +1,693 @@
+//! The object store of the simulated API server: objects by resource, namespace and name, one
+//! global resourceVersion counter, and the event log that watches resume from.
+//!
+//! Every write goes through [`Store::commit`], which stamps the resourceVersion, appends the
+//! event to the log and broadcasts it; so a watch that starts from any retained rv sees every
+//! later change exactly once.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+
+use super::api_error::ApiError;
+use super::resources::{self, ResourceId, ids};
+use super::{defaults, patch, validate};
+
+/// How many events the log keeps for watch resumption; older rvs get 410 Gone.
+const LOG_CAPACITY: usize = 50_000;
+/// How far a slow watcher may fall behind before its stream is closed.
+const BROADCAST_CAPACITY: usize = 65_536;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct WatchEvent {
+    pub rv: u64,
+    pub kind: EventType,
+    pub resource: ResourceId,
+    pub object: Arc<Value>,
+}
+
+impl WatchEvent {
+    pub fn namespace(&self) -> &str {
+        self.object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// Which part of an object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Everything but `.status` (for resources with a status subresource).
+    Main,
+    /// Only `.status`.
+    Status,
+}
+
+/// The patch formats the API server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// `application/apply-patch+yaml` (server-side apply); creates when absent.
+    Apply,
+    /// `application/merge-patch+json` (RFC 7386).
+    Merge,
+    /// `application/strategic-merge-patch+json`, approximated: lists of named objects merge by name.
+    Strategic,
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+}
+
+type Key = (String, String);
+
+struct Inner {
+    rv: u64,
+    objects: Vec<BTreeMap<Key, Arc<Value>>>,
+    log: VecDeque<Arc<WatchEvent>>,
+    uid_seq: u64,
+}
+
+pub struct Store {
+    inner: Mutex<Inner>,
+    events: broadcast::Sender<Arc<WatchEvent>>,
+    uid_seed: u64,
+}
+
+/// Now, as Kubernetes writes timestamps (`2026-12-01T00:00:00Z`).
+pub fn now_rfc3339() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn name_of(obj: &Value) -> &str {
+    obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The subscription a watch starts with: the retained events after its rv, then the live feed.
+pub struct Subscription {
+    pub backlog: Vec<Arc<WatchEvent>>,
+    pub live: broadcast::Receiver<Arc<WatchEvent>>,
+    /// The rv the snapshot was taken at (for the initial-events-end bookmark).
+    pub rv: u64,
+    /// With `initial`: the matching objects as of `rv`.
+    pub initial: Vec<Arc<Value>>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Store {
+    pub fn new() -> Self {
+        let (events, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let uid_seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x5eed);
+        Store {
+            inner: Mutex::new(Inner {
+                rv: 1000,
+                objects: resources::RESOURCES.iter().map(|_| BTreeMap::new()).collect(),
+                log: VecDeque::new(),
+                uid_seq: 0,
+            }),
+            events,
+            uid_seed,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves consistent data (every write is one insert);
+        // keep serving rather than poisoning the whole simulator.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn current_rv(&self) -> u64 {
+        self.lock().rv
+    }
+
+    fn new_uid(&self, inner: &mut Inner) -> String {
+        inner.uid_seq += 1;
+        let x = self.uid_seed ^ inner.uid_seq.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let y = x.rotate_left(29).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            (x >> 32) as u32,
+            (x >> 16) as u16,
+            (x & 0xfff) as u16,
+            (y >> 52) as u16,
+            y & 0xffff_ffff_ffff
+        )
+    }
+
+    /// Stamps the rv, stores (or removes) the object, logs and broadcasts the event.
+    fn commit(&self, inner: &mut Inner, res: ResourceId, kind: EventType, mut obj: Value) -> Arc<Value> {
+        inner.rv += 1;
+        let rv = inner.rv;
+        obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let obj = Arc::new(obj);
+        let key = (
+            obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string(),
+            name_of(&obj).to_string(),
+        );
+        if kind == EventType::Deleted {
+            inner.objects[res].remove(&key);
+        } else {
+            inner.objects[res].insert(key, obj.clone());
+        }
+        let event = Arc::new(WatchEvent { rv, kind, resource: res, object: obj.clone() });
+        if inner.log.len() >= LOG_CAPACITY {
+            inner.log.pop_front();
+        }
+        inner.log.push_back(event.clone());
+        // No receivers is fine: nobody is watching.
+        let _ = self.events.send(event);
+        obj
+    }
+
+    fn key(res: ResourceId, ns: Option<&str>, name: &str) -> Key {
+        let ns = if resources::get(res).namespaced { ns.unwrap_or("") } else { "" };
+        (ns.to_string(), name.to_string())
+    }
+
+    pub fn get(&self, res: ResourceId, ns: Option<&str>, name: &str) -> Result<Arc<Value>, ApiError> {
+        self.lock().objects[res]
+            .get(&Self::key(res, ns, name))
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(res, name))
+    }
+
+    /// Objects of a resource (in one namespace, or all), in name order, with the list rv.
+    pub fn list(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        filter: impl Fn(&Value) -> bool,
+    ) -> (Vec<Arc<Value>>, u64) {
+        let inner = self.lock();
+        let items = Self::list_locked(&inner, res, ns, &filter);
+        (items, inner.rv)
+    }
+
+    fn list_locked(
+        inner: &Inner,
+        res: ResourceId,
+        ns: Option<&str>,
+        filter: &dyn Fn(&Value) -> bool,
+    ) -> Vec<Arc<Value>> {
+        let map = &inner.objects[res];
+        let iter: Box<dyn Iterator<Item = &Arc<Value>>> = match ns {
+            Some(ns) if resources::get(res).namespaced => Box::new(
+                map.range((ns.to_string(), String::new())..)
+                    .take_while(move |((n, _), _)| n == ns)
+                    .map(|(_, v)| v),
+            ),
+            _ => Box::new(map.values()),
+        };
+        iter.filter(|o| filter(o)).cloned().collect()
+    }
+
+    /// Starts a watch after `from_rv`. `None` from_rv means "now" (no backlog). With
+    /// `initial`, the current matching objects are returned for synthetic ADDED events.
+    /// Err(()) when `from_rv` is older than the log keeps (the caller answers 410 Gone).
+    #[allow(clippy::result_unit_err)]
+    pub fn subscribe(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        from_rv: Option<u64>,
+        initial: Option<&dyn Fn(&Value) -> bool>,
+    ) -> Result<Subscription, ()> {
+        let inner = self.lock();
+        let live = self.events.subscribe();
+        let rv = inner.rv;
+        let initial = match initial {
+            Some(f) => Self::list_locked(&inner, res, ns, f),
+            None => Vec::new(),
+        };
+        let backlog = match from_rv {
+            None => Vec::new(),
+            Some(from) if from >= rv => Vec::new(),
+            Some(from) => {
+                let oldest = inner.log.front().map_or(rv + 1, |e| e.rv);
+                // Events after `from` must all still be in the log.
+                if from + 1 < oldest {
+                    return Err(());
+                }
+                inner.log.iter().filter(|e| e.rv > from && e.resource == res).cloned().collect()
+            }
+        };
+        Ok(Subscription { backlog, live, rv, initial })
+    }
+
+    /// Creates an object (POST). Fills metadata, applies API defaults.
+    pub fn create(&self, res: ResourceId, ns: Option<&str>, mut obj: Value) -> Result<Arc<Value>, ApiError> {
+        let rt = resources::get(res);
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body of the request must be an object"));
+        }
+        if obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty() {
+            if let Some(prefix) = obj.pointer("/metadata/generateName").and_then(Value::as_str) {
+                let suffix = self.random_suffix();
+                obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
+            }
+        }
+        let name = name_of(&obj).to_string();
+        if name.is_empty() {
+            return Err(ApiError::invalid(res, "", "metadata.name: Required value: name or generateName is required"));
+        }
+        let mut inner = self.lock();
+        let namespace = if rt.namespaced {
+            let body_ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
+            let ns = ns.or(body_ns).unwrap_or("default").to_string();
+            if body_ns.is_some_and(|b| !b.is_empty() && b != ns) {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            if !inner.objects[*ids::NAMESPACES].contains_key(&(String::new(), ns.clone())) {
+                return Err(ApiError::not_found(*ids::NAMESPACES, &ns));
+            }
+            Some(ns)
+        } else {
+            None
+        };
+        if inner.objects[res].contains_key(&Self::key(res, namespace.as_deref(), &name)) {
+            return Err(ApiError::already_exists(res, &name));
+        }
+        defaults::apply(rt.kind, &mut obj);
+        if let Err(msg) = validate::on_create(rt.kind, &obj) {
+            return Err(ApiError::invalid(res, &name, &msg));
+        }
+        let uid = self.new_uid(&mut inner);
+        let meta = obj["metadata"].as_object_mut().expect("metadata is an object after defaults");
+        meta.insert("uid".into(), json!(uid));
+        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+        meta.remove("resourceVersion");
+        meta.remove("deletionTimestamp");
+        match &namespace {
+            Some(ns) => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+            None => {
+                meta.remove("namespace");
+            }
+        }
+        if rt.has_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        obj["apiVersion"] = json!(rt.api_version());
+        obj["kind"] = json!(rt.kind);
+        if rt.has_status() && rt.kind != "Namespace" && rt.kind != "Node" && rt.kind != "Pod" {
+            // A client cannot set status on create; controllers own it.
+            if let Some(o) = obj.as_object_mut() {
+                o.remove("status");
+            }
+        }
+        if rt.kind == "Namespace" {
+            obj["status"] = json!({"phase": "Active"});
+        }
+        Ok(self.commit(&mut inner, res, EventType::Added, obj))
+    }
+
+    fn random_suffix(&self) -> String {
+        let mut inner = self.lock();
+        inner.uid_seq += 1;
+        suffix_from(self.uid_seed ^ inner.uid_seq.wrapping_mul(0x9E37_79B9_7F4A_7C15), 5)
+    }
+
+    /// Replaces an object (PUT) or its status. `metadata.resourceVersion` in the body, when
+    /// set, must match the stored one (optimistic concurrency).
+    pub fn replace(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        obj: Value,
+        part: Part,
+    ) -> Result<Arc<Value>, ApiError> {
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body of the request must be an object"));
+        }
+        if name_of(&obj) != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                name_of(&obj)
+            )));
+        }
+        let mut inner = self.lock();
+        let key = Self::key(res, ns, name);
+        let Some(old) = inner.objects[res].get(&key).cloned() else {
+            return Err(ApiError::not_found(res, name));
+        };
+        if let Some(want) = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+            let have = old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+            if !want.is_empty() && want != have {
+                return Err(ApiError::conflict(res, name));
+            }
+        }
+        let new = self.merge_update(res, &old, obj, part)?;
+        Ok(self.commit(&mut inner, res, EventType::Modified, new))
+    }
+
+    /// Applies a patch. With [`PatchKind::Apply`], an absent object is created
+    /// (`Ok((obj, true))`).
+    pub fn patch(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        part: Part,
+    ) -> Result<(Arc<Value>, bool), ApiError> {
+        let existing = self.get(res, ns, name);
+        let old = match existing {
+            Ok(o) => o,
+            Err(e) if kind == PatchKind::Apply && part == Part::Main => {
+                let _ = e;
+                let mut obj = body.clone();
+                if !obj.is_object() {
+                    return Err(ApiError::bad_request("the apply body must be an object"));
+                }
+                obj["metadata"]["name"] = json!(name);
+                return self.create(res, ns, obj).map(|o| (o, true));
+            }
+            Err(e) => return Err(e),
+        };
+        let mut merged = (*old).clone();
+        match kind {
+            PatchKind::Apply | PatchKind::Merge => patch::merge(&mut merged, body),
+            PatchKind::Strategic => patch::strategic_merge(&mut merged, body),
+            PatchKind::Json => patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?,
+        }
+        // The body's rv (if any) is a precondition, as for PUT.
+        if let Some(want) = body.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+            if want != old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("") {
+                return Err(ApiError::conflict(res, name));
+            }
+        }
+        let mut inner = self.lock();
+        // Re-check: a concurrent write between get and lock wins; the client retries on 409.
+        let current = inner.objects[res].get(&Self::key(res, ns, name)).cloned();
+        match current {
+            Some(c) if Arc::ptr_eq(&c, &old) => {}
+            Some(_) => return Err(ApiError::conflict(res, name)),
+            None => return Err(ApiError::not_found(res, name)),
+        }
+        merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+        let new = self.merge_update(res, &old, merged, part)?;
+        Ok((self.commit(&mut inner, res, EventType::Modified, new), false))
+    }
+
+    /// Builds the stored object for an update: keeps server-owned metadata, keeps the part
+    /// the write may not touch, applies defaults, validates, bumps generation.
+    fn merge_update(&self, res: ResourceId, old: &Value, mut new: Value, part: Part) -> Result<Value, ApiError> {
+        let rt = resources::get(res);
+        let name = name_of(old).to_string();
+        if part == Part::Status {
+            let mut out = old.clone();
+            out["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+            if out["status"].is_null() {
+                out.as_object_mut().map(|o| o.remove("status"));
+            }
+            return Ok(out);
+        }
+        defaults::apply(rt.kind, &mut new);
+        if let Err(msg) = validate::on_update(rt.kind, old, &new) {
+            return Err(ApiError::invalid(res, &name, &msg));
+        }
+        let new_meta = new["metadata"].as_object_mut().expect("metadata is an object after defaults");
+        for field in ["uid", "creationTimestamp", "namespace", "name", "deletionTimestamp"] {
+            match old["metadata"].get(field) {
+                Some(v) => {
+                    new_meta.insert(field.into(), v.clone());
+                }
+                None => {
+                    new_meta.remove(field);
+                }
+            }
+        }
+        if rt.has_generation {
+            let old_gen = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+            let changed = old.get("spec") != new.get("spec");
+            new["metadata"]["generation"] = json!(if changed { old_gen + 1 } else { old_gen });
+        }
+        if rt.has_status() {
+            match old.get("status") {
+                Some(s) => new["status"] = s.clone(),
+                None => {
+                    new.as_object_mut().map(|o| o.remove("status"));
+                }
+            }
+        }
+        new["apiVersion"] = json!(rt.api_version());
+        new["kind"] = json!(rt.kind);
+        Ok(new)
+    }
+
+    /// Deletes an object and, in the background as the garbage collector would, every object
+    /// whose ownerReferences name it.
+    pub fn delete(&self, res: ResourceId, ns: Option<&str>, name: &str) -> Result<Arc<Value>, ApiError> {
+        let mut inner = self.lock();
+        let key = Self::key(res, ns, name);
+        let Some(old) = inner.objects[res].get(&key).cloned() else {
+            return Err(ApiError::not_found(res, name));
+        };
+        let mut gone = (*old).clone();
+        if gone["metadata"].get("deletionTimestamp").is_none() {
+            gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+        }
+        let deleted = self.commit(&mut inner, res, EventType::Deleted, gone);
+        let mut owners = vec![old["metadata"]["uid"].as_str().unwrap_or("").to_string()];
+        if res == *ids::NAMESPACES {
+            // Namespace deletion takes everything in it.
+            for r in 0..inner.objects.len() {
+                let keys: Vec<Key> = inner.objects[r].keys().filter(|(n, _)| n == name).cloned().collect();
+                for k in keys {
+                    if let Some(o) = inner.objects[r].get(&k).cloned() {
+                        self.commit(&mut inner, r, EventType::Deleted, (*o).clone());
+                    }
+                }
+            }
+        }
+        while let Some(uid) = owners.pop() {
+            if uid.is_empty() {
+                continue;
+            }
+            for r in 0..inner.objects.len() {
+                let dependants: Vec<Arc<Value>> = inner.objects[r]
+                    .values()
+                    .filter(|o| owned_by(o, &uid))
+                    .cloned()
+                    .collect();
+                for d in dependants {
+                    owners.push(d["metadata"]["uid"].as_str().unwrap_or("").to_string());
+                    self.commit(&mut inner, r, EventType::Deleted, (*d).clone());
+                }
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// For controllers: changes an object with `f` and writes it only if something changed.
+    /// Returns the stored object after the write (or unchanged).
+    pub fn update_with(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> Option<Arc<Value>> {
+        let mut inner = self.lock();
+        let old = inner.objects[res].get(&Self::key(res, ns, name)).cloned()?;
+        let mut new = (*old).clone();
+        f(&mut new);
+        if new == *old {
+            return Some(old);
+        }
+        Some(self.commit(&mut inner, res, EventType::Modified, new))
+    }
+
+    /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is.
+    pub fn ensure(&self, res: ResourceId, obj: Value) -> Result<Arc<Value>, ApiError> {
+        let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from);
+        match self.create(res, ns.as_deref(), obj.clone()) {
+            Err(e) if e.code == 409 => self.get(res, ns.as_deref(), name_of(&obj)),
+            other => other,
+        }
+    }
+
+    /// Counts of stored objects per kind (for stats and benchmarks).
+    pub fn counts(&self) -> Map<String, Value> {
+        let inner = self.lock();
+        let mut out = Map::new();
+        for (i, rt) in resources::RESOURCES.iter().enumerate() {
+            if !inner.objects[i].is_empty() {
+                out.insert(rt.kind.into(), json!(inner.objects[i].len()));
+            }
+        }
+        out
+    }
+}
+
+fn owned_by(obj: &Value, uid: &str) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+}
+
+/// Kubernetes-style random name suffix (consonants and digits, no vowels).
+pub fn suffix_from(mut x: u64, len: usize) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut out = String::with_capacity(len);
+    for _ in 0..len {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        out.push(ALPHABET[((x >> 33) % ALPHABET.len() as u64) as usize] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with_ns() -> Store {
+        let s = Store::new();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "apps"}})).unwrap();
+        s
+    }
+
+    fn deploy(name: &str, replicas: i64) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "labels": {"app": name}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}})
+    }
+
+    #[test]
+    fn create_stamps_metadata_and_defaults() {
+        let s = store_with_ns();
+        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        assert_eq!(d["metadata"]["generation"], 1);
+        assert_eq!(d["metadata"]["namespace"], "apps");
+        assert!(d["metadata"]["uid"].as_str().unwrap().len() == 36);
+        assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
+        assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let err = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap_err();
+        assert_eq!(err.code, 409);
+        let err = s.create(*ids::DEPLOYMENTS, Some("nope"), deploy("web", 2)).unwrap_err();
+        assert_eq!(err.code, 404);
+    }
+
+    #[test]
+    fn generation_bumps_only_on_spec_change_and_status_is_kept() {
+        let s = store_with_ns();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| o["status"] = json!({"replicas": 2}));
+        let (d, created) = s
+            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Merge,
+                &json!({"metadata": {"labels": {"x": "y"}}}), Part::Main)
+            .unwrap();
+        assert!(!created);
+        assert_eq!(d["metadata"]["generation"], 1);
+        let (d, _) = s
+            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Apply,
+                &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}), Part::Main)
+            .unwrap();
+        assert_eq!(d["metadata"]["generation"], 2);
+        assert_eq!(d["status"]["replicas"], 2, "main writes never touch status");
+    }
+
+    #[test]
+    fn put_with_stale_rv_conflicts() {
+        let s = store_with_ns();
+        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        let mut stale = (*d).clone();
+        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| o["metadata"]["labels"]["z"] = json!("1"));
+        stale["spec"]["replicas"] = json!(5);
+        let err = s.replace(*ids::DEPLOYMENTS, Some("apps"), "web", stale, Part::Main).unwrap_err();
+        assert_eq!(err.code, 409);
+    }
+
+    #[test]
+    fn immutable_selector_is_invalid() {
+        let s = store_with_ns();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        let err = s
+            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Merge,
+                &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}), Part::Main)
+            .unwrap_err();
+        assert_eq!(err.code, 422);
+    }
+
+    #[test]
+    fn apply_creates_when_absent() {
+        let s = store_with_ns();
+        let (d, created) = s
+            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Apply, &deploy("web", 1), Part::Main)
+            .unwrap();
+        assert!(created);
+        assert_eq!(d["metadata"]["name"], "web");
+    }
+
+    #[test]
+    fn watch_resumes_strictly_after_rv_and_gone_when_too_old() {
+        let s = store_with_ns();
+        let a = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1)).unwrap();
+        let rv_a: u64 = a["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("b", 1)).unwrap();
+        let sub = s.subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None).unwrap();
+        assert_eq!(sub.backlog.len(), 1);
+        assert_eq!(name_of(&sub.backlog[0].object), "b");
+        assert!(s.subscribe(*ids::DEPLOYMENTS, None, Some(1), None).is_err());
+    }
+
+    #[test]
+    fn delete_cascades_through_owner_references() {
+        let s = store_with_ns();
+        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 1)).unwrap();
+        let rs = json!({"metadata": {"name": "web-1", "ownerReferences": [{"uid": d["metadata"]["uid"], "kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}]},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}});
+        let rs = s.create(*ids::REPLICASETS, Some("apps"), rs).unwrap();
+        let pod = json!({"metadata": {"name": "web-1-abc", "ownerReferences": [{"uid": rs["metadata"]["uid"], "kind": "ReplicaSet", "name": "web-1", "apiVersion": "apps/v1"}]}, "spec": {"containers": []}});
+        s.create(*ids::PODS, Some("apps"), pod).unwrap();
+        s.delete(*ids::DEPLOYMENTS, Some("apps"), "web").unwrap();
+        assert!(s.get(*ids::REPLICASETS, Some("apps"), "web-1").is_err());
+        assert!(s.get(*ids::PODS, Some("apps"), "web-1-abc").is_err());
+    }
+
+    #[test]
+    fn list_filters_by_namespace() {
+        let s = store_with_ns();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "other"}})).unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1)).unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("other"), deploy("b", 1)).unwrap();
+        let (items, _) = s.list(*ids::DEPLOYMENTS, Some("apps"), |_| true);
+        assert_eq!(items.len(), 1);
+        let (items, _) = s.list(*ids::DEPLOYMENTS, None, |_| true);
+        assert_eq!(items.len(), 2);
+    }
+}

@@ -5,14 +5,21 @@
 pub mod api_error;
 pub mod controllers;
 pub mod defaults;
+pub mod discovery;
+pub mod faults;
 pub mod logs;
+pub mod logs_http;
 pub mod patch;
 pub mod protobuf;
 pub mod resources;
+pub mod run;
 pub mod scenario;
+pub mod seed;
 pub mod selector;
+pub mod server;
 pub mod store;
 pub mod validate;
+pub mod watch;
 
 use std::sync::Arc;
 use std::time::Instant;

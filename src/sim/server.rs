@@ -1,0 +1,471 @@
+//! The HTTP front of the simulated API server: routing, content types, verbs, faults.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use color_eyre::eyre::{Result, WrapErr};
+use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use super::api_error::ApiError;
+use super::faults::Faults;
+use super::resources::{self, ResourceId, ids};
+use super::selector::Selector;
+use super::store::{Part, PatchKind};
+use super::{SimState, discovery, logs_http, protobuf, watch};
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// Largest request body accepted (a release Secret with a big chart fits easily).
+const MAX_BODY: usize = 32 * 1024 * 1024;
+
+/// Request counters, served at `/_sim/stats` so tests can prove what reached the server.
+#[derive(Default)]
+pub struct Stats {
+    pub requests: AtomicU64,
+    pub writes: AtomicU64,
+    pub watches: AtomicU64,
+    by_verb: std::sync::Mutex<HashMap<String, u64>>,
+    recent: std::sync::Mutex<std::collections::VecDeque<String>>,
+}
+
+impl Stats {
+    fn record(&self, method: &Method, uri: &str, verb: &str) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE) {
+            self.writes.fetch_add(1, Ordering::Relaxed);
+        }
+        *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()).entry(verb.to_string()).or_default() += 1;
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if recent.len() >= 2000 {
+            recent.pop_front();
+        }
+        recent.push_back(format!("{method} {uri}"));
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "requests": self.requests.load(Ordering::Relaxed),
+            "writes": self.writes.load(Ordering::Relaxed),
+            "watches": self.watches.load(Ordering::Relaxed),
+            "byVerb": *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()),
+        })
+    }
+
+    fn recent(&self) -> String {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.iter().map(|l| format!("{l}\n")).collect()
+    }
+}
+
+pub struct Server {
+    pub sim: Arc<SimState>,
+    pub faults: Arc<Faults>,
+    pub stats: Stats,
+}
+
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed()
+}
+
+pub fn json_response(code: u16, value: &Value) -> Response<Body> {
+    let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+    Response::builder()
+        .status(code)
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .body(full(body))
+        .expect("static response parts are valid")
+}
+
+pub fn error_response(err: &ApiError) -> Response<Body> {
+    json_response(err.code, &err.to_status())
+}
+
+fn text_response(code: u16, text: impl Into<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header(CONTENT_TYPE, HeaderValue::from_static("text/plain"))
+        .body(full(text))
+        .expect("static response parts are valid")
+}
+
+/// A parsed resource URL.
+#[derive(Debug, PartialEq)]
+pub struct Route {
+    pub resource: ResourceId,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+/// Parses `/api/v1/...` and `/apis/G/V/...` resource paths.
+pub fn parse_route(path: &str) -> Option<Route> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return None,
+    };
+    let by = |plural: &str| resources::by_path(group, version, plural);
+    let route = |res, ns: Option<&str>, name: Option<&&str>, sub: Option<&&str>| Route {
+        resource: res,
+        namespace: ns.map(String::from),
+        name: name.map(|s| s.to_string()),
+        subresource: sub.map(|s| s.to_string()),
+    };
+    match rest {
+        // Namespaced collection or item: namespaces/NS/PLURAL[/NAME[/SUB]]
+        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 && !matches!(*plural, "status" | "finalize") => {
+            let res = by(plural).filter(|r| resources::get(*r).namespaced)?;
+            Some(route(res, Some(ns), tail.first(), tail.get(1)))
+        }
+        // Cluster-scoped: PLURAL[/NAME[/SUB]] (namespaces themselves included)
+        [plural, tail @ ..] if tail.len() <= 2 => {
+            let res = by(plural)?;
+            Some(route(res, None, tail.first(), tail.get(1)))
+        }
+        _ => None,
+    }
+}
+
+fn query_map(query: Option<&str>) -> HashMap<String, String> {
+    form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect()
+}
+
+fn flag(q: &HashMap<String, String>, key: &str) -> bool {
+    matches!(q.get(key).map(String::as_str), Some("true" | "1"))
+}
+
+/// Label + field selectors from the query; a bad selector is a 400.
+pub fn selectors(q: &HashMap<String, String>) -> Result<(Selector, Selector), ApiError> {
+    let labels = Selector::parse_labels(q.get("labelSelector").map_or("", String::as_str))
+        .map_err(ApiError::bad_request)?;
+    let fields = Selector::parse_fields(q.get("fieldSelector").map_or("", String::as_str))
+        .map_err(ApiError::bad_request)?;
+    Ok((labels, fields))
+}
+
+fn decode_body(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
+    let ct = content_type.split(';').next().unwrap_or("").trim();
+    if ct == "application/vnd.kubernetes.protobuf" {
+        return protobuf::decode_object(bytes).map_err(|e| {
+            if e.0.contains("unsupported") {
+                // Kinds we cannot decode: client-go retries these as JSON after a 415.
+                ApiError::unsupported_media_type(content_type)
+            } else {
+                ApiError::bad_request(format!("the body of the request could not be decoded as protobuf: {e}"))
+            }
+        });
+    }
+    if bytes.is_empty() {
+        return Ok(Value::Null);
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => Ok(v),
+        Err(json_err) if ct.ends_with("yaml") => {
+            let text = std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
+            serde_saphyr::from_str::<Value>(text)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e} (as JSON: {json_err})")))
+        }
+        Err(e) => Err(ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))),
+    }
+}
+
+fn patch_kind(content_type: &str) -> Option<PatchKind> {
+    match content_type.split(';').next().unwrap_or("").trim() {
+        "application/apply-patch+yaml" | "application/apply-patch+cbor" => Some(PatchKind::Apply),
+        "application/merge-patch+json" => Some(PatchKind::Merge),
+        "application/strategic-merge-patch+json" => Some(PatchKind::Strategic),
+        "application/json-patch+json" => Some(PatchKind::Json),
+        _ => None,
+    }
+}
+
+impl Server {
+    pub fn new(sim: Arc<SimState>) -> Arc<Self> {
+        let faults = Faults::new(&sim.scenario);
+        Arc::new(Server { sim, faults, stats: Stats::default() })
+    }
+
+    /// Accepts connections until the listener fails. Loopback only is enforced by the caller.
+    pub async fn serve(self: Arc<Self>, listener: TcpListener) -> Result<()> {
+        loop {
+            let (stream, peer) = listener.accept().await.wrap_err("accepting a connection")?;
+            if self.faults.refusing() {
+                drop(stream);
+                continue;
+            }
+            let server = self.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, Infallible>(server.handle(req, peer).await) }
+                });
+                // Errors here are client disconnects mid-request; nothing to report.
+                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+            });
+        }
+    }
+
+    async fn handle(self: Arc<Self>, req: Request<Incoming>, _peer: SocketAddr) -> Response<Body> {
+        let method = req.method().clone();
+        let uri = req.uri().to_string();
+        let path = req.uri().path().to_string();
+        let query = query_map(req.uri().query());
+        let is_watch = flag(&query, "watch");
+        let verb = match (&method, is_watch) {
+            (&Method::GET, true) => "WATCH",
+            (m, _) => m.as_str(),
+        };
+        self.stats.record(&method, &uri, verb);
+
+        if path.starts_with("/_sim/") {
+            return self.sim_endpoint(&path);
+        }
+        if let Some(delay) = self.faults.latency() {
+            tokio::time::sleep(delay).await;
+        }
+        if self.faults.erroring() {
+            return error_response(&ApiError::internal("simulated fault: the server is failing requests"));
+        }
+        match self.route(req, &method, &path, &query, is_watch).await {
+            Ok(resp) => resp,
+            Err(e) => error_response(&e),
+        }
+    }
+
+    fn sim_endpoint(&self, path: &str) -> Response<Body> {
+        match path {
+            "/_sim/stats" => {
+                let mut stats = self.stats.to_json();
+                stats["objects"] = Value::Object(self.sim.store.counts());
+                stats["resourceVersion"] = json!(self.sim.store.current_rv());
+                json_response(200, &stats)
+            }
+            "/_sim/requests" => text_response(200, self.stats.recent()),
+            _ => text_response(404, "unknown simulator endpoint\n"),
+        }
+    }
+
+    async fn route(
+        &self,
+        req: Request<Incoming>,
+        method: &Method,
+        path: &str,
+        query: &HashMap<String, String>,
+        is_watch: bool,
+    ) -> Result<Response<Body>, ApiError> {
+        let not_found = || ApiError {
+            code: 404,
+            reason: "NotFound",
+            message: "the server could not find the requested resource".into(),
+            details: Value::Null,
+        };
+        if method == Method::GET {
+            let doc = match path.trim_end_matches('/') {
+                "/version" => Some(discovery::version()),
+                "/api" => Some(discovery::core_versions()),
+                "/apis" => Some(discovery::group_list()),
+                "/api/v1" => discovery::resource_list("", "v1"),
+                "/openapi/v3" => Some(discovery::openapi_root()),
+                "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
+                p => {
+                    if let Some(gv) = p.strip_prefix("/openapi/v3/") {
+                        Some(discovery::openapi_group_version(gv).ok_or_else(not_found)?)
+                    } else if let ["apis", g, v] = p.trim_matches('/').split('/').collect::<Vec<_>>()[..] {
+                        Some(discovery::resource_list(g, v).ok_or_else(not_found)?)
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(doc) = doc {
+                return Ok(json_response(200, &doc));
+            }
+        }
+        let route = parse_route(path).ok_or_else(not_found)?;
+        let rt = resources::get(route.resource);
+        if rt.namespaced && route.namespace.is_none() && route.name.is_some() {
+            return Err(not_found());
+        }
+        if let Some(sub) = &route.subresource {
+            if !rt.subresources.contains(&sub.as_str()) {
+                return Err(not_found());
+            }
+        }
+        let ns = route.namespace.as_deref();
+        let store = &self.sim.store;
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json")
+            .to_string();
+        let dry_run = query.contains_key("dryRun");
+        let part = if route.subresource.as_deref() == Some("status") { Part::Status } else { Part::Main };
+
+        match (method, route.name.as_deref(), route.subresource.as_deref()) {
+            (&Method::GET, None, None) if is_watch => {
+                self.stats.watches.fetch_add(1, Ordering::Relaxed);
+                let (labels, fields) = selectors(query)?;
+                Ok(watch::serve(&self.sim, &self.faults, route.resource, ns, labels, fields, query))
+            }
+            (&Method::GET, None, None) => {
+                let (labels, fields) = selectors(query)?;
+                let (items, rv) = store.list(route.resource, ns, |o| labels.matches_labels(o) && fields.matches_fields(o));
+                Ok(json_response(200, &list_doc(route.resource, items.iter().map(|o| (**o).clone()).collect(), rv)))
+            }
+            (&Method::GET, Some(name), Some("log")) => logs_http::serve(&self.sim, ns.unwrap_or(""), name, query),
+            (&Method::GET, Some(name), _) => Ok(json_response(200, &*store.get(route.resource, ns, name)?)),
+            (&Method::POST, None, None) => {
+                let body = read_body(req, &content_type).await?;
+                if dry_run {
+                    return Ok(json_response(201, &body));
+                }
+                let created = store.create(route.resource, ns, body)?;
+                self.faults.note_write(rt.kind);
+                Ok(json_response(201, &*created))
+            }
+            (&Method::PUT, Some(name), None | Some("status")) => {
+                let body = read_body(req, &content_type).await?;
+                if dry_run {
+                    return Ok(json_response(200, &body));
+                }
+                Ok(json_response(200, &*store.replace(route.resource, ns, name, body, part)?))
+            }
+            (&Method::PATCH, Some(name), None | Some("status")) => {
+                let kind = patch_kind(&content_type).ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
+                let body = read_body(req, &content_type).await?;
+                if dry_run {
+                    return Ok(json_response(200, &body));
+                }
+                let (obj, created) = store.patch(route.resource, ns, name, kind, &body, part)?;
+                if created {
+                    self.faults.note_write(rt.kind);
+                }
+                Ok(json_response(if created { 201 } else { 200 }, &*obj))
+            }
+            (&Method::DELETE, Some(name), None) => {
+                if dry_run {
+                    return Ok(json_response(200, &*store.get(route.resource, ns, name)?));
+                }
+                let gone = store.delete(route.resource, ns, name)?;
+                Ok(json_response(200, &*gone))
+            }
+            (&Method::DELETE, None, None) => {
+                let (labels, fields) = selectors(query)?;
+                let (items, _) = store.list(route.resource, ns, |o| labels.matches_labels(o) && fields.matches_fields(o));
+                let mut gone = Vec::new();
+                for item in items {
+                    let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+                    let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
+                    if !dry_run {
+                        if let Ok(g) = store.delete(route.resource, item_ns, name) {
+                            gone.push((*g).clone());
+                        }
+                    }
+                }
+                Ok(json_response(200, &list_doc(route.resource, gone, store.current_rv())))
+            }
+            _ => Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource ({method} {path})"
+            ))),
+        }
+    }
+}
+
+async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, ApiError> {
+    let bytes = Limited::new(req.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
+        .to_bytes();
+    let value = decode_body(content_type, &bytes)?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+    }
+    Ok(value)
+}
+
+pub fn list_doc(res: ResourceId, items: Vec<Value>, rv: u64) -> Value {
+    let rt = resources::get(res);
+    json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
+        "metadata": {"resourceVersion": rv.to_string()}, "items": items})
+}
+
+/// Seeds the store with what a fresh cluster has: namespaces, then the scenario's objects.
+pub fn seed(sim: &SimState) -> Result<()> {
+    let store = &sim.store;
+    let mut namespaces = vec!["default".to_string(), "kube-system".to_string()];
+    namespaces.extend(sim.scenario.namespaces.iter().cloned());
+    for ns in namespaces {
+        store
+            .ensure(*ids::NAMESPACES, json!({"metadata": {"name": ns}}))
+            .map_err(|e| color_eyre::eyre::eyre!("seeding namespace {ns}: {}", e.message))?;
+    }
+    for obj in &sim.scenario.seed.objects {
+        let api_version = obj["apiVersion"].as_str().unwrap_or("v1");
+        let kind = obj["kind"].as_str().unwrap_or("");
+        let res = resources::by_kind(api_version, kind)
+            .ok_or_else(|| color_eyre::eyre::eyre!("seed object of unknown kind {api_version}/{kind}"))?;
+        store
+            .ensure(res, obj.clone())
+            .map_err(|e| color_eyre::eyre::eyre!("seeding {kind}: {}", e.message))?;
+    }
+    for release in &sim.scenario.seed.releases {
+        for secret in crate::sim::seed::release_secrets(release) {
+            store
+                .ensure(*ids::SECRETS, secret)
+                .map_err(|e| color_eyre::eyre::eyre!("seeding release {}: {}", release.name, e.message))?;
+        }
+    }
+    Ok(())
+}
+
+/// For the watch module: how long until a fault-free bookmark is due.
+pub const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        let r = parse_route("/apis/apps/v1/namespaces/apps/deployments/web/status").unwrap();
+        assert_eq!(r.resource, *ids::DEPLOYMENTS);
+        assert_eq!(r.namespace.as_deref(), Some("apps"));
+        assert_eq!(r.name.as_deref(), Some("web"));
+        assert_eq!(r.subresource.as_deref(), Some("status"));
+        let r = parse_route("/api/v1/namespaces/apps").unwrap();
+        assert_eq!(r.resource, *ids::NAMESPACES);
+        assert_eq!(r.name.as_deref(), Some("apps"));
+        let r = parse_route("/api/v1/namespaces/apps/status").unwrap();
+        assert_eq!(r.subresource.as_deref(), Some("status"));
+        let r = parse_route("/api/v1/pods").unwrap();
+        assert_eq!((r.resource, r.namespace), (*ids::PODS, None));
+        assert!(parse_route("/apis/apps/v1/namespaces/apps/nothings").is_none());
+        assert!(parse_route("/api/v1/namespaces/apps/pods/a/b/c").is_none());
+    }
+
+    #[test]
+    fn bodies_decode_by_content_type() {
+        assert!(decode_body("application/json", b"{\"a\":1}").is_ok());
+        assert!(decode_body("application/apply-patch+yaml", b"a: 1\n").is_ok());
+        let err = decode_body("application/json", b"{nope").unwrap_err();
+        assert_eq!(err.code, 400);
+        let err = decode_body("application/vnd.kubernetes.protobuf", b"garbage").unwrap_err();
+        assert_eq!(err.code, 400);
+    }
+}

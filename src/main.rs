@@ -1,12 +1,8 @@
-mod cli;
-mod glob;
-mod helm;
-mod sim;
-
 use clap::Parser;
 use color_eyre::eyre::Result;
 
-use cli::{Cli, Command};
+use helmdeck::cli::{Cli, Command};
+use helmdeck::sim;
 
 fn main() {
     let code = match run() {

@@ -14,6 +14,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Deploy a release step by step: preflight, helm upgrade (init hook off), scoped rollout
+    /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage.
+    Deploy(Box<DeployArgs>),
     /// Serve a simulated Kubernetes API on loopback, driven by a scenario (for demos and tests).
     Sim {
         /// Scenario name (from assets/scenarios) or path to a scenario YAML file.
@@ -29,4 +32,65 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+/// `helmdeck deploy`. Every setting can also live in `helmdeck.toml` beside the chart; flags win.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DeployArgs {
+    /// Release name.
+    pub release: String,
+    /// Chart directory or reference, as helm takes it.
+    pub chart: String,
+    /// Namespace of the release (default: the kubeconfig context's, else `default`).
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Values file (repeatable), passed to helm as `-f`.
+    #[arg(short = 'f', long = "values")]
+    pub values: Vec<PathBuf>,
+    /// Value override (repeatable), passed to helm as `--set`.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// kubeconfig context to use.
+    #[arg(long)]
+    pub kube_context: Option<String>,
+    /// Values key that enables the init hook (set false for the upgrade, true to render it).
+    #[arg(long)]
+    pub init_toggle: Option<String>,
+    /// Rendered `metadata.name` of the init Job.
+    #[arg(long)]
+    pub init_job: Option<String>,
+    /// Deny list: workloads that are tracked and reported but never gate the verdict. A glob over
+    /// the name, optionally `Kind/glob` (repeatable).
+    #[arg(long = "optional", value_name = "PATTERN")]
+    pub optional: Vec<String>,
+    /// Budget of each waiting step (helm's own --timeout, the rollout wait, the init wait).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
+    #[arg(long)]
+    pub helm: Option<PathBuf>,
+    /// Plain line output instead of the TUI (implied when stdout is not a terminal).
+    #[arg(long)]
+    pub headless: bool,
+    /// Write a machine-readable JSON report here.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Run a single step against the live release.
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+    /// Print the commands and objects each step would use; write nothing to the cluster.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Extra arguments for `helm upgrade` (after `--`).
+    #[arg(last = true)]
+    pub extra: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Only {
+    /// Attach to a release that is rolling out and wait/diagnose (helm is not run).
+    Rollout,
+    /// Re-run the init step against the live release.
+    Init,
 }

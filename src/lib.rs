@@ -5,6 +5,12 @@
 //! scenarios. Only `ui` (later) knows about the terminal.
 
 pub mod cli;
+pub mod config;
+pub mod engine;
 pub mod glob;
+pub mod headless;
 pub mod helm;
+pub mod cluster;
+pub mod rollout;
 pub mod sim;
+pub mod text;

@@ -1,26 +1,34 @@
-use clap::Parser;
-use color_eyre::eyre::Result;
+use std::io::IsTerminal;
 
-use helmdeck::cli::{Cli, Command};
-use helmdeck::sim;
+use clap::Parser;
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use tokio_util::sync::CancellationToken;
+
+use helmdeck::cli::{Cli, Command, DeployArgs};
+use helmdeck::config::DeployPlan;
+use helmdeck::engine::{report, run};
+use helmdeck::headless::Headless;
+use helmdeck::helm::locate;
+use helmdeck::{cluster, sim};
+
+/// Exit code for anything caught before the first cluster request.
+const USAGE: i32 = 2;
 
 fn main() {
-    let code = match run() {
+    let code = match real_main() {
         Ok(code) => code,
         Err(e) => {
             eprintln!("helmdeck: {e:?}");
-            2
+            USAGE
         }
     };
     std::process::exit(code);
 }
 
-fn run() -> Result<i32> {
+fn real_main() -> Result<i32> {
     color_eyre::install()?;
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Sim { list: true, .. } => {
             for (name, text) in sim::scenario::EMBEDDED {
@@ -35,5 +43,57 @@ fn run() -> Result<i32> {
             runtime.block_on(sim::run::run(sim::run::SimArgs { scenario, listen, kubeconfig_out }))?;
             Ok(0)
         }
+        Command::Deploy(args) => runtime.block_on(deploy(*args)),
     }
+}
+
+/// Usage problems become exit 2 with a one-line message; the deploy itself exits 0, 1 or 3.
+async fn deploy(args: DeployArgs) -> Result<i32> {
+    let prepared = match prepare(&args).await {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("helmdeck: {e:#}");
+            return Ok(USAGE);
+        }
+    };
+    let headless = args.headless || !std::io::stdout().is_terminal();
+    if !headless {
+        // The TUI lands with issue 4; until then the terminal gets the same plain lines.
+        eprintln!("helmdeck: the TUI is not built yet; showing plain output");
+    }
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone())?;
+    let mut printer = Headless::default();
+    let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
+    let verdict = state.verdict.clone().ok_or_else(|| eyre!("the deploy ended without a verdict"))?;
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report::build(&state))?;
+        std::fs::write(path, json).wrap_err_with(|| format!("writing the report {}", path.display()))?;
+    }
+    Ok(verdict.code)
+}
+
+async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
+    let plan = DeployPlan::from_args(args)?;
+    let helm = locate::find_helm(plan.helm.as_deref()).map_err(|e| eyre!("{e}"))?;
+    let helm_version = locate::helm_version(&helm).await.wrap_err_with(|| format!("{} does not run", helm.display()))?;
+    let cluster = cluster::client::connect(plan.context.as_deref()).await?;
+    let namespace = plan.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
+    Ok(run::Prepared { plan, helm, helm_version, cluster, namespace })
+}
+
+/// SIGINT/SIGTERM cancel the deploy: helm gets one SIGTERM (never SIGKILL) and is waited for.
+fn spawn_signal_handler(cancel: CancellationToken) -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt()).wrap_err("installing the SIGINT handler")?;
+    let mut term = signal(SignalKind::terminate()).wrap_err("installing the SIGTERM handler")?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        eprintln!("helmdeck: cancelling (helm gets SIGTERM and is waited for)");
+        cancel.cancel();
+    });
+    Ok(())
 }

@@ -1,3 +1,7 @@
 //! Helm: its release records (and, later, the helm process itself).
 
+pub mod hooks;
+pub mod locate;
+pub mod process;
 pub mod release;
+pub mod status;

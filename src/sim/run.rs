@@ -8,9 +8,7 @@ use color_eyre::eyre::{Result, WrapErr, bail};
 use tokio::net::TcpListener;
 
 use super::server::{self, Server};
-use super::{Scenario, SimState};
-#[allow(unused)]
-mod controllers { pub const PLACEHOLDER: () = (); }
+use super::{Scenario, SimState, controllers};
 
 /// A running simulated cluster.
 pub struct Running {
@@ -45,8 +43,7 @@ pub async fn start(scenario: Scenario, listen: SocketAddr) -> Result<Running> {
     let sim = SimState::new(scenario);
     server::seed(&sim)?;
     let server = Server::new(sim.clone());
-    let mut tasks = vec![tokio::spawn(server.faults.clone().run())]; // CONTROLLERS-TODO
-    let _ = controllers::PLACEHOLDER;
+    let mut tasks = vec![controllers::spawn(sim.clone()), tokio::spawn(server.faults.clone().run())];
     let srv = server.clone();
     tasks.push(tokio::spawn(async move {
         if let Err(e) = srv.serve(listener).await {

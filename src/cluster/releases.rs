@@ -1,0 +1,138 @@
+//! Helm release records read straight from their Secrets (`owner=helm,name=REL`), for the
+//! lock check and the manifest cross-check. Labels give revision and status; the body is
+//! decoded only for what labels lack.
+
+use color_eyre::eyre::{Result, WrapErr};
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::ListParams;
+use serde_json::Value;
+
+use crate::helm::release::decode_release_secret;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    pub version: i64,
+    pub status: String,
+    /// Unix seconds of the last write (`modifiedAt`, else `createdAt` label).
+    pub written_at: Option<i64>,
+    pub secret_name: String,
+}
+
+/// Every stored revision of a release, oldest first.
+pub async fn revisions(client: &kube::Client, namespace: &str, release: &str) -> Result<Vec<Revision>> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let list = api
+        .list_metadata(&ListParams::default().labels(&format!("owner=helm,name={release}")))
+        .await
+        .wrap_err_with(|| format!("listing the release records of {release} in {namespace}"))?;
+    let mut out: Vec<Revision> = list
+        .items
+        .iter()
+        .filter_map(|s| {
+            let labels = s.metadata.labels.as_ref()?;
+            let version = labels.get("version")?.parse().ok()?;
+            let at = |k: &str| labels.get(k).and_then(|v| v.parse::<i64>().ok());
+            Some(Revision {
+                version,
+                status: labels.get("status").cloned().unwrap_or_default(),
+                written_at: at("modifiedAt").or_else(|| at("createdAt")),
+                secret_name: s.metadata.name.clone().unwrap_or_default(),
+            })
+        })
+        .collect();
+    out.sort_by_key(|r| r.version);
+    Ok(out)
+}
+
+/// The decoded release record of one revision (helm's JSON, without touching `config`).
+pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = api.get(secret_name).await.wrap_err_with(|| format!("reading {secret_name}"))?;
+    let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
+    let mut release = decode_release_secret(&value).map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    // Values may hold secrets: drop them as soon as the record is read.
+    if let Some(obj) = release.as_object_mut() {
+        obj.remove("config");
+        if let Some(chart) = obj.get_mut("chart").and_then(Value::as_object_mut) {
+            chart.remove("values");
+        }
+    }
+    Ok(release)
+}
+
+/// The lock a `pending-*` latest revision puts on the release, described for the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub pending: Revision,
+    pub last_deployed: Option<i64>,
+    /// The command that clears it (never run by helmdeck).
+    pub fix: String,
+}
+
+pub fn lock(revisions: &[Revision], release: &str, namespace: &str) -> Option<Lock> {
+    let latest = revisions.last()?;
+    if !latest.status.starts_with("pending-") {
+        return None;
+    }
+    let last_deployed = revisions
+        .iter()
+        .rev()
+        .find(|r| r.status == "deployed" || r.status == "superseded")
+        .map(|r| r.version);
+    let fix = match last_deployed {
+        Some(v) => format!("helm rollback {release} {v} -n {namespace}"),
+        // Nothing to roll back to: only removing the stuck record unblocks the release.
+        None => format!("kubectl delete secret {} -n {namespace}", latest.secret_name),
+    };
+    Some(Lock { pending: latest.clone(), last_deployed, fix })
+}
+
+/// Workloads named in a release manifest (kind, name), for the label cross-check.
+pub fn manifest_workloads(manifest: &str) -> Vec<(String, String)> {
+    let docs: Vec<Value> = manifest
+        .split("\n---")
+        .filter_map(|doc| serde_saphyr::from_str::<Value>(doc).ok())
+        .collect();
+    docs.iter()
+        .filter_map(|d| {
+            let kind = d.get("kind")?.as_str()?;
+            if !matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet") {
+                return None;
+            }
+            Some((kind.to_string(), d.pointer("/metadata/name")?.as_str()?.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(version: i64, status: &str) -> Revision {
+        Revision { version, status: status.into(), written_at: None, secret_name: format!("sh.helm.release.v1.demo.v{version}") }
+    }
+
+    #[test]
+    fn pending_latest_revision_is_a_lock_with_a_rollback_fix() {
+        let l = lock(&[rev(1, "superseded"), rev(2, "deployed"), rev(3, "pending-upgrade")], "demo", "apps").unwrap();
+        assert_eq!(l.pending.version, 3);
+        assert_eq!(l.last_deployed, Some(2));
+        assert_eq!(l.fix, "helm rollback demo 2 -n apps");
+        assert!(lock(&[rev(1, "deployed"), rev(2, "failed")], "demo", "apps").is_none());
+        assert!(lock(&[], "demo", "apps").is_none());
+    }
+
+    #[test]
+    fn pending_install_without_a_deployed_revision_names_the_record_to_delete() {
+        let l = lock(&[rev(1, "pending-install")], "demo", "apps").unwrap();
+        assert_eq!(l.last_deployed, None);
+        assert_eq!(l.fix, "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps");
+    }
+
+    #[test]
+    fn manifest_workloads_are_found() {
+        let m = "---\n# Source: c/templates/a.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n";
+        assert_eq!(manifest_workloads(m), vec![("Deployment".into(), "web".into()), ("StatefulSet".into(), "db".into())]);
+    }
+}

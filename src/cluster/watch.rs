@@ -1,0 +1,161 @@
+//! Scoped watches as a stream of changes, with their health. A collection is trustworthy only
+//! after a full (re)list since its last error: that is what "synced" means here.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use futures::StreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// What one watch reports.
+#[derive(Debug)]
+pub enum Change<K> {
+    Applied(K),
+    Deleted(K),
+    /// A full (re)list: the complete current set.
+    Resynced(Vec<K>),
+    /// The watch failed; it retries with backoff.
+    Failed(String),
+}
+
+/// First and longest pause before a failed watch starts over.
+const BACKOFF_MIN: std::time::Duration = std::time::Duration::from_millis(200);
+const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs a watcher until the receiver goes away, mapping each change with `wrap`.
+///
+/// On any error the watch starts over with a full list (after a backoff), rather than
+/// resuming: so every error is followed by a [`Change::Resynced`] before the collection counts
+/// as trustworthy again.
+pub fn spawn<K, M, F>(
+    api: Api<K>,
+    config: watcher::Config,
+    tx: UnboundedSender<M>,
+    wrap: F,
+) -> tokio::task::JoinHandle<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    M: Send + 'static,
+    F: Fn(Change<K>) -> M + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            let stream = watcher::watcher(api.clone(), config.clone());
+            let mut stream = std::pin::pin!(stream);
+            let mut buffer: Vec<K> = Vec::new();
+            let mut failed = false;
+            while let Some(item) = stream.next().await {
+                let change = match item {
+                    Ok(Event::Init) => {
+                        buffer.clear();
+                        continue;
+                    }
+                    Ok(Event::InitApply(o)) => {
+                        buffer.push(o);
+                        continue;
+                    }
+                    Ok(Event::InitDone) => {
+                        backoff = BACKOFF_MIN;
+                        Change::Resynced(std::mem::take(&mut buffer))
+                    }
+                    Ok(Event::Apply(o)) => Change::Applied(o),
+                    Ok(Event::Delete(o)) => Change::Deleted(o),
+                    Err(e) => {
+                        failed = true;
+                        Change::Failed(e.to_string())
+                    }
+                };
+                if tx.send(wrap(change)).is_err() {
+                    return;
+                }
+                if failed {
+                    break;
+                }
+            }
+            if tx.is_closed() {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    })
+}
+
+/// The current objects of one watch, by name, and whether they can be trusted.
+#[derive(Debug)]
+pub struct Collection<K> {
+    pub items: BTreeMap<String, K>,
+    pub synced: bool,
+    pub error: Option<String>,
+}
+
+impl<K> Default for Collection<K> {
+    fn default() -> Self {
+        Collection { items: BTreeMap::new(), synced: false, error: None }
+    }
+}
+
+/// What applying a change did to the collection's health.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Health {
+    Unchanged,
+    Degraded(String),
+    Recovered,
+}
+
+impl<K: Resource> Collection<K> {
+    pub fn apply(&mut self, change: Change<K>) -> Health {
+        match change {
+            Change::Applied(o) => {
+                self.items.insert(o.name_any(), o);
+                Health::Unchanged
+            }
+            Change::Deleted(o) => {
+                self.items.remove(&o.name_any());
+                Health::Unchanged
+            }
+            Change::Resynced(all) => {
+                self.items = all.into_iter().map(|o| (o.name_any(), o)).collect();
+                self.synced = true;
+                if self.error.take().is_some() { Health::Recovered } else { Health::Unchanged }
+            }
+            Change::Failed(e) => {
+                // Until a relist succeeds, what we hold may be stale.
+                self.synced = false;
+                let first = self.error.is_none();
+                self.error = Some(e.clone());
+                if first { Health::Degraded(e) } else { Health::Unchanged }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn cm(name: &str) -> ConfigMap {
+        ConfigMap { metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() }
+    }
+
+    #[test]
+    fn a_failure_unsyncs_until_the_next_full_relist() {
+        let mut c: Collection<ConfigMap> = Collection::default();
+        assert!(!c.synced);
+        assert_eq!(c.apply(Change::Resynced(vec![cm("a")])), Health::Unchanged);
+        assert!(c.synced);
+        assert_eq!(c.apply(Change::Failed("boom".into())), Health::Degraded("boom".into()));
+        assert!(!c.synced);
+        assert_eq!(c.apply(Change::Failed("again".into())), Health::Unchanged);
+        c.apply(Change::Applied(cm("b")));
+        assert!(!c.synced, "a single event is not a resync");
+        assert_eq!(c.apply(Change::Resynced(vec![cm("b")])), Health::Recovered);
+        assert!(c.synced);
+        assert_eq!(c.items.keys().collect::<Vec<_>>(), ["b"]);
+    }
+}

@@ -1,0 +1,246 @@
+//! The deploy plan: flags merged over an optional `helmdeck.toml` beside the chart, validated
+//! before anything touches the cluster (a bad plan is a usage error, exit 2).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr, bail, eyre};
+use serde::Deserialize;
+
+use crate::cli::{DeployArgs, Only};
+use crate::glob::KindGlob;
+
+/// Helm's own default `--timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// `helmdeck.toml`, beside the chart. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileConfig {
+    pub namespace: Option<String>,
+    /// Relative paths are relative to the file's directory.
+    #[serde(default)]
+    pub values: Vec<PathBuf>,
+    #[serde(default)]
+    pub set: Vec<String>,
+    pub kube_context: Option<String>,
+    pub init_toggle: Option<String>,
+    pub init_job: Option<String>,
+    #[serde(default)]
+    pub optional: Vec<String>,
+    pub timeout: Option<String>,
+    pub helm: Option<PathBuf>,
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeployPlan {
+    pub release: String,
+    pub chart: String,
+    pub namespace: Option<String>,
+    pub values: Vec<PathBuf>,
+    pub set: Vec<String>,
+    pub context: Option<String>,
+    pub init_toggle: Option<String>,
+    pub init_job: Option<String>,
+    pub optional: Vec<KindGlob>,
+    pub timeout: Duration,
+    pub helm: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    pub only: Option<Only>,
+    pub dry_run: bool,
+    pub extra: Vec<String>,
+    /// Where the settings came from (for the report).
+    pub config_file: Option<PathBuf>,
+}
+
+/// Helm flags that would make helm wait for workloads itself: that wait knows no deny list,
+/// so an optional workload that legitimately stays Pending would fail the upgrade.
+const FORBIDDEN_EXTRA: &[&str] = &["--wait", "--atomic", "--rollback-on-failure", "--wait-for-jobs"];
+
+impl DeployPlan {
+    pub fn from_args(args: &DeployArgs) -> Result<Self> {
+        let config_path = config_path(&args.chart);
+        let file = match &config_path {
+            Some(p) => load_file(p)?,
+            None => FileConfig::default(),
+        };
+        let base = config_path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+        let file_values = file.values.iter().map(|v| match &base {
+            Some(dir) if v.is_relative() => dir.join(v),
+            _ => v.clone(),
+        });
+        let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
+        for v in &values {
+            if v.as_os_str() != "-" {
+                std::fs::metadata(v).wrap_err_with(|| format!("values file {} is not readable", v.display()))?;
+            }
+        }
+        let timeout_text = args.timeout.clone().or(file.timeout);
+        let timeout = match &timeout_text {
+            Some(t) => crate::sim::scenario::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?,
+            None => DEFAULT_TIMEOUT,
+        };
+        if timeout.is_zero() {
+            bail!("--timeout must be more than 0");
+        }
+        let optional = file
+            .optional
+            .iter()
+            .chain(args.optional.iter())
+            .map(|p| KindGlob::new(p))
+            .collect::<Result<Vec<_>>>()
+            .wrap_err("--optional")?;
+        let extra: Vec<String> = file.extra_args.into_iter().chain(args.extra.iter().cloned()).collect();
+        for arg in &extra {
+            let flag = arg.split('=').next().unwrap_or("");
+            if FORBIDDEN_EXTRA.contains(&flag) {
+                bail!(
+                    "{flag} is not allowed among the helm arguments: helmdeck waits for the rollout itself \
+                     (with the deny list); helm's own wait would fail on optional workloads"
+                );
+            }
+        }
+        let init_toggle = args.init_toggle.clone().or(file.init_toggle);
+        let init_job = args.init_job.clone().or(file.init_job);
+        if init_toggle.is_some() != init_job.is_some() {
+            bail!("--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)");
+        }
+        if let Some(key) = &init_toggle {
+            if key.is_empty() || key.contains('=') || key.contains(',') {
+                bail!("--init-toggle takes a values key like xnat.initJob.enabled, got {key:?}");
+            }
+        }
+        Ok(DeployPlan {
+            release: args.release.clone(),
+            chart: args.chart.clone(),
+            namespace: args.namespace.clone().or(file.namespace),
+            values,
+            set: file.set.into_iter().chain(args.set.iter().cloned()).collect(),
+            context: args.kube_context.clone().or(file.kube_context),
+            init_toggle,
+            init_job,
+            optional,
+            timeout,
+            helm: args.helm.clone().or(file.helm),
+            report: args.report.clone(),
+            only: args.only,
+            dry_run: args.dry_run,
+            extra,
+            config_file: config_path,
+        })
+    }
+
+    /// Why a workload is optional, or `None` when it gates.
+    pub fn optional_because(&self, kind: &str, name: &str, annotations: &std::collections::BTreeMap<String, String>) -> Option<String> {
+        if let Some(g) = self.optional.iter().find(|g| g.matches(kind, name)) {
+            return Some(format!("--optional {}", g.as_str()));
+        }
+        let annotated = |key: &str, value: &str| annotations.get(key).is_some_and(|v| v.eq_ignore_ascii_case(value));
+        if annotated("helmdeck.io/optional", "true") {
+            return Some("annotation helmdeck.io/optional".into());
+        }
+        if annotated("werf.io/fail-mode", "IgnoreAndContinueDeployProcess") {
+            return Some("annotation werf.io/fail-mode".into());
+        }
+        if annotated("werf.io/track-termination-mode", "NonBlocking") {
+            return Some("annotation werf.io/track-termination-mode".into());
+        }
+        None
+    }
+
+    /// Helm's `--timeout` value (`300s`).
+    pub fn helm_timeout(&self) -> String {
+        format!("{}s", self.timeout.as_secs().max(1))
+    }
+
+    /// The values flags (`-f`, `--set`), shared by `helm upgrade` and `helm template`.
+    pub fn value_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for v in &self.values {
+            out.push("-f".into());
+            out.push(v.display().to_string());
+        }
+        for s in &self.set {
+            out.push("--set".into());
+            out.push(s.clone());
+        }
+        out
+    }
+}
+
+/// `helmdeck.toml` beside a local chart directory.
+fn config_path(chart: &str) -> Option<PathBuf> {
+    let dir = Path::new(chart);
+    let candidate = dir.join("helmdeck.toml");
+    (dir.is_dir() && candidate.is_file()).then_some(candidate)
+}
+
+fn load_file(path: &Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    toml::from_str(&text).map_err(|e| eyre!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(argv: &[&str]) -> Result<DeployPlan> {
+        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| eyre!("{e}"))?;
+        match cli.command {
+            crate::cli::Command::Deploy(a) => DeployPlan::from_args(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_lists_append() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prod.yaml"), "a: 1\n").unwrap();
+        std::fs::write(
+            dir.path().join("helmdeck.toml"),
+            "namespace = \"apps\"\ninit-toggle = \"xnat.initJob.enabled\"\ninit-job = \"x-init\"\noptional = [\"*-gpu\"]\nvalues = [\"prod.yaml\"]\ntimeout = \"2m\"\n",
+        )
+        .unwrap();
+        let chart = dir.path().to_str().unwrap();
+        let plan = parse(&["helmdeck", "deploy", "rel", chart, "-n", "other", "--optional", "Deployment/mon"]).unwrap();
+        assert_eq!(plan.namespace.as_deref(), Some("other"));
+        assert_eq!(plan.timeout, Duration::from_secs(120));
+        assert_eq!(plan.optional.len(), 2);
+        assert_eq!(plan.values, vec![dir.path().join("prod.yaml")]);
+        assert_eq!(plan.init_job.as_deref(), Some("x-init"));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(parse(&["helmdeck", "deploy", "rel", "/nonexistent", "-f", "/nonexistent/values.yaml"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--timeout", "soon"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--wait"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--atomic"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--wait=watcher"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
+    }
+
+    #[test]
+    fn optional_by_glob_annotation_or_werf() {
+        let plan = parse(&["helmdeck", "deploy", "rel", "c", "--optional", "Deployment/*-gpu-client"]).unwrap();
+        let none = std::collections::BTreeMap::new();
+        assert!(plan.optional_because("Deployment", "demo-gpu-client", &none).is_some());
+        assert!(plan.optional_because("StatefulSet", "demo-gpu-client", &none).is_none());
+        assert!(plan.optional_because("Deployment", "demo-web", &none).is_none());
+        for (k, v) in [
+            ("helmdeck.io/optional", "true"),
+            ("werf.io/fail-mode", "IgnoreAndContinueDeployProcess"),
+            ("werf.io/track-termination-mode", "NonBlocking"),
+        ] {
+            let ann = std::collections::BTreeMap::from([(k.to_string(), v.to_string())]);
+            assert!(plan.optional_because("Deployment", "demo-web", &ann).is_some(), "{k}");
+        }
+        let ann = std::collections::BTreeMap::from([("helmdeck.io/optional".to_string(), "false".to_string())]);
+        assert!(plan.optional_because("Deployment", "demo-web", &ann).is_none());
+    }
+}

@@ -1,0 +1,137 @@
+//! What the deploy steps report. Sources (helm, watchers, timers) only send events; one task
+//! applies them to [`crate::engine::state::DeployState`]; the TUI and headless mode render.
+
+use serde::Serialize;
+
+use crate::engine::verdict::Verdict;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    Preflight,
+    Upgrade,
+    Rollout,
+    Init,
+}
+
+impl Step {
+    pub const ALL: [Step; 4] = [Step::Preflight, Step::Upgrade, Step::Rollout, Step::Init];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Preflight => "preflight",
+            Step::Upgrade => "upgrade",
+            Step::Rollout => "rollout",
+            Step::Init => "init",
+        }
+    }
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum StepOutcome {
+    Succeeded,
+    Failed { reason: String },
+    /// Did not need to run (init not configured, chart renders no init Job, `--only`).
+    Skipped { reason: String },
+    Cancelled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// One workload of the release as the rollout step judges it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkloadView {
+    pub kind: String,
+    pub name: String,
+    /// On the deny list (or annotated optional): reported, never gating.
+    pub optional: bool,
+    /// Why it is optional (`--optional demo-gpu-*`, `annotation helmdeck.io/optional`).
+    pub optional_because: Option<String>,
+    pub ready: bool,
+    /// A terminal failure (ProgressDeadlineExceeded).
+    pub failed: bool,
+    /// kubectl's wording of where it stands.
+    pub message: String,
+    pub desired: i32,
+    pub ready_replicas: i32,
+    pub updated: i32,
+    pub available: i32,
+    pub generation: i64,
+    pub created: Option<String>,
+    /// Pod-level causes (`pod demo-web-x: CrashLoopBackOff (exit 1, 4 restarts)`).
+    pub pod_causes: Vec<String>,
+    /// Extra facts for the report (label missing, OnDelete, evidence stale).
+    pub notes: Vec<String>,
+}
+
+/// One pod of a workload or Job, for drill-down and diagnosis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodView {
+    pub name: String,
+    /// `Deployment/demo-web`, `Job/demo-init`.
+    pub owner: String,
+    pub phase: String,
+    pub ready: bool,
+    pub restarts: i32,
+    pub node: Option<String>,
+    /// Belongs to the current revision (not an old ReplicaSet).
+    pub current: bool,
+    pub causes: Vec<String>,
+    pub containers: Vec<String>,
+}
+
+/// A Kubernetes Event about an object of the release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KubeEventView {
+    pub object: String,
+    pub kind: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i32,
+    pub last_seen: Option<String>,
+}
+
+/// A hook of the release as the record (or the live Job) shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookView {
+    pub name: String,
+    pub kind: String,
+    pub events: Vec<String>,
+    pub weight: i64,
+    /// Succeeded, Failed, Running, Unknown, skipped, never ran, not in this run.
+    pub phase: String,
+    pub started_at: Option<String>,
+    pub completed_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    StepStarted { step: Step },
+    StepEnded { step: Step, outcome: StepOutcome },
+    /// A fact a step established (tool versions, cluster reachable, lock state, command run).
+    Note { step: Step, level: Level, text: String },
+    /// The release and revision this deploy is about.
+    Release { revision_before: Option<i64>, revision: Option<i64>, chart: Option<String> },
+    HelmLine { stderr: bool, text: String },
+    HelmExited { code: Option<i32>, signal: Option<i32>, cancelled: bool, stderr_tail: Vec<String> },
+    Hooks { hooks: Vec<HookView> },
+    Workload(WorkloadView),
+    WorkloadGone { kind: String, name: String },
+    Pod(PodView),
+    PodGone { name: String },
+    KubeEvent(KubeEventView),
+    WatchDegraded { what: String, error: String },
+    WatchRecovered { what: String },
+    /// A line of a container log (the init Job's pods).
+    Log { pod: String, container: String, text: String },
+    Verdict(Verdict),
+}

@@ -1,0 +1,10 @@
+//! The split deploy. Steps are async tasks that emit [`event::Event`]s; [`state::DeployState`]
+//! folds them; [`verdict::decide`] turns the state into one exit code. No terminal code here.
+
+pub mod emit;
+pub mod event;
+pub mod report;
+pub mod run;
+pub mod state;
+pub mod steps;
+pub mod verdict;

@@ -1,0 +1,149 @@
+//! The orchestrator: runs the steps in order on one task, folds their events into the state
+//! on another, and ends with the verdict. Renderers (headless lines, the TUI) get every event
+//! with the state it produced.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use color_eyre::eyre::Result;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::Only;
+use crate::config::DeployPlan;
+use crate::engine::emit::Emitter;
+use crate::engine::event::{Event, Step, StepOutcome};
+use crate::engine::state::{DeployState, PlanSummary};
+use crate::engine::steps::{self, Ctx};
+use crate::engine::verdict;
+use crate::helm::process::redact_args;
+use crate::cluster::client::Cluster;
+
+/// Everything needed to start, resolved before the first cluster request.
+pub struct Prepared {
+    pub plan: DeployPlan,
+    pub helm: PathBuf,
+    pub helm_version: String,
+    pub cluster: Cluster,
+    pub namespace: String,
+}
+
+pub fn summary(p: &Prepared) -> PlanSummary {
+    PlanSummary {
+        release: p.plan.release.clone(),
+        namespace: p.namespace.clone(),
+        chart: p.plan.chart.clone(),
+        context: p.plan.context.clone(),
+        only: p.plan.only.map(|o| format!("{o:?}").to_lowercase()),
+        init_job: p.plan.init_job.clone(),
+        timeout_secs: p.plan.timeout.as_secs(),
+        dry_run: p.plan.dry_run,
+    }
+}
+
+async fn run_steps(ctx: Ctx, helm_version: String) {
+    let emit = ctx.emit.clone();
+    let skip = |step: Step, reason: &str| {
+        emit.started(step);
+        emit.ended(step, StepOutcome::Skipped { reason: reason.into() });
+    };
+    let (outcome, revision_before) = steps::preflight::run(&ctx, &helm_version).await;
+    if outcome != StepOutcome::Succeeded {
+        return;
+    }
+    if ctx.plan.dry_run {
+        dry_run(&ctx).await;
+        return;
+    }
+    match ctx.plan.only {
+        Some(Only::Rollout) => {
+            skip(Step::Upgrade, "--only rollout: helm is not run");
+            if steps::rollout::run(&ctx).await == StepOutcome::Succeeded {
+                skip(Step::Init, "--only rollout");
+            }
+        }
+        Some(Only::Init) => {
+            skip(Step::Upgrade, "--only init: the release is live");
+            skip(Step::Rollout, "--only init");
+            steps::init::run(&ctx).await;
+        }
+        None => {
+            if steps::upgrade::run(&ctx, revision_before).await != StepOutcome::Succeeded {
+                return;
+            }
+            if steps::rollout::run(&ctx).await != StepOutcome::Succeeded {
+                return;
+            }
+            steps::init::run(&ctx).await;
+        }
+    }
+}
+
+/// `--dry-run`: what each step would do; nothing is written to the cluster.
+async fn dry_run(ctx: &Ctx) {
+    let emit = &ctx.emit;
+    let reason = "dry run: nothing written";
+    emit.started(Step::Upgrade);
+    emit.info(Step::Upgrade, format!("would run: helm {}", redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")));
+    emit.ended(Step::Upgrade, StepOutcome::Skipped { reason: reason.into() });
+    emit.started(Step::Rollout);
+    emit.info(
+        Step::Rollout,
+        format!(
+            "would wait up to {}s for Deployments, StatefulSets, DaemonSets with {} in {}; optional: {}",
+            ctx.plan.timeout.as_secs(),
+            ctx.selector(),
+            ctx.namespace,
+            if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
+        ),
+    );
+    emit.ended(Step::Rollout, StepOutcome::Skipped { reason: reason.into() });
+    emit.started(Step::Init);
+    match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
+        (Some(toggle), Some(job)) => {
+            emit.info(Step::Init, format!("would render: helm {}", redact_args(&steps::init::template_args(ctx, toggle)).join(" ")));
+            emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+        }
+        _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
+    }
+    emit.ended(Step::Init, StepOutcome::Skipped { reason: reason.into() });
+}
+
+/// Runs the deploy to its verdict. `render` sees every event after it was applied.
+pub async fn deploy(
+    prepared: Prepared,
+    cancel: CancellationToken,
+    mut render: impl FnMut(&Event, &DeployState),
+) -> Result<DeployState> {
+    let started = Instant::now();
+    let mut state = DeployState::new(summary(&prepared));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ctx = Ctx {
+        namespace: prepared.namespace.clone(),
+        plan: prepared.plan,
+        helm: prepared.helm,
+        cluster: prepared.cluster,
+        emit: Emitter::new(tx),
+        cancel,
+    };
+    let steps_task = tokio::spawn(run_steps(ctx, prepared.helm_version));
+    // The steps task owns the only sender: the channel closes when it is done.
+    while let Some(event) = rx.recv().await {
+        let wall = crate::sim::store::now_rfc3339();
+        state.apply(&event, started.elapsed().as_secs_f64(), &wall);
+        render(&event, &state);
+    }
+    if let Err(e) = steps_task.await {
+        // A panicking step must not read as success: record it as that step's failure.
+        let running = Step::ALL.into_iter().find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
+        if let Some(step) = running {
+            let event = Event::StepEnded { step, outcome: StepOutcome::Failed { reason: format!("internal error: {e}") } };
+            state.apply(&event, started.elapsed().as_secs_f64(), &crate::sim::store::now_rfc3339());
+            render(&event, &state);
+        }
+    }
+    let verdict = Event::Verdict(verdict::decide(&state));
+    state.apply(&verdict, started.elapsed().as_secs_f64(), &crate::sim::store::now_rfc3339());
+    render(&verdict, &state);
+    Ok(state)
+}

@@ -1,0 +1,220 @@
+//! The deploy as the views see it. [`DeployState::apply`] is the only place it changes.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+
+use crate::engine::event::{
+    Event, HookView, KubeEventView, Level, PodView, Step, StepOutcome, WorkloadView,
+};
+use crate::engine::verdict::Verdict;
+
+/// Helm output lines kept for the screen and the report.
+const HELM_LINES_KEPT: usize = 5_000;
+/// Log lines kept per pod.
+const LOG_LINES_KEPT: usize = 2_000;
+const EVENTS_KEPT: usize = 500;
+
+/// What the deploy was asked to do; fixed for the run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanSummary {
+    pub release: String,
+    pub namespace: String,
+    pub chart: String,
+    pub context: Option<String>,
+    /// `--only rollout` / `--only init`.
+    pub only: Option<String>,
+    pub init_job: Option<String>,
+    pub timeout_secs: u64,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StepState {
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    /// Seconds since the deploy started.
+    pub started_secs: Option<f64>,
+    pub ended_secs: Option<f64>,
+    pub outcome: Option<StepOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteLine {
+    pub step: Step,
+    pub level: Level,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HelmState {
+    pub lines: VecDeque<(bool, String)>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub cancelled: bool,
+    pub exited: bool,
+    pub stderr_tail: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeployState {
+    pub plan: PlanSummary,
+    pub steps: BTreeMap<Step, StepState>,
+    pub notes: Vec<NoteLine>,
+    pub revision_before: Option<i64>,
+    pub revision: Option<i64>,
+    pub chart_version: Option<String>,
+    pub helm: HelmState,
+    pub hooks: Vec<HookView>,
+    /// By (kind, name).
+    pub workloads: BTreeMap<(String, String), WorkloadView>,
+    pub pods: BTreeMap<String, PodView>,
+    pub events: VecDeque<KubeEventView>,
+    pub logs: BTreeMap<String, VecDeque<String>>,
+    /// Watches currently failing, by what they watch.
+    pub degraded: BTreeMap<String, String>,
+    pub verdict: Option<Verdict>,
+    /// Seconds since start, as of the last event (the clock the state was last told).
+    pub now_secs: f64,
+}
+
+impl DeployState {
+    pub fn new(plan: PlanSummary) -> Self {
+        DeployState { plan, ..Default::default() }
+    }
+
+    /// Applies one event. `at_secs` is the time since the deploy started; `wall` the RFC 3339 time.
+    pub fn apply(&mut self, event: &Event, at_secs: f64, wall: &str) {
+        self.now_secs = at_secs;
+        match event {
+            Event::StepStarted { step } => {
+                let s = self.steps.entry(*step).or_default();
+                s.started_at = Some(wall.to_string());
+                s.started_secs = Some(at_secs);
+            }
+            Event::StepEnded { step, outcome } => {
+                let s = self.steps.entry(*step).or_default();
+                s.ended_at = Some(wall.to_string());
+                s.ended_secs = Some(at_secs);
+                s.outcome = Some(outcome.clone());
+            }
+            Event::Note { step, level, text } => {
+                self.notes.push(NoteLine { step: *step, level: *level, text: text.clone() })
+            }
+            Event::Release { revision_before, revision, chart } => {
+                if revision_before.is_some() {
+                    self.revision_before = *revision_before;
+                }
+                if revision.is_some() {
+                    self.revision = *revision;
+                }
+                if chart.is_some() {
+                    self.chart_version = chart.clone();
+                }
+            }
+            Event::HelmLine { stderr, text } => {
+                if self.helm.lines.len() >= HELM_LINES_KEPT {
+                    self.helm.lines.pop_front();
+                }
+                self.helm.lines.push_back((*stderr, text.clone()));
+            }
+            Event::HelmExited { code, signal, cancelled, stderr_tail } => {
+                self.helm.exited = true;
+                self.helm.exit_code = *code;
+                self.helm.signal = *signal;
+                self.helm.cancelled = *cancelled;
+                self.helm.stderr_tail = stderr_tail.clone();
+            }
+            Event::Hooks { hooks } => self.hooks = hooks.clone(),
+            Event::Workload(w) => {
+                self.workloads.insert((w.kind.clone(), w.name.clone()), w.clone());
+            }
+            Event::WorkloadGone { kind, name } => {
+                self.workloads.remove(&(kind.clone(), name.clone()));
+            }
+            Event::Pod(p) => {
+                self.pods.insert(p.name.clone(), p.clone());
+            }
+            Event::PodGone { name } => {
+                self.pods.remove(name);
+            }
+            Event::KubeEvent(e) => {
+                if let Some(existing) = self
+                    .events
+                    .iter_mut()
+                    .find(|x| x.object == e.object && x.reason == e.reason && x.message == e.message)
+                {
+                    *existing = e.clone();
+                } else {
+                    if self.events.len() >= EVENTS_KEPT {
+                        self.events.pop_front();
+                    }
+                    self.events.push_back(e.clone());
+                }
+            }
+            Event::WatchDegraded { what, error } => {
+                self.degraded.insert(what.clone(), error.clone());
+            }
+            Event::WatchRecovered { what } => {
+                self.degraded.remove(what);
+            }
+            Event::Log { pod, container, text } => {
+                let lines = self.logs.entry(format!("{pod}/{container}")).or_default();
+                if lines.len() >= LOG_LINES_KEPT {
+                    lines.pop_front();
+                }
+                lines.push_back(text.clone());
+            }
+            Event::Verdict(v) => self.verdict = Some(v.clone()),
+        }
+    }
+
+    pub fn outcome(&self, step: Step) -> Option<&StepOutcome> {
+        self.steps.get(&step).and_then(|s| s.outcome.as_ref())
+    }
+
+    /// Gating (not optional) workloads, by kind then name.
+    pub fn gating(&self) -> impl Iterator<Item = &WorkloadView> {
+        self.workloads.values().filter(|w| !w.optional)
+    }
+
+    pub fn optional(&self) -> impl Iterator<Item = &WorkloadView> {
+        self.workloads.values().filter(|w| w.optional)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_keeps_one_entry_per_workload_and_caps_helm_lines() {
+        let mut s = DeployState::default();
+        let w = WorkloadView {
+            kind: "Deployment".into(),
+            name: "web".into(),
+            optional: false,
+            optional_because: None,
+            ready: false,
+            failed: false,
+            message: "waiting".into(),
+            desired: 2,
+            ready_replicas: 0,
+            updated: 0,
+            available: 0,
+            generation: 1,
+            created: None,
+            pod_causes: vec![],
+            notes: vec![],
+        };
+        s.apply(&Event::Workload(w.clone()), 1.0, "t");
+        s.apply(&Event::Workload(WorkloadView { ready: true, ..w }), 2.0, "t");
+        assert_eq!(s.workloads.len(), 1);
+        assert!(s.gating().all(|w| w.ready));
+        for i in 0..(HELM_LINES_KEPT + 5) {
+            s.apply(&Event::HelmLine { stderr: false, text: i.to_string() }, 3.0, "t");
+        }
+        assert_eq!(s.helm.lines.len(), HELM_LINES_KEPT);
+        assert_eq!(s.helm.lines.front().unwrap().1, "5");
+    }
+}

@@ -1,0 +1,40 @@
+//! One async function per step. Each emits what it sees and returns how it ended.
+
+pub mod init;
+pub mod preflight;
+pub mod rollout;
+pub mod upgrade;
+
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::DeployPlan;
+use crate::engine::emit::Emitter;
+use crate::cluster::client::Cluster;
+
+/// What every step gets.
+pub struct Ctx {
+    pub plan: DeployPlan,
+    pub namespace: String,
+    pub helm: PathBuf,
+    pub cluster: Cluster,
+    pub emit: Emitter,
+    pub cancel: CancellationToken,
+}
+
+impl Ctx {
+    /// `-n NS [--kube-context CTX]`, for helm command lines.
+    pub fn scope_args(&self) -> Vec<String> {
+        let mut args = vec!["-n".to_string(), self.namespace.clone()];
+        if let Some(ctx) = &self.plan.context {
+            args.push("--kube-context".into());
+            args.push(ctx.clone());
+        }
+        args
+    }
+
+    pub fn selector(&self) -> String {
+        format!("app.kubernetes.io/instance={}", self.plan.release)
+    }
+}

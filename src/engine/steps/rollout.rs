@@ -1,0 +1,465 @@
+//! Step 3: the scoped rollout wait. Watches the release's Deployments, StatefulSets and
+//! DaemonSets (label `app.kubernetes.io/instance=REL`, cross-checked against the release
+//! manifest) with their ReplicaSets, Pods and Events; judges each workload by `kubectl rollout
+//! status` rules; waits for every gating workload, fails fast on a progress deadline, and on
+//! timeout names every blocker with its pod-level cause.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::watcher;
+use kube::Api;
+use tokio::sync::mpsc;
+
+use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
+use crate::engine::steps::Ctx;
+use crate::cluster::releases;
+use crate::cluster::watch::{self, Change, Collection, Health};
+use crate::rollout::diagnosis::{self, PodCause};
+use crate::rollout::readiness::{self, Progress, Readiness};
+use crate::text;
+
+/// Pod causes shown per workload (the rest are in the drill-down).
+const CAUSES_PER_WORKLOAD: usize = 3;
+
+enum Msg {
+    Deploy(usize, Change<Deployment>),
+    Sts(usize, Change<StatefulSet>),
+    Ds(usize, Change<DaemonSet>),
+    Rs(Change<ReplicaSet>),
+    Pod(Change<Pod>),
+    Ev(Change<KubeEvent>),
+}
+
+/// Everything the watches hold. Index 0 of each workload list is the label-selected watch;
+/// later indices watch single manifest workloads that lack the instance label.
+struct World {
+    deploys: Vec<Collection<Deployment>>,
+    stss: Vec<Collection<StatefulSet>>,
+    dss: Vec<Collection<DaemonSet>>,
+    rss: Collection<ReplicaSet>,
+    pods: Collection<Pod>,
+    events: Collection<KubeEvent>,
+    /// Manifest workloads found only through a by-name watch.
+    unlabelled: BTreeSet<(String, String)>,
+}
+
+fn uid(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
+}
+
+fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
+    meta.owner_references.iter().flatten().any(|o| o.uid == owner_uid)
+}
+
+/// One workload, whichever its kind.
+struct Judged<'a> {
+    kind: &'static str,
+    meta: &'a ObjectMeta,
+    readiness: Readiness,
+    synced: bool,
+    /// Pods that belong to the current revision (for causes), by uid of their direct owner.
+    pods: Vec<&'a Pod>,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            deploys: vec![Collection::default()],
+            stss: vec![Collection::default()],
+            dss: vec![Collection::default()],
+            rss: Collection::default(),
+            pods: Collection::default(),
+            events: Collection::default(),
+            unlabelled: BTreeSet::new(),
+        }
+    }
+
+    fn apply(&mut self, msg: Msg) -> (String, Health) {
+        match msg {
+            Msg::Deploy(i, c) => (format!("Deployments[{i}]"), self.deploys[i].apply(c)),
+            Msg::Sts(i, c) => (format!("StatefulSets[{i}]"), self.stss[i].apply(c)),
+            Msg::Ds(i, c) => (format!("DaemonSets[{i}]"), self.dss[i].apply(c)),
+            Msg::Rs(c) => ("ReplicaSets".into(), self.rss.apply(c)),
+            Msg::Pod(c) => ("Pods".into(), self.pods.apply(c)),
+            Msg::Ev(c) => ("Events".into(), self.events.apply(c)),
+        }
+    }
+
+    /// Whether every label-selected workload watch has listed at least once.
+    fn initially_synced(&self) -> bool {
+        self.deploys[0].synced && self.stss[0].synced && self.dss[0].synced
+    }
+
+    fn pods_owned_by(&self, owner_uid: &str) -> Vec<&Pod> {
+        self.pods.items.values().filter(|p| owned_by(&p.metadata, owner_uid)).collect()
+    }
+
+    fn judge(&self) -> Vec<Judged<'_>> {
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        for c in &self.deploys {
+            for d in c.items.values() {
+                if !seen.insert(("Deployment", uid(&d.metadata).to_string())) {
+                    continue;
+                }
+                let rss: Vec<ReplicaSet> =
+                    self.rss.items.values().filter(|r| owned_by(&r.metadata, uid(&d.metadata))).cloned().collect();
+                let pods = match diagnosis::new_replicaset(d, &rss) {
+                    Some(new_rs) => self.pods_owned_by(uid(&new_rs.metadata)),
+                    None => Vec::new(),
+                };
+                // ReplicaSets and pods feed diagnosis only; readiness comes from the Deployment.
+                out.push(Judged { kind: "Deployment", meta: &d.metadata, readiness: readiness::deployment(d), synced: c.synced, pods });
+            }
+        }
+        for c in &self.stss {
+            for s in c.items.values() {
+                if !seen.insert(("StatefulSet", uid(&s.metadata).to_string())) {
+                    continue;
+                }
+                let update = s.status.as_ref().and_then(|st| st.update_revision.clone()).unwrap_or_default();
+                let pods = self
+                    .pods_owned_by(uid(&s.metadata))
+                    .into_iter()
+                    .filter(|p| update.is_empty() || diagnosis::pod_is_current(p, &update))
+                    .collect();
+                out.push(Judged { kind: "StatefulSet", meta: &s.metadata, readiness: readiness::statefulset(s), synced: c.synced, pods });
+            }
+        }
+        for c in &self.dss {
+            for d in c.items.values() {
+                if !seen.insert(("DaemonSet", uid(&d.metadata).to_string())) {
+                    continue;
+                }
+                let pods = self.pods_owned_by(uid(&d.metadata));
+                out.push(Judged { kind: "DaemonSet", meta: &d.metadata, readiness: readiness::daemonset(d), synced: c.synced, pods });
+            }
+        }
+        out
+    }
+
+    fn events_by_uid(&self) -> HashMap<&str, Vec<KubeEvent>> {
+        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
+        for e in self.events.items.values() {
+            if let Some(u) = e.involved_object.uid.as_deref() {
+                map.entry(u).or_default().push(e.clone());
+            }
+        }
+        map
+    }
+}
+
+fn view(ctx: &Ctx, j: &Judged<'_>, world: &World, events: &HashMap<&str, Vec<KubeEvent>>) -> WorkloadView {
+    let name = j.meta.name.clone().unwrap_or_default();
+    let annotations = j.meta.annotations.clone().unwrap_or_default();
+    let optional_because = ctx.plan.optional_because(j.kind, &name, &annotations);
+    let mut causes = Vec::new();
+    for pod in &j.pods {
+        if diagnosis::is_pod_ready(pod) {
+            continue;
+        }
+        let pod_events = events.get(uid(&pod.metadata)).map(Vec::as_slice).unwrap_or(&[]);
+        for cause in diagnosis::pod_causes(pod, pod_events) {
+            causes.push(format!("pod {}: {}", text::plain(pod.metadata.name.as_deref().unwrap_or("")), text::plain(&cause.summary())));
+        }
+    }
+    causes.sort();
+    causes.dedup();
+    let mut notes = Vec::new();
+    if world.unlabelled.contains(&(j.kind.to_string(), name.clone())) {
+        notes.push(format!("in the release manifest but not labelled {}", ctx.selector()));
+    }
+    if j.readiness.message.contains(readiness::ON_DELETE_NOTE) {
+        notes.push(readiness::ON_DELETE_NOTE.into());
+    }
+    if !j.synced {
+        notes.push("evidence stale: its watch is failing".into());
+    }
+    let counts = &j.readiness.counts;
+    WorkloadView {
+        kind: j.kind.into(),
+        name: text::plain(&name),
+        optional: optional_because.is_some(),
+        optional_because,
+        ready: j.readiness.progress == Progress::Done && j.synced,
+        failed: j.readiness.progress == Progress::Failed,
+        message: text::plain(&j.readiness.message),
+        desired: counts.desired,
+        ready_replicas: counts.ready,
+        updated: counts.updated,
+        available: counts.available,
+        generation: j.meta.generation.unwrap_or(0),
+        created: j.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
+        pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
+        notes,
+    }
+}
+
+fn pod_view(pod: &Pod, owner: String, current: bool, events: &[KubeEvent]) -> PodView {
+    let status = pod.status.as_ref();
+    let statuses = status.and_then(|s| s.container_statuses.clone()).unwrap_or_default();
+    PodView {
+        name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+        owner,
+        phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
+        ready: diagnosis::is_pod_ready(pod),
+        restarts: statuses.iter().map(|c| c.restart_count).sum(),
+        node: pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).map(text::plain),
+        current,
+        causes: diagnosis::pod_causes(pod, events).iter().map(|c: &PodCause| text::plain(&c.summary())).collect(),
+        containers: pod.spec.as_ref().map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect()).unwrap_or_default(),
+    }
+}
+
+fn event_view(e: &KubeEvent) -> KubeEventView {
+    let obj = &e.involved_object;
+    KubeEventView {
+        object: text::plain(&format!("{}/{}", obj.kind.as_deref().unwrap_or("").to_lowercase(), obj.name.as_deref().unwrap_or(""))),
+        kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
+        reason: text::plain(e.reason.as_deref().unwrap_or("")),
+        message: text::plain(e.message.as_deref().unwrap_or("")),
+        count: e.count.unwrap_or(1),
+        last_seen: e.last_timestamp.as_ref().map(|t| t.0.to_string()).or_else(|| e.event_time.as_ref().map(|t| t.0.to_string())),
+    }
+}
+
+/// What was last emitted, so only changes go out.
+#[derive(Default)]
+struct Emitted {
+    workloads: BTreeMap<(String, String), WorkloadView>,
+    pods: BTreeMap<String, PodView>,
+    events: BTreeMap<String, KubeEventView>,
+}
+
+/// Recomputes every view and emits what changed; returns the workload views.
+fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView> {
+    let events = world.events_by_uid();
+    let judged = world.judge();
+    let views: Vec<WorkloadView> = judged.iter().map(|j| view(ctx, j, world, &events)).collect();
+    let mut keys = BTreeSet::new();
+    for v in &views {
+        let key = (v.kind.clone(), v.name.clone());
+        keys.insert(key.clone());
+        if emitted.workloads.get(&key) != Some(v) {
+            ctx.emit.send(Event::Workload(v.clone()));
+            emitted.workloads.insert(key, v.clone());
+        }
+    }
+    let gone: Vec<(String, String)> = emitted.workloads.keys().filter(|k| !keys.contains(*k)).cloned().collect();
+    for (kind, name) in gone {
+        emitted.workloads.remove(&(kind.clone(), name.clone()));
+        ctx.emit.send(Event::WorkloadGone { kind, name });
+    }
+    // Pods: every pod of a release workload, current or not (the drill-down shows both).
+    let mut pod_names = BTreeSet::new();
+    let mut related_uids: BTreeSet<String> = BTreeSet::new();
+    for j in &judged {
+        related_uids.insert(uid(j.meta).to_string());
+        let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
+        let current: BTreeSet<&str> = j.pods.iter().map(|p| uid(&p.metadata)).collect();
+        let mut all: Vec<&Pod> = world.pods_owned_by(uid(j.meta));
+        for rs in world.rss.items.values().filter(|r| owned_by(&r.metadata, uid(j.meta))) {
+            all.extend(world.pods_owned_by(uid(&rs.metadata)));
+            related_uids.insert(uid(&rs.metadata).to_string());
+        }
+        for pod in all {
+            related_uids.insert(uid(&pod.metadata).to_string());
+            let pod_events = events.get(uid(&pod.metadata)).map(Vec::as_slice).unwrap_or(&[]);
+            let v = pod_view(pod, owner.clone(), current.contains(uid(&pod.metadata)), pod_events);
+            pod_names.insert(v.name.clone());
+            if emitted.pods.get(&v.name) != Some(&v) {
+                ctx.emit.send(Event::Pod(v.clone()));
+                emitted.pods.insert(v.name.clone(), v);
+            }
+        }
+    }
+    let gone: Vec<String> = emitted.pods.keys().filter(|k| !pod_names.contains(*k)).cloned().collect();
+    for name in gone {
+        emitted.pods.remove(&name);
+        ctx.emit.send(Event::PodGone { name });
+    }
+    for (key, e) in &world.events.items {
+        if !e.involved_object.uid.as_deref().is_some_and(|u| related_uids.contains(u)) {
+            continue;
+        }
+        let v = event_view(e);
+        if emitted.events.get(key) != Some(&v) {
+            ctx.emit.send(Event::KubeEvent(v.clone()));
+            emitted.events.insert(key.clone(), v);
+        }
+    }
+    views
+}
+
+fn start_watches(ctx: &Ctx, tx: &mpsc::UnboundedSender<Msg>) -> Vec<tokio::task::JoinHandle<()>> {
+    let client = &ctx.cluster.client;
+    let ns = ctx.namespace.as_str();
+    let labelled = watcher::Config::default().labels(&ctx.selector());
+    vec![
+        watch::spawn(Api::<Deployment>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Deploy(0, c)),
+        watch::spawn(Api::<StatefulSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Sts(0, c)),
+        watch::spawn(Api::<DaemonSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Ds(0, c)),
+        watch::spawn(Api::<ReplicaSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), Msg::Rs),
+        watch::spawn(Api::<Pod>::namespaced(client.clone(), ns), labelled, tx.clone(), Msg::Pod),
+        // Events cannot be label-selected; they are filtered to the release's objects.
+        watch::spawn(Api::<KubeEvent>::namespaced(client.clone(), ns), watcher::Config::default(), tx.clone(), Msg::Ev),
+    ]
+}
+
+/// Adds by-name watches for manifest workloads the label watch does not see.
+async fn cross_check_manifest(ctx: &Ctx, world: &mut World, tx: &mpsc::UnboundedSender<Msg>, tasks: &mut Vec<tokio::task::JoinHandle<()>>) {
+    let step = Step::Rollout;
+    let revisions = match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
+        Ok(r) => r,
+        Err(e) => {
+            ctx.emit.warn(step, format!("cannot read the release manifest for the label cross-check: {e:#}"));
+            return;
+        }
+    };
+    let Some(latest) = revisions.last() else { return };
+    let manifest = match releases::record(&ctx.cluster.client, &ctx.namespace, &latest.secret_name).await {
+        Ok(r) => r.get("manifest").and_then(|m| m.as_str()).unwrap_or("").to_string(),
+        Err(e) => {
+            ctx.emit.warn(step, format!("cannot decode the release record for the label cross-check: {e:#}"));
+            return;
+        }
+    };
+    let client = &ctx.cluster.client;
+    let ns = ctx.namespace.as_str();
+    for (kind, name) in releases::manifest_workloads(&manifest) {
+        let seen = match kind.as_str() {
+            "Deployment" => world.deploys[0].items.contains_key(&name),
+            "StatefulSet" => world.stss[0].items.contains_key(&name),
+            _ => world.dss[0].items.contains_key(&name),
+        };
+        if seen {
+            continue;
+        }
+        ctx.emit.warn(step, format!("{kind}/{name} is in the release manifest but not labelled {}: it gates all the same", ctx.selector()));
+        world.unlabelled.insert((kind.clone(), name.clone()));
+        let by_name = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let task = match kind.as_str() {
+            "Deployment" => {
+                world.deploys.push(Collection::default());
+                let i = world.deploys.len() - 1;
+                watch::spawn(Api::<Deployment>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Deploy(i, c))
+            }
+            "StatefulSet" => {
+                world.stss.push(Collection::default());
+                let i = world.stss.len() - 1;
+                watch::spawn(Api::<StatefulSet>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Sts(i, c))
+            }
+            _ => {
+                world.dss.push(Collection::default());
+                let i = world.dss.len() - 1;
+                watch::spawn(Api::<DaemonSet>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Ds(i, c))
+            }
+        };
+        tasks.push(task);
+    }
+}
+
+fn describe(v: &WorkloadView) -> String {
+    let mut s = format!("{}/{}: {}", v.kind, v.name, v.message);
+    if !v.pod_causes.is_empty() {
+        s.push_str(&format!(" ({})", v.pod_causes.join("; ")));
+    }
+    s
+}
+
+pub async fn run(ctx: &Ctx) -> StepOutcome {
+    let step = Step::Rollout;
+    let emit = &ctx.emit;
+    emit.started(step);
+    emit.info(step, format!("watching Deployments, StatefulSets, DaemonSets with {} in {}", ctx.selector(), ctx.namespace));
+    let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut tasks = start_watches(ctx, &tx);
+    let mut world = World::new();
+    let mut emitted = Emitted::default();
+    let mut degraded: BTreeMap<String, String> = BTreeMap::new();
+    let mut cross_checked = false;
+    let outcome = loop {
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
+            _ = tokio::time::sleep_until(deadline) => break timed_out(ctx, &emitted, &degraded, &world),
+            msg = rx.recv() => {
+                let Some(msg) = msg else { break StepOutcome::Failed { reason: "every watch stopped (evidence unreadable)".into() } };
+                let mut batch = vec![msg];
+                while let Ok(more) = rx.try_recv() {
+                    batch.push(more);
+                }
+                for msg in batch {
+                    let (what, health) = world.apply(msg);
+                    match health {
+                        Health::Degraded(error) => {
+                            let error = text::plain(&error);
+                            degraded.insert(what.clone(), error.clone());
+                            emit.send(Event::WatchDegraded { what, error });
+                        }
+                        Health::Recovered => {
+                            degraded.remove(&what);
+                            emit.send(Event::WatchRecovered { what });
+                        }
+                        Health::Unchanged => {}
+                    }
+                }
+                if !world.initially_synced() {
+                    continue;
+                }
+                if !cross_checked {
+                    cross_checked = true;
+                    cross_check_manifest(ctx, &mut world, &tx, &mut tasks).await;
+                }
+                let views = publish(ctx, &world, &mut emitted);
+                if let Some(outcome) = judge(&views, &world) {
+                    break outcome;
+                }
+            }
+        }
+    };
+    for t in tasks {
+        t.abort();
+    }
+    emit.ended(step, outcome)
+}
+
+/// The step's outcome once the watches have listed: `None` while still waiting.
+fn judge(views: &[WorkloadView], world: &World) -> Option<StepOutcome> {
+    // By-name watches of unlabelled manifest workloads must list before we can judge them.
+    let all_synced = world.deploys.iter().all(|c| c.synced) && world.stss.iter().all(|c| c.synced) && world.dss.iter().all(|c| c.synced);
+    if !all_synced {
+        return None;
+    }
+    let gating: Vec<&WorkloadView> = views.iter().filter(|v| !v.optional).collect();
+    if gating.is_empty() {
+        let reason = if views.is_empty() {
+            "no workloads found for the release (fail closed: nothing to wait on is not a pass)".to_string()
+        } else {
+            format!("no gating workloads: all {} found are optional (fail closed)", views.len())
+        };
+        return Some(StepOutcome::Failed { reason });
+    }
+    if let Some(failed) = gating.iter().find(|v| v.failed) {
+        return Some(StepOutcome::Failed { reason: describe(failed) });
+    }
+    gating.iter().all(|v| v.ready).then_some(StepOutcome::Succeeded)
+}
+
+fn timed_out(ctx: &Ctx, emitted: &Emitted, degraded: &BTreeMap<String, String>, world: &World) -> StepOutcome {
+    let secs = ctx.plan.timeout.as_secs();
+    if !world.initially_synced() || !degraded.is_empty() {
+        let errors: Vec<String> = degraded.iter().map(|(w, e)| format!("{w}: {e}")).collect();
+        return StepOutcome::Failed {
+            reason: format!("evidence unreadable after {secs}s: {}", if errors.is_empty() { "the workload watches never listed".into() } else { errors.join("; ") }),
+        };
+    }
+    let blockers: Vec<String> = emitted.workloads.values().filter(|v| !v.optional && !v.ready).map(describe).collect();
+    if blockers.is_empty() {
+        return StepOutcome::Failed { reason: format!("timed out after {secs}s with no gating workload found") };
+    }
+    StepOutcome::Failed { reason: format!("timed out after {secs}s; not ready: {}", blockers.join(" · ")) }
+}

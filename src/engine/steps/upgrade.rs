@@ -1,0 +1,143 @@
+//! Step 2: `helm upgrade --install` with the init hook switched off. Helm judges apply and
+//! hooks; its exit status is the step's result, and the failing hooks are named from the
+//! release record (`helm status -o json`).
+
+use std::time::Duration;
+
+use crate::engine::event::{Event, HookView, Step, StepOutcome};
+use crate::engine::steps::Ctx;
+use crate::helm::hooks::{self, HookOutcome, RunKind};
+use crate::helm::process::{self, HelmRun, Stream};
+use crate::helm::status::{self, ReleaseStatus};
+use crate::text;
+
+/// How long `helm status` may take before the record counts as unreadable.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The arguments of the upgrade (unredacted: they go to helm, never to the screen as is).
+pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
+    let plan = &ctx.plan;
+    let mut args = vec!["upgrade".into(), "--install".into(), plan.release.clone(), plan.chart.clone()];
+    args.extend(ctx.scope_args());
+    args.extend(plan.value_args());
+    if let Some(key) = &plan.init_toggle {
+        // Last, so it wins over any --set of the same key from the user.
+        args.push("--set".into());
+        args.push(format!("{key}=false"));
+    }
+    args.push("--timeout".into());
+    args.push(plan.helm_timeout());
+    args.extend(plan.extra.iter().cloned());
+    args
+}
+
+/// Reads the release record through `helm status -o json`.
+pub async fn read_status(ctx: &Ctx) -> Result<ReleaseStatus, String> {
+    let mut args = vec!["status".to_string(), ctx.plan.release.clone()];
+    args.extend(ctx.scope_args());
+    args.extend(["-o".into(), "json".into()]);
+    let out = tokio::time::timeout(
+        STATUS_TIMEOUT,
+        tokio::process::Command::new(&ctx.helm).args(&args).stdin(std::process::Stdio::null()).output(),
+    )
+    .await
+    .map_err(|_| format!("helm status did not answer within {}s", STATUS_TIMEOUT.as_secs()))?
+    .map_err(|e| format!("running helm status: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("helm status failed: {}", text::plain_bytes(&out.stderr).trim()));
+    }
+    status::parse_status(&out.stdout).map_err(|e| format!("unreadable helm status output: {e}"))
+}
+
+pub fn hook_views(record: &ReleaseStatus, run: RunKind) -> Vec<HookView> {
+    hooks::judge(&record.hooks, run)
+        .into_iter()
+        .map(|j| HookView {
+            name: text::plain(&j.record.name),
+            kind: text::plain(&j.record.kind),
+            events: j.record.events.iter().map(|e| text::plain(e)).collect(),
+            weight: j.record.weight,
+            phase: match j.outcome {
+                HookOutcome::Succeeded => "Succeeded".into(),
+                HookOutcome::Failed => "Failed".into(),
+                HookOutcome::Skipped => "skipped".into(),
+                HookOutcome::Running => "Running".into(),
+                HookOutcome::Unknown => "Unknown".into(),
+                HookOutcome::NotInThisRun => "not in this run".into(),
+            },
+            started_at: j.record.started_at.clone(),
+            completed_at: j.record.completed_at.clone(),
+        })
+        .collect()
+}
+
+pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
+    let step = Step::Upgrade;
+    let emit = &ctx.emit;
+    emit.started(step);
+    let args = upgrade_args(ctx);
+    emit.info(step, format!("helm {}", process::redact_args(&args).join(" ")));
+    let sender = emit.clone();
+    let on_line = move |stream: Stream, line: String| {
+        sender.send(Event::HelmLine { stderr: stream == Stream::Stderr, text: line });
+    };
+    let exit = match process::run(HelmRun { bin: ctx.helm.clone(), args, env: vec![] }, on_line, ctx.cancel.clone()).await {
+        Ok(exit) => exit,
+        Err(e) => return emit.ended(step, StepOutcome::Failed { reason: format!("could not run helm: {e:#}") }),
+    };
+    emit.send(Event::HelmExited {
+        code: exit.code,
+        signal: exit.signal,
+        cancelled: exit.cancelled,
+        stderr_tail: exit.stderr_tail.iter().map(|l| text::plain(l)).collect(),
+    });
+    let run_kind = if revision_before.is_some() { RunKind::Upgrade } else { RunKind::Install };
+    let record = read_status(ctx).await;
+    if let Ok(record) = &record {
+        emit.send(Event::Release {
+            revision_before: None,
+            revision: Some(record.version),
+            chart: record.chart.as_ref().map(|c| format!("{c} {}", record.chart_version.clone().unwrap_or_default())),
+        });
+        emit.send(Event::Hooks { hooks: hook_views(record, run_kind) });
+    }
+    if exit.cancelled {
+        return emit.ended(step, StepOutcome::Cancelled);
+    }
+    if !exit.success() {
+        let error = exit
+            .stderr_tail
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("Error:"))
+            .map(|l| text::plain(l))
+            .unwrap_or_else(|| format!("helm exited with {:?}", exit.code));
+        let mut reason = error;
+        if let Ok(record) = &record {
+            let judged = hooks::judge(&record.hooks, run_kind);
+            let failing: Vec<String> = hooks::failing(&judged).iter().map(|h| text::plain(&h.record.name)).collect();
+            let skipped: Vec<String> = hooks::skipped(&judged).iter().map(|h| text::plain(&h.record.name)).collect();
+            if !failing.is_empty() {
+                reason.push_str(&format!(" · failing hooks: {}", failing.join(", ")));
+            }
+            if !skipped.is_empty() {
+                reason.push_str(&format!(" · skipped hooks: {}", skipped.join(", ")));
+            }
+        }
+        return emit.ended(step, StepOutcome::Failed { reason });
+    }
+    // helm says yes; the record must agree, or the evidence is missing.
+    match record {
+        Err(e) => emit.ended(step, StepOutcome::Failed { reason: format!("helm exited 0 but the release record is unreadable: {e}") }),
+        Ok(r) if r.status != "deployed" => emit.ended(step, StepOutcome::Failed {
+            reason: format!("helm exited 0 but revision {} is {}", r.version, r.status),
+        }),
+        Ok(r) if revision_before.is_some_and(|before| r.version <= before) => emit.ended(step, StepOutcome::Failed {
+            reason: format!("helm exited 0 but no new revision was written (still {})", r.version),
+        }),
+        Ok(r) => {
+            emit.info(step, format!("revision {} deployed", r.version));
+            emit.ended(step, StepOutcome::Succeeded)
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The verdict: one exit code that means one thing. A pure function of the state.
+//!
+//! - 0 `landed`: every step that ran succeeded and every gating workload is ready;
+//! - 1 `failed`: helm, preflight or the rollout failed, was cancelled, or evidence is missing;
+//! - 3 `live-init-incomplete`: the release is live and rolled out, only the init step failed.
+//!
+//! Fail closed: a step that never reported its end, or a "succeeded" rollout that the
+//! workload evidence contradicts, is a failure, never a quiet pass.
+
+use serde::Serialize;
+
+use crate::engine::event::{Step, StepOutcome};
+use crate::engine::state::DeployState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Landed,
+    Failed,
+    LiveInitIncomplete,
+}
+
+impl Outcome {
+    pub fn code(self) -> i32 {
+        match self {
+            Outcome::Landed => 0,
+            Outcome::Failed => 1,
+            Outcome::LiveInitIncomplete => 3,
+        }
+    }
+
+    /// The banner word.
+    pub fn title(self) -> &'static str {
+        match self {
+            Outcome::Landed => "LANDED",
+            Outcome::Failed => "FAILED",
+            Outcome::LiveInitIncomplete => "LIVE — INIT INCOMPLETE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub code: i32,
+    pub outcome: Outcome,
+    /// One sentence.
+    pub reason: String,
+    /// The facts behind it: blocking workloads with their causes, failing and skipped hooks.
+    pub evidence: Vec<String>,
+    /// What the operator should do next (a command), when there is something to do.
+    pub next: Option<String>,
+}
+
+fn verdict(outcome: Outcome, reason: impl Into<String>, evidence: Vec<String>, next: Option<String>) -> Verdict {
+    Verdict { code: outcome.code(), outcome, reason: reason.into(), evidence, next }
+}
+
+/// The steps that must end well for the release to count as live.
+const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
+
+pub fn decide(state: &DeployState) -> Verdict {
+    let evidence = evidence(state);
+    for step in LIVE_STEPS {
+        match state.outcome(step) {
+            Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {}
+            Some(StepOutcome::Failed { reason }) => {
+                return verdict(Outcome::Failed, format!("{} failed: {reason}", step.name()), evidence, next_after_failure(state, step));
+            }
+            Some(StepOutcome::Cancelled) => {
+                return verdict(Outcome::Failed, "cancelled", evidence, next_after_failure(state, step));
+            }
+            None => {
+                return verdict(
+                    Outcome::Failed,
+                    format!("{} did not report an outcome (evidence missing)", step.name()),
+                    evidence,
+                    None,
+                );
+            }
+        }
+    }
+    if let Some(contradiction) = rollout_contradiction(state) {
+        return verdict(Outcome::Failed, contradiction, evidence, None);
+    }
+    match state.outcome(Step::Init) {
+        Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {
+            if state.plan.dry_run {
+                return verdict(Outcome::Landed, "dry run: nothing was written to the cluster", evidence, None);
+            }
+            let optional_waiting = state.optional().filter(|w| !w.ready).count();
+            let mut reason = String::from("every step succeeded");
+            if state.outcome(Step::Rollout) == Some(&StepOutcome::Succeeded) {
+                let gating = state.gating().count();
+                reason = format!("{gating}/{gating} gating workloads ready");
+                if optional_waiting > 0 {
+                    reason.push_str(&format!(", {optional_waiting} optional not ready"));
+                }
+            }
+            verdict(Outcome::Landed, reason, evidence, None)
+        }
+        Some(StepOutcome::Failed { reason }) => verdict(
+            Outcome::LiveInitIncomplete,
+            format!("release rolled out; init did not finish: {reason}"),
+            evidence,
+            Some(only_init_command(state)),
+        ),
+        Some(StepOutcome::Cancelled) => verdict(
+            Outcome::LiveInitIncomplete,
+            "cancelled during init",
+            evidence,
+            Some(only_init_command(state)),
+        ),
+        None => verdict(Outcome::Failed, "init did not report an outcome (evidence missing)", evidence, None),
+    }
+}
+
+/// A rollout that claims success must agree with the workloads it saw.
+fn rollout_contradiction(state: &DeployState) -> Option<String> {
+    if state.outcome(Step::Rollout) != Some(&StepOutcome::Succeeded) {
+        return None;
+    }
+    if state.gating().next().is_none() {
+        return Some("rollout reported success but no gating workload was seen".into());
+    }
+    let not_ready: Vec<String> = state.gating().filter(|w| !w.ready).map(|w| format!("{}/{}", w.kind, w.name)).collect();
+    if !not_ready.is_empty() {
+        return Some(format!("rollout reported success but {} not ready", not_ready.join(", ")));
+    }
+    None
+}
+
+fn evidence(state: &DeployState) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in state.gating().filter(|w| !w.ready) {
+        let mut line = format!("{}/{} not ready: {}", w.kind, w.name, w.message);
+        for cause in &w.pod_causes {
+            line.push_str(&format!("; {cause}"));
+        }
+        out.push(line);
+    }
+    for h in &state.hooks {
+        match h.phase.as_str() {
+            "Failed" => out.push(format!("hook {} ({}) failed", h.name, h.events.join(","))),
+            "skipped" => out.push(format!("hook {} ({}) skipped: never ran", h.name, h.events.join(","))),
+            "Running" | "Unknown" => out.push(format!("hook {} left {}", h.name, h.phase)),
+            _ => {}
+        }
+    }
+    for w in state.optional().filter(|w| !w.ready) {
+        let mut line = format!("optional {}/{} not ready (not gating): {}", w.kind, w.name, w.message);
+        for cause in &w.pod_causes {
+            line.push_str(&format!("; {cause}"));
+        }
+        out.push(line);
+    }
+    for (what, error) in &state.degraded {
+        out.push(format!("watch of {what} failing: {error}"));
+    }
+    out
+}
+
+fn ns_flag(state: &DeployState) -> String {
+    let mut s = format!("-n {}", state.plan.namespace);
+    if let Some(ctx) = &state.plan.context {
+        s.push_str(&format!(" --kube-context {ctx}"));
+    }
+    s
+}
+
+fn only_init_command(state: &DeployState) -> String {
+    format!("helmdeck deploy {} {} {} --only init", state.plan.release, state.plan.chart, ns_flag(state))
+}
+
+fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
+    match step {
+        Step::Preflight => None,
+        Step::Upgrade | Step::Rollout => state
+            .revision_before
+            .filter(|_| state.revision.is_some_and(|r| Some(r) != state.revision_before) || step == Step::Rollout)
+            .map(|rev| format!("helm rollback {} {rev} {}", state.plan.release, ns_flag(state))),
+        Step::Init => Some(only_init_command(state)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::event::{Event, HookView, WorkloadView};
+    use crate::engine::state::PlanSummary;
+
+    fn workload(name: &str, optional: bool, ready: bool) -> WorkloadView {
+        WorkloadView {
+            kind: "Deployment".into(),
+            name: name.into(),
+            optional,
+            optional_because: optional.then(|| "--optional".into()),
+            ready,
+            failed: false,
+            message: if ready { "successfully rolled out".into() } else { "1 of 2 updated replicas are available".into() },
+            desired: 2,
+            ready_replicas: 1,
+            updated: 2,
+            available: 1,
+            generation: 1,
+            created: None,
+            pod_causes: if ready { vec![] } else { vec!["pod x: CrashLoopBackOff (exit 1)".into()] },
+            notes: vec![],
+        }
+    }
+
+    fn state(outcomes: &[(Step, StepOutcome)], workloads: &[WorkloadView]) -> DeployState {
+        let mut s = DeployState::new(PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            chart: "./chart".into(),
+            ..Default::default()
+        });
+        s.revision_before = Some(4);
+        for w in workloads {
+            s.apply(&Event::Workload(w.clone()), 0.0, "t");
+        }
+        for (step, outcome) in outcomes {
+            s.apply(&Event::StepEnded { step: *step, outcome: outcome.clone() }, 1.0, "t");
+        }
+        s
+    }
+
+    fn ok() -> StepOutcome {
+        StepOutcome::Succeeded
+    }
+    fn failed(r: &str) -> StepOutcome {
+        StepOutcome::Failed { reason: r.into() }
+    }
+    fn skipped() -> StepOutcome {
+        StepOutcome::Skipped { reason: "not configured".into() }
+    }
+
+    use Step::*;
+
+    #[test]
+    fn all_steps_succeeded_is_landed() {
+        let s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, ok())], &[workload("web", false, true)]);
+        let v = decide(&s);
+        assert_eq!((v.code, v.outcome), (0, Outcome::Landed));
+        assert_eq!(v.reason, "1/1 gating workloads ready");
+        assert!(v.next.is_none());
+    }
+
+    #[test]
+    fn optional_not_ready_does_not_gate_but_is_reported() {
+        let s = state(
+            &[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, skipped())],
+            &[workload("web", false, true), workload("gpu", true, false)],
+        );
+        let v = decide(&s);
+        assert_eq!(v.code, 0);
+        assert!(v.reason.contains("1 optional not ready"), "{}", v.reason);
+        assert!(v.evidence.iter().any(|e| e.starts_with("optional Deployment/gpu not ready")), "{:?}", v.evidence);
+    }
+
+    #[test]
+    fn each_failing_live_step_is_exit_1() {
+        for step in [Preflight, Upgrade, Rollout] {
+            let outcomes: Vec<(Step, StepOutcome)> =
+                [Preflight, Upgrade, Rollout, Init].iter().map(|s| (*s, if *s == step { failed("boom") } else { ok() })).collect();
+            let v = decide(&state(&outcomes, &[workload("web", false, true)]));
+            assert_eq!(v.code, 1, "{step:?}");
+            assert!(v.reason.starts_with(step.name()) && v.reason.ends_with("boom"), "{}", v.reason);
+        }
+    }
+
+    #[test]
+    fn init_failure_after_a_good_rollout_is_exit_3_with_the_rerun_command() {
+        let s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, failed("Job demo-init failed"))], &[workload("web", false, true)]);
+        let v = decide(&s);
+        assert_eq!((v.code, v.outcome), (3, Outcome::LiveInitIncomplete));
+        assert_eq!(v.next.as_deref(), Some("helmdeck deploy demo ./chart -n apps --only init"));
+    }
+
+    #[test]
+    fn cancel_is_1_except_during_init_where_it_is_3() {
+        let v = decide(&state(&[(Preflight, ok()), (Upgrade, StepOutcome::Cancelled)], &[]));
+        assert_eq!((v.code, v.reason.as_str()), (1, "cancelled"));
+        let v = decide(&state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, StepOutcome::Cancelled)], &[workload("w", false, true)]));
+        assert_eq!((v.code, v.reason.as_str()), (3, "cancelled during init"));
+    }
+
+    #[test]
+    fn a_step_without_an_outcome_fails_closed() {
+        for missing in [Preflight, Upgrade, Rollout, Init] {
+            let outcomes: Vec<(Step, StepOutcome)> =
+                [Preflight, Upgrade, Rollout, Init].iter().filter(|s| **s != missing).map(|s| (*s, ok())).collect();
+            let v = decide(&state(&outcomes, &[workload("web", false, true)]));
+            assert_eq!(v.code, 1, "missing {missing:?}");
+            assert!(v.reason.contains("evidence missing"), "{}", v.reason);
+        }
+    }
+
+    #[test]
+    fn a_rollout_success_contradicted_by_the_workloads_fails_closed() {
+        let all_ok = [(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, ok())];
+        let v = decide(&state(&all_ok, &[workload("web", false, false)]));
+        assert_eq!(v.code, 1);
+        assert!(v.reason.contains("Deployment/web not ready"), "{}", v.reason);
+        let v = decide(&state(&all_ok, &[workload("gpu", true, true)]));
+        assert_eq!(v.code, 1, "only optional workloads: nothing gated");
+        assert!(v.reason.contains("no gating workload"), "{}", v.reason);
+    }
+
+    #[test]
+    fn skipped_steps_count_as_done_for_only_modes() {
+        let v = decide(&state(&[(Preflight, ok()), (Upgrade, skipped()), (Rollout, skipped()), (Init, ok())], &[]));
+        assert_eq!(v.code, 0);
+        assert_eq!(v.reason, "every step succeeded");
+    }
+
+    #[test]
+    fn evidence_names_blockers_failed_and_skipped_hooks() {
+        let mut s = state(&[(Preflight, ok()), (Upgrade, failed("helm exited 1"))], &[workload("web", false, false)]);
+        let hook = |name: &str, phase: &str| HookView {
+            name: name.into(),
+            kind: "Job".into(),
+            events: vec!["post-upgrade".into()],
+            weight: 0,
+            phase: phase.into(),
+            started_at: None,
+            completed_at: None,
+        };
+        s.apply(&Event::Hooks { hooks: vec![hook("init", "Succeeded"), hook("seed", "Failed"), hook("later", "skipped")] }, 2.0, "t");
+        let v = decide(&s);
+        assert_eq!(v.code, 1);
+        assert!(v.evidence.contains(&"hook seed (post-upgrade) failed".to_string()), "{:?}", v.evidence);
+        assert!(v.evidence.contains(&"hook later (post-upgrade) skipped: never ran".to_string()), "{:?}", v.evidence);
+        assert!(!v.evidence.iter().any(|e| e.contains("hook init")), "succeeded hooks are not problems");
+        assert!(v.evidence.iter().any(|e| e.contains("Deployment/web not ready") && e.contains("CrashLoopBackOff")));
+    }
+
+    #[test]
+    fn rollback_is_suggested_after_a_failed_rollout() {
+        let mut s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, failed("timed out"))], &[workload("web", false, false)]);
+        s.revision = Some(5);
+        let v = decide(&s);
+        assert_eq!(v.next.as_deref(), Some("helm rollback demo 4 -n apps"));
+    }
+}

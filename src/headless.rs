@@ -1,0 +1,116 @@
+//! Plain-line output for CI and agents: one line per transition, then a summary of every
+//! problem seen and the verdict. All cluster text is already sanitized by the engine.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use crate::engine::event::{Event, Level, StepOutcome};
+use crate::engine::state::DeployState;
+
+/// Remembers what was printed so only transitions print.
+#[derive(Default)]
+pub struct Headless {
+    workloads: BTreeMap<(String, String), (bool, bool, String)>,
+    warnings: std::collections::BTreeSet<(String, String, String)>,
+}
+
+fn stamp(state: &DeployState) -> String {
+    format!("[{:>6.1}s]", state.now_secs)
+}
+
+impl Headless {
+    /// Formats the lines an event produces (empty when it is not a transition).
+    pub fn lines(&mut self, event: &Event, state: &DeployState) -> Vec<String> {
+        let t = stamp(state);
+        match event {
+            Event::StepStarted { step } => vec![format!("{t} {:<9} started", step.name())],
+            Event::StepEnded { step, outcome } => {
+                let what = match outcome {
+                    StepOutcome::Succeeded => "succeeded".to_string(),
+                    StepOutcome::Failed { reason } => format!("FAILED: {reason}"),
+                    StepOutcome::Skipped { reason } => format!("skipped: {reason}"),
+                    StepOutcome::Cancelled => "cancelled".to_string(),
+                };
+                vec![format!("{t} {:<9} {what}", step.name())]
+            }
+            Event::Note { step, level, text } => {
+                let mark = match level {
+                    Level::Info => "",
+                    Level::Warn => "warning: ",
+                    Level::Error => "error: ",
+                };
+                vec![format!("{t} {:<9} {mark}{text}", step.name())]
+            }
+            Event::HelmLine { stderr, text } => vec![format!("{t} helm {} {text}", if *stderr { "!" } else { "│" })],
+            Event::HelmExited { code, signal, cancelled, .. } => {
+                let how = match (code, signal) {
+                    (Some(c), _) => format!("exit {c}"),
+                    (None, Some(s)) => format!("signal {s}"),
+                    _ => "unknown exit".into(),
+                };
+                vec![format!("{t} helm exited ({how}{})", if *cancelled { ", cancelled" } else { "" })]
+            }
+            Event::Hooks { hooks } => hooks
+                .iter()
+                .filter(|h| h.phase != "not in this run")
+                .map(|h| format!("{t} hook      {} ({}, weight {}): {}", h.name, h.events.join(","), h.weight, h.phase))
+                .collect(),
+            Event::Workload(w) => {
+                let key = (w.kind.clone(), w.name.clone());
+                let now = (w.ready, w.failed, w.message.clone());
+                if self.workloads.get(&key) == Some(&now) {
+                    return vec![];
+                }
+                self.workloads.insert(key, now);
+                let mark = match (w.ready, w.failed, w.optional) {
+                    (true, _, _) => "✓",
+                    (_, true, _) => "✗",
+                    (_, _, true) => "░",
+                    _ => "◐",
+                };
+                let optional = if w.optional { " [optional]" } else { "" };
+                let causes = if w.pod_causes.is_empty() || w.ready { String::new() } else { format!(" · {}", w.pod_causes.join("; ")) };
+                vec![format!(
+                    "{t} rollout   {mark} {}/{}{optional} {}/{} ready · {}{causes}",
+                    w.kind, w.name, w.ready_replicas, w.desired, w.message
+                )]
+            }
+            Event::KubeEvent(e) if e.kind == "Warning" => {
+                let key = (e.object.clone(), e.reason.clone(), e.message.clone());
+                if !self.warnings.insert(key) {
+                    return vec![];
+                }
+                vec![format!("{t} event     {} {}: {}", e.object, e.reason, e.message)]
+            }
+            Event::WatchDegraded { what, error } => vec![format!("{t} watch     {what} failing (retrying): {error}")],
+            Event::WatchRecovered { what } => vec![format!("{t} watch     {what} re-synced")],
+            Event::Log { pod, container, text } => vec![format!("{t} log {pod}/{container} │ {text}")],
+            Event::Verdict(v) => {
+                let mut out = vec![String::new()];
+                if !v.evidence.is_empty() {
+                    out.push("problems:".into());
+                    out.extend(v.evidence.iter().map(|e| format!("  - {e}")));
+                }
+                out.push(format!("verdict: {} (exit {}): {}", v.outcome.title(), v.code, v.reason));
+                if let Some(next) = &v.next {
+                    out.push(format!("next: {next}"));
+                }
+                out
+            }
+            _ => vec![],
+        }
+    }
+
+    pub fn print(&mut self, event: &Event, state: &DeployState) {
+        let lines = self.lines(event, state);
+        if lines.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        for line in lines {
+            // A closed stdout (piped into `head`) must not abort the deploy.
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,602 @@
+//! Why a pod is not ready, read from its status (as the kubelet and scheduler write it) and its
+//! Events, and whether a pod runs its workload's newest template.
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod, PodCondition, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "cause")]
+pub enum PodCause {
+    /// PodScheduled=False, reason Unschedulable.
+    Unschedulable { message: String },
+    /// Waiting in ImagePullBackOff, ErrImagePull, InvalidImageName or ErrImageNeverPull.
+    ImagePullBackOff { container: String, image: String, message: String },
+    CrashLoopBackOff {
+        container: String,
+        restarts: i32,
+        last_exit_code: Option<i32>,
+        last_reason: Option<String>,
+    },
+    /// The container's current or last run ended OOMKilled.
+    OomKilled { container: String, restarts: i32 },
+    /// Running but not ready; the message is the kubelet's last `Unhealthy` readiness event.
+    ReadinessProbeFailing { container: String, message: String },
+    /// Any other waiting reason (ContainerCreating, CreateContainerConfigError, ...).
+    ContainerWaiting { container: String, reason: String, message: String },
+    /// The pod's phase is Failed; `container` is empty when no container ended (e.g. Evicted).
+    Failed { container: String, exit_code: i32, reason: String },
+}
+
+const PROBE_FALLBACK: &str = "readiness probe not passing";
+
+impl PodCause {
+    /// One short human line, e.g. `CrashLoopBackOff (exit 1, 4 restarts)`.
+    pub fn summary(&self) -> String {
+        match self {
+            PodCause::Unschedulable { message } => labelled("Unschedulable", message),
+            PodCause::ImagePullBackOff { image, .. } => labelled("ImagePullBackOff", image),
+            PodCause::CrashLoopBackOff { restarts, last_exit_code, last_reason, .. } => {
+                let last = match (last_exit_code, last_reason) {
+                    (Some(code), _) => format!("exit {code}, "),
+                    (None, Some(reason)) => format!("{reason}, "),
+                    (None, None) => String::new(),
+                };
+                format!("CrashLoopBackOff ({last}{})", restarts_text(*restarts))
+            }
+            PodCause::OomKilled { restarts, .. } => {
+                format!("OOMKilled ({})", restarts_text(*restarts))
+            }
+            PodCause::ReadinessProbeFailing { message, .. } => capitalised(first_line(message)),
+            PodCause::ContainerWaiting { reason, message, .. } => labelled(reason, message),
+            PodCause::Failed { container, reason, .. } if container.is_empty() => {
+                labelled("Failed", reason)
+            }
+            PodCause::Failed { exit_code, reason, .. } => format!("Failed: {reason} (exit {exit_code})"),
+        }
+    }
+}
+
+/// `label: first line of detail`, or just `label` when there is no detail.
+fn labelled(label: &str, detail: &str) -> String {
+    match first_line(detail) {
+        "" => label.to_string(),
+        line => format!("{label}: {line}"),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default().trim()
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+fn restarts_text(restarts: i32) -> String {
+    if restarts == 1 { "1 restart".into() } else { format!("{restarts} restarts") }
+}
+
+pub fn is_pod_ready(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    status.and_then(|s| condition(s, "Ready")).is_some_and(|c| c.status == "True")
+}
+
+fn condition<'a>(status: &'a PodStatus, kind: &str) -> Option<&'a PodCondition> {
+    status.conditions.as_deref().unwrap_or_default().iter().find(|c| c.type_ == kind)
+}
+
+/// Every reason the pod is not ready, scheduling first, then init containers, then containers.
+/// A ready or succeeded pod has none. `events` may be about anything; only the pod's count.
+pub fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
+    let Some(status) = pod.status.as_ref() else { return Vec::new() };
+    if is_pod_ready(pod) {
+        return Vec::new();
+    }
+    let events: Vec<&Event> = events.iter().filter(|e| is_about(e, &pod.metadata)).collect();
+    match status.phase.as_deref() {
+        Some("Succeeded") => return Vec::new(),
+        // A failed pod never recovers: what ended it is the whole story.
+        Some("Failed") => return failed(status),
+        _ => {}
+    }
+    let init = status.init_container_statuses.iter().flatten().map(|c| (c, Kind::Init));
+    let main = status.container_statuses.iter().flatten().map(|c| (c, Kind::Main));
+    let containers = init.chain(main).filter_map(|(c, kind)| container_cause(pod, c, kind, &events));
+    unschedulable(status, &events).into_iter().chain(containers).collect()
+}
+
+/// The event is about this pod: same uid, or same name and namespace when a uid is missing.
+fn is_about(event: &Event, pod: &ObjectMeta) -> bool {
+    let target = &event.involved_object;
+    if target.kind.as_deref().is_some_and(|k| k != "Pod") {
+        return false;
+    }
+    let uid = |u: &Option<String>| u.clone().filter(|u| !u.is_empty());
+    if let (Some(a), Some(b)) = (uid(&target.uid), uid(&pod.uid)) {
+        return a == b;
+    }
+    let namespace = target.namespace.as_ref().or(event.metadata.namespace.as_ref());
+    target.name.is_some() && target.name == pod.name && namespace == pod.namespace.as_ref()
+}
+
+/// One cause for the whole pod: the first container that exited non-zero, and the pod's own
+/// reason (Evicted, Shutdown, DeadlineExceeded) when it has one, since that explains the rest.
+fn failed(status: &PodStatus) -> Vec<PodCause> {
+    let all = status.init_container_statuses.iter().chain(&status.container_statuses).flatten();
+    let mut ended = all.filter_map(|c| Some((c, c.state.as_ref()?.terminated.as_ref()?)));
+    let first = ended.find(|(_, t)| t.exit_code != 0);
+    let pod_reason = status.reason.clone().filter(|r| !r.is_empty());
+    let container_reason = first.and_then(|(_, t)| t.reason.clone());
+    vec![PodCause::Failed {
+        container: first.map(|(c, _)| c.name.clone()).unwrap_or_default(),
+        exit_code: first.map_or(0, |(_, t)| t.exit_code),
+        reason: pod_reason.or(container_reason).unwrap_or_else(|| "Failed".into()),
+    }]
+}
+
+fn unschedulable(status: &PodStatus, events: &[&Event]) -> Option<PodCause> {
+    let scheduled = condition(status, "PodScheduled")?;
+    if scheduled.status != "False" || scheduled.reason.as_deref() != Some("Unschedulable") {
+        return None;
+    }
+    let from_event = || latest(events, |e| reason_is(e, "FailedScheduling"));
+    let message = non_empty(scheduled.message.as_deref())
+        .or_else(|| from_event().and_then(|e| e.message.as_deref()))
+        .unwrap_or_default();
+    Some(PodCause::Unschedulable { message: message.to_string() })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Init,
+    Main,
+}
+
+impl Kind {
+    /// How the kubelet names the container in an event's `involvedObject.fieldPath`.
+    fn field_path(self, container: &str) -> String {
+        match self {
+            Kind::Init => format!("spec.initContainers{{{container}}}"),
+            Kind::Main => format!("spec.containers{{{container}}}"),
+        }
+    }
+}
+
+fn container_cause(pod: &Pod, c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option<PodCause> {
+    if c.ready {
+        return None;
+    }
+    let container = c.name.clone();
+    let state = c.state.as_ref();
+    let waiting = state.and_then(|s| s.waiting.as_ref());
+    let reason = waiting.and_then(|w| w.reason.as_deref()).unwrap_or_default();
+    let waiting_message = waiting.and_then(|w| w.message.clone()).unwrap_or_default();
+    let events: Vec<&Event> = events.iter().copied().filter(|e| for_container(e, kind, &c.name)).collect();
+    if oom_killed(c) && matches!(reason, "" | "CrashLoopBackOff") {
+        return Some(PodCause::OomKilled { container, restarts: c.restart_count });
+    }
+    match reason {
+        "CrashLoopBackOff" => {
+            let last = c.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+            Some(PodCause::CrashLoopBackOff {
+                container,
+                restarts: c.restart_count,
+                last_exit_code: last.map(|t| t.exit_code),
+                last_reason: last.and_then(|t| t.reason.clone()),
+            })
+        }
+        "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull" => {
+            // The back-off text only names the image; the kubelet's pull event says what failed.
+            let pull = latest(&events, |e| {
+                reason_is(e, "Failed") && e.message.as_deref().is_some_and(|m| m.starts_with("Failed to pull image"))
+            });
+            let message = pull.and_then(|e| e.message.clone()).unwrap_or(waiting_message);
+            Some(PodCause::ImagePullBackOff { image: image(pod, c), container, message })
+        }
+        "" => readiness_probe(c, kind, &events),
+        _ => Some(PodCause::ContainerWaiting { container, reason: reason.to_string(), message: waiting_message }),
+    }
+}
+
+/// OOMKilled now or on the last run. It is reported only while the container crash-loops or
+/// runs; an image or config problem on the restart is the more urgent, present blocker.
+fn oom_killed(c: &ContainerStatus) -> bool {
+    let ended_oom = |s: Option<&k8s_openapi::api::core::v1::ContainerState>| {
+        let terminated = s.and_then(|s| s.terminated.as_ref());
+        terminated.and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
+    };
+    ended_oom(c.state.as_ref()) || ended_oom(c.last_state.as_ref())
+}
+
+/// A running, unready container. Plain init containers run unready by design until they exit.
+fn readiness_probe(c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option<PodCause> {
+    let running = c.state.as_ref().is_some_and(|s| s.running.is_some());
+    if !running || kind == Kind::Init {
+        return None;
+    }
+    let probe = latest(events, |e| {
+        reason_is(e, "Unhealthy") && e.message.as_deref().is_some_and(|m| m.starts_with("Readiness probe failed"))
+    });
+    let message = probe.and_then(|e| e.message.clone()).unwrap_or_else(|| PROBE_FALLBACK.into());
+    Some(PodCause::ReadinessProbeFailing { container: c.name.clone(), message })
+}
+
+/// The status image is what the kubelet tried; the spec is the fallback before it wrote one.
+fn image(pod: &Pod, c: &ContainerStatus) -> String {
+    if !c.image.is_empty() {
+        return c.image.clone();
+    }
+    let spec = pod.spec.as_ref();
+    let all = spec.into_iter().flat_map(|s| s.containers.iter().chain(s.init_containers.iter().flatten()));
+    let found = all.filter(|s| s.name == c.name).find_map(|s| s.image.clone());
+    found.unwrap_or_default()
+}
+
+/// Events without a field path are about the whole pod, so they count for every container.
+fn for_container(e: &Event, kind: Kind, container: &str) -> bool {
+    let path = e.involved_object.field_path.as_deref();
+    path.is_none_or(|p| p == kind.field_path(container))
+}
+
+fn reason_is(e: &Event, reason: &str) -> bool {
+    e.reason.as_deref() == Some(reason)
+}
+
+fn non_empty(text: Option<&str>) -> Option<&str> {
+    text.filter(|t| !t.trim().is_empty())
+}
+
+/// The most recent matching event; on equal (or missing) times the later one in the list wins.
+fn latest<'a>(events: &[&'a Event], matches: impl Fn(&Event) -> bool) -> Option<&'a Event> {
+    events.iter().copied().filter(|e| matches(e)).max_by_key(|e| event_time(e))
+}
+
+fn event_time(e: &Event) -> Option<Timestamp> {
+    let last = e.last_timestamp.as_ref().map(|t| t.0);
+    let micro = || e.event_time.as_ref().map(|t| t.0);
+    let first = || e.first_timestamp.as_ref().map(|t| t.0);
+    last.or_else(micro).or_else(first).or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// Does the pod run the owner's newest template? `owner_revision` is the bare hash (a new
+/// ReplicaSet's `pod-template-hash`) or a revision name that ends in it (a StatefulSet's
+/// `updateRevision`, a DaemonSet's ControllerRevision name, a ReplicaSet's name): DaemonSet
+/// pods carry only the hash in `controller-revision-hash`, StatefulSet pods the full name.
+pub fn pod_is_current(pod: &Pod, owner_revision: &str) -> bool {
+    let Some(labels) = pod.metadata.labels.as_ref() else { return false };
+    let matches = |hash: &str| {
+        !hash.is_empty()
+            && (owner_revision == hash
+                || owner_revision.strip_suffix(hash).is_some_and(|prefix| prefix.ends_with('-')))
+    };
+    ["pod-template-hash", "controller-revision-hash"]
+        .iter()
+        .filter_map(|key| labels.get(*key))
+        .any(|hash| matches(hash))
+}
+
+const REVISION: &str = "deployment.kubernetes.io/revision";
+
+/// The Deployment's new ReplicaSet among `rs`: owned by it, with the same revision annotation;
+/// else the owned one with the highest revision (the Deployment's annotation can lag).
+pub fn new_replicaset<'a>(d: &Deployment, rs: &'a [ReplicaSet]) -> Option<&'a ReplicaSet> {
+    let owned: Vec<&ReplicaSet> = rs.iter().filter(|r| owned_by(&r.metadata, &d.metadata)).collect();
+    let want = annotation(&d.metadata, REVISION);
+    let same = owned.iter().copied().find(|r| want.is_some() && annotation(&r.metadata, REVISION) == want);
+    same.or_else(|| owned.into_iter().max_by_key(|r| revision_number(&r.metadata)))
+}
+
+/// The hash that the ReplicaSet's pods carry in `pod-template-hash`, for `pod_is_current`.
+pub fn template_hash(rs: &ReplicaSet) -> Option<&str> {
+    let from_meta = rs.metadata.labels.as_ref().and_then(|l| l.get("pod-template-hash"));
+    let template = rs.spec.as_ref().and_then(|s| s.template.as_ref());
+    let from_template = || template?.metadata.as_ref()?.labels.as_ref()?.get("pod-template-hash");
+    from_meta.or_else(from_template).map(String::as_str)
+}
+
+/// By uid; by kind and name when the Deployment has no uid (objects built by hand).
+fn owned_by(child: &ObjectMeta, owner: &ObjectMeta) -> bool {
+    let refs = child.owner_references.as_deref().unwrap_or_default();
+    match owner.uid.as_deref().filter(|u| !u.is_empty()) {
+        Some(uid) => refs.iter().any(|r| r.uid == uid),
+        None => refs.iter().any(|r| r.kind == "Deployment" && Some(&r.name) == owner.name.as_ref()),
+    }
+}
+
+fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    meta.annotations.as_ref()?.get(key).map(String::as_str)
+}
+
+fn revision_number(meta: &ObjectMeta) -> Option<i64> {
+    annotation(meta, REVISION)?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const UNSCHEDULABLE: &str = include_str!("fixtures/pod-unschedulable.json");
+    const IMAGE_PULL: &str = include_str!("fixtures/pod-imagepull.json");
+    const CRASHLOOP: &str = include_str!("fixtures/pod-crashloop.json");
+    const OOMKILLED: &str = include_str!("fixtures/pod-oomkilled.json");
+    const READINESS: &str = include_str!("fixtures/pod-readiness.json");
+    const CONFIG_ERROR: &str = include_str!("fixtures/pod-config-error.json");
+    const EVICTED: &str = include_str!("fixtures/pod-evicted.json");
+    const READY: &str = include_str!("fixtures/pod-ready.json");
+
+    /// A fixture is `{"pod": <Pod>, "events": [<Event>...]}` as the API returns them.
+    fn raw(text: &str) -> Value {
+        serde_json::from_str(text).expect("fixture is JSON")
+    }
+
+    fn typed(v: Value) -> (Pod, Vec<Event>) {
+        let pod = serde_json::from_value(v["pod"].clone()).expect("fixture pod is a Pod");
+        let events = serde_json::from_value(v["events"].clone()).expect("fixture events are Events");
+        (pod, events)
+    }
+
+    fn causes(text: &str) -> Vec<PodCause> {
+        let (pod, events) = typed(raw(text));
+        pod_causes(&pod, &events)
+    }
+
+    const SCHEDULER: &str = "0/3 nodes are available: 1 node(s) had untolerated taint \
+        {node-role.kubernetes.io/control-plane: }, 2 Insufficient nvidia.com/gpu. preemption: \
+        0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption \
+        victims found for incoming pod.";
+
+    #[test]
+    fn unschedulable_from_the_condition() {
+        let got = causes(UNSCHEDULABLE);
+        assert_eq!(got, vec![PodCause::Unschedulable { message: SCHEDULER.into() }]);
+        assert_eq!(got[0].summary(), format!("Unschedulable: {SCHEDULER}"));
+    }
+
+    #[test]
+    fn unschedulable_falls_back_to_the_latest_failed_scheduling_event() {
+        let mut v = raw(UNSCHEDULABLE);
+        v["pod"]["status"]["conditions"][0]["message"] = Value::Null;
+        // The first event in the list is the older one (eventTime 10:02 vs 10:07): time wins.
+        v["events"].as_array_mut().expect("events").reverse();
+        let (pod, events) = typed(v);
+        let want = PodCause::Unschedulable { message: SCHEDULER.into() };
+        assert_eq!(pod_causes(&pod, &events), vec![want]);
+        assert_eq!(pod_causes(&pod, &[]), vec![PodCause::Unschedulable { message: String::new() }]);
+        assert_eq!(pod_causes(&pod, &[])[0].summary(), "Unschedulable");
+    }
+
+    #[test]
+    fn image_pull_back_off_quotes_the_pull_error() {
+        let got = causes(IMAGE_PULL);
+        let image = "registry.example.com/shop/api:9.9.9";
+        let message = format!(
+            "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and \
+             unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
+        );
+        let want = PodCause::ImagePullBackOff { container: "api".into(), image: image.into(), message };
+        assert_eq!(got, vec![want]);
+        assert_eq!(got[0].summary(), format!("ImagePullBackOff: {image}"));
+    }
+
+    #[test]
+    fn image_pull_reasons_without_events_use_the_waiting_message() {
+        for reason in ["ErrImagePull", "InvalidImageName", "ImagePullBackOff"] {
+            let mut v = raw(IMAGE_PULL);
+            let c = &mut v["pod"]["status"]["containerStatuses"][0];
+            c["state"]["waiting"] = json!({"reason": reason, "message": "couldn't parse image name"});
+            c["image"] = json!("");
+            let (pod, _) = typed(v);
+            let want = PodCause::ImagePullBackOff {
+                container: "api".into(),
+                image: "registry.example.com/shop/api:9.9.9".into(),
+                message: "couldn't parse image name".into(),
+            };
+            assert_eq!(pod_causes(&pod, &[]), vec![want], "{reason}");
+        }
+    }
+
+    #[test]
+    fn crash_loop_back_off_with_the_last_exit() {
+        let got = causes(CRASHLOOP);
+        let want = PodCause::CrashLoopBackOff {
+            container: "web".into(),
+            restarts: 4,
+            last_exit_code: Some(1),
+            last_reason: Some("Error".into()),
+        };
+        assert_eq!(got, vec![want]);
+        assert_eq!(got[0].summary(), "CrashLoopBackOff (exit 1, 4 restarts)");
+    }
+
+    #[test]
+    fn oom_killed_beats_crash_loop_back_off() {
+        let got = causes(OOMKILLED);
+        assert_eq!(got, vec![PodCause::OomKilled { container: "search".into(), restarts: 4 }]);
+        assert_eq!(got[0].summary(), "OOMKilled (4 restarts)");
+        // The same container crash-looping for another reason is plain CrashLoopBackOff.
+        let mut v = raw(OOMKILLED);
+        v["pod"]["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] = json!("Error");
+        let (pod, events) = typed(v);
+        assert!(matches!(pod_causes(&pod, &events)[..], [PodCause::CrashLoopBackOff { .. }]));
+    }
+
+    #[test]
+    fn readiness_probe_failing_quotes_the_latest_readiness_event_of_this_pod() {
+        // The later event from an earlier db-0 (other uid) and the liveness event don't count.
+        let got = causes(READINESS);
+        let message = "Readiness probe failed: /var/run/postgresql:5432 - rejecting connections\n";
+        let want = PodCause::ReadinessProbeFailing { container: "postgres".into(), message: message.into() };
+        assert_eq!(got, vec![want]);
+        assert_eq!(got[0].summary(), "Readiness probe failed: /var/run/postgresql:5432 - rejecting connections");
+    }
+
+    #[test]
+    fn readiness_probe_failing_without_events() {
+        let (pod, _) = typed(raw(READINESS));
+        let got = pod_causes(&pod, &[]);
+        let message = "readiness probe not passing".into();
+        assert_eq!(got, vec![PodCause::ReadinessProbeFailing { container: "postgres".into(), message }]);
+        assert_eq!(got[0].summary(), "Readiness probe not passing");
+    }
+
+    #[test]
+    fn events_match_by_name_and_namespace_when_the_pod_has_no_uid() {
+        let mut v = raw(READINESS);
+        v["pod"]["metadata"]["uid"] = Value::Null;
+        let (pod, events) = typed(v.clone());
+        let message = "Readiness probe failed: from the previous db-0, deleted by the rollout";
+        let want = PodCause::ReadinessProbeFailing { container: "postgres".into(), message: message.into() };
+        assert_eq!(pod_causes(&pod, &events), vec![want]);
+        // Another namespace, or another kind with the pod's name, is not about this pod.
+        let mut other = v.clone();
+        for e in other["events"].as_array_mut().expect("events") {
+            e["involvedObject"]["namespace"] = json!("staging");
+        }
+        let (pod, events) = typed(other);
+        assert!(matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK));
+        for e in v["events"].as_array_mut().expect("events") {
+            e["involvedObject"]["kind"] = json!("PersistentVolumeClaim");
+        }
+        let (pod, events) = typed(v);
+        assert!(matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK));
+    }
+
+    #[test]
+    fn other_waiting_reasons_are_container_waiting() {
+        let got = causes(CONFIG_ERROR);
+        let want = PodCause::ContainerWaiting {
+            container: "worker".into(),
+            reason: "CreateContainerConfigError".into(),
+            message: "secret \"worker-env\" not found".into(),
+        };
+        // The completed init container is no cause.
+        assert_eq!(got, vec![want]);
+        assert_eq!(got[0].summary(), "CreateContainerConfigError: secret \"worker-env\" not found");
+    }
+
+    #[test]
+    fn failed_pod_says_why_it_ended() {
+        let got = causes(EVICTED);
+        let want = PodCause::Failed { container: "web".into(), exit_code: 137, reason: "Evicted".into() };
+        assert_eq!(got, vec![want]);
+        assert_eq!(got[0].summary(), "Failed: Evicted (exit 137)");
+        let mut v = raw(EVICTED);
+        v["pod"]["status"]["reason"] = Value::Null;
+        v["pod"]["status"]["containerStatuses"][0]["state"] = json!({"terminated": {"exitCode": 2, "reason": "Error"}});
+        let (pod, _) = typed(v.clone());
+        let want = PodCause::Failed { container: "web".into(), exit_code: 2, reason: "Error".into() };
+        assert_eq!(pod_causes(&pod, &[]), vec![want]);
+        v["pod"]["status"]["containerStatuses"] = Value::Null;
+        let (pod, _) = typed(v);
+        let got = pod_causes(&pod, &[]);
+        assert_eq!(got, vec![PodCause::Failed { container: String::new(), exit_code: 0, reason: "Failed".into() }]);
+        assert_eq!(got[0].summary(), "Failed: Failed");
+    }
+
+    #[test]
+    fn ready_pod_has_no_causes() {
+        // Its last run was OOMKilled and an old readiness failure is on record: neither matters now.
+        let (pod, events) = typed(raw(READY));
+        assert!(is_pod_ready(&pod));
+        assert_eq!(pod_causes(&pod, &events), vec![]);
+        assert!(!is_pod_ready(&typed(raw(READINESS)).0));
+        assert!(!is_pod_ready(&Pod::default()));
+        assert_eq!(pod_causes(&Pod::default(), &events), vec![]);
+    }
+
+    #[test]
+    fn serialises_with_a_cause_tag() {
+        let cause = PodCause::OomKilled { container: "search".into(), restarts: 4 };
+        let want = json!({"cause": "OomKilled", "container": "search", "restarts": 4});
+        assert_eq!(serde_json::to_value(cause).expect("serialises"), want);
+    }
+
+    #[test]
+    fn restarts_and_crash_summaries() {
+        let crash = |restarts, last_exit_code, last_reason: Option<&str>| PodCause::CrashLoopBackOff {
+            container: "c".into(),
+            restarts,
+            last_exit_code,
+            last_reason: last_reason.map(Into::into),
+        };
+        assert_eq!(crash(1, None, None).summary(), "CrashLoopBackOff (1 restart)");
+        assert_eq!(crash(2, None, Some("Error")).summary(), "CrashLoopBackOff (Error, 2 restarts)");
+        assert_eq!(crash(3, Some(137), Some("Error")).summary(), "CrashLoopBackOff (exit 137, 3 restarts)");
+    }
+
+    fn pod_with_labels(labels: Value) -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": "p", "labels": labels}})).expect("a Pod")
+    }
+
+    #[test]
+    fn pod_generation_by_hash_label() {
+        let rs_pod = pod_with_labels(json!({"pod-template-hash": "5d7c9b8f4"}));
+        assert!(pod_is_current(&rs_pod, "5d7c9b8f4"));
+        assert!(pod_is_current(&rs_pod, "web-5d7c9b8f4"));
+        assert!(!pod_is_current(&rs_pod, "6c8f7d9b5"));
+        assert!(!pod_is_current(&rs_pod, "web5d7c9b8f4"));
+        assert!(!pod_is_current(&rs_pod, "d7c9b8f4"));
+        assert!(!pod_is_current(&rs_pod, ""));
+        let sts_pod = pod_with_labels(json!({"controller-revision-hash": "db-6b8d9c7f5"}));
+        assert!(pod_is_current(&sts_pod, "db-6b8d9c7f5"));
+        assert!(!pod_is_current(&sts_pod, "db-7b8d9c7f5"));
+        let ds_pod = pod_with_labels(json!({"controller-revision-hash": "6b8d9c7f5"}));
+        assert!(pod_is_current(&ds_pod, "agent-6b8d9c7f5"));
+        assert!(!pod_is_current(&pod_with_labels(json!({"controller-revision-hash": ""})), ""));
+        assert!(!pod_is_current(&Pod::default(), "6b8d9c7f5"));
+    }
+
+    const WEB_UID: &str = "d0e1f2a3-b4c5-4d6e-8f70-8192a3b4c5d6";
+
+    fn replicaset(name: &str, owner_uid: &str, revision: &str) -> ReplicaSet {
+        let hash = name.trim_start_matches("web-");
+        serde_json::from_value(json!({"metadata": {
+            "name": name,
+            "labels": {"pod-template-hash": hash},
+            "annotations": {"deployment.kubernetes.io/revision": revision},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                                 "uid": owner_uid, "controller": true}],
+        }}))
+        .expect("a ReplicaSet")
+    }
+
+    fn web(revision: Option<&str>) -> Deployment {
+        let annotations = revision.map(|r| json!({"deployment.kubernetes.io/revision": r}));
+        serde_json::from_value(json!({"metadata": {"name": "web", "uid": WEB_UID, "annotations": annotations}}))
+            .expect("a Deployment")
+    }
+
+    #[test]
+    fn new_replicaset_by_revision_then_highest() {
+        let all = [
+            replicaset("web-5d7c9b8f4", WEB_UID, "2"),
+            replicaset("web-6c8f7d9b5", WEB_UID, "10"),
+            replicaset("web-7f9c8b6d5", "another-web-uid", "11"),
+            replicaset("web-8a9b0c1d2", WEB_UID, "9"),
+        ];
+        let name = |rs: Option<&ReplicaSet>| rs.and_then(|r| r.metadata.name.clone());
+        assert_eq!(name(new_replicaset(&web(Some("2")), &all)), Some("web-5d7c9b8f4".into()));
+        // Numeric order: revision 10 is above 9 (a string compare would say otherwise).
+        assert_eq!(name(new_replicaset(&web(None), &all)), Some("web-6c8f7d9b5".into()));
+        assert_eq!(name(new_replicaset(&web(Some("11")), &all)), Some("web-6c8f7d9b5".into()));
+        assert_eq!(new_replicaset(&web(Some("2")), &all[2..3]), None);
+        assert_eq!(new_replicaset(&web(Some("2")), &[]), None);
+        assert_eq!(template_hash(&all[1]), Some("6c8f7d9b5"));
+        assert_eq!(template_hash(&ReplicaSet::default()), None);
+    }
+
+    #[test]
+    fn new_replicaset_by_owner_name_when_the_deployment_has_no_uid() {
+        let all = [replicaset("web-5d7c9b8f4", WEB_UID, "1")];
+        let mut d = web(Some("1"));
+        d.metadata.uid = None;
+        assert!(new_replicaset(&d, &all).is_some());
+        d.metadata.name = Some("api".into());
+        assert!(new_replicaset(&d, &all).is_none());
+    }
+}

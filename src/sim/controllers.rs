@@ -1,0 +1,742 @@
+//! The simulated cluster's controllers: the Deployment, ReplicaSet, StatefulSet, DaemonSet and
+//! Job controllers, the scheduler and the kubelet, plus a PVC binder. They move objects' status
+//! over time as the scenario says, so that `kubectl rollout status`, kstatus (Helm 4's watcher)
+//! and Helm's legacy readiness checks judge the simulated workloads as they would real ones.
+//!
+//! One [`Controllers::reconcile`] pass reads every object once (one LIST per kind, then index
+//! maps), advances each pod's simulated lifecycle, then runs each controller over the snapshot
+//! and writes only what changed. Timing (when a pod was created, started, became ready; when a
+//! Deployment last progressed) lives here in memory, never in the JSON, and is measured with the
+//! `now` the caller passes, so tests drive whole rollouts with a fake clock.
+//!
+//! Start it with [`spawn`] (which also creates the simulated nodes).
+
+mod daemonset;
+mod deployment;
+mod job;
+mod kubelet;
+mod statefulset;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::SimState;
+use super::resources::{self, ResourceId, ids};
+use super::scenario::{JobRule, WorkloadRule};
+use super::store::suffix_from;
+
+pub(crate) static CONTROLLER_REVISIONS: LazyLock<ResourceId> = LazyLock::new(|| {
+    resources::by_path("apps", "v1", "controllerrevisions").expect("controllerrevisions is in the table")
+});
+pub(crate) static PVCS: LazyLock<ResourceId> = LazyLock::new(|| {
+    resources::by_path("", "v1", "persistentvolumeclaims").expect("persistentvolumeclaims is in the table")
+});
+
+/// Creates the simulated nodes `node-1..node-N` (N = `scenario.nodes`), Ready, with
+/// allocatable resources. Idempotent.
+pub fn seed_nodes(sim: &SimState) {
+    for i in 1..=sim.scenario.nodes {
+        let name = format!("node-{i}");
+        let ip = node_ip(i as usize - 1);
+        let now = super::store::now_rfc3339();
+        let cond = |t: &str, s: &str, reason: &str, msg: &str| {
+            json!({"type": t, "status": s, "reason": reason, "message": msg,
+                   "lastHeartbeatTime": now, "lastTransitionTime": now})
+        };
+        let resources = json!({"cpu": "4", "memory": "16393244Ki", "pods": "110", "ephemeral-storage": "102687672Ki"});
+        let node = json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+                "node.kubernetes.io/instance-type": "sim.large"}},
+            "spec": {"podCIDR": format!("10.244.{}.0/24", i - 1), "podCIDRs": [format!("10.244.{}.0/24", i - 1)]},
+            "status": {
+                "capacity": resources, "allocatable": resources,
+                "conditions": [
+                    cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                    cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                    cond("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                    cond("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+                ],
+                "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {
+                    "architecture": "amd64", "operatingSystem": "linux", "osImage": "Debian GNU/Linux 12 (bookworm)",
+                    "kernelVersion": "6.8.0-sim", "containerRuntimeVersion": "containerd://2.1.4",
+                    "kubeletVersion": "v1.35.2", "kubeProxyVersion": "v1.35.2",
+                    "machineID": format!("{:032x}", fnv(name.as_bytes())),
+                    "systemUUID": format!("{:032x}", fnv(ip.as_bytes())), "bootID": "", "containerRuntime": ""},
+            },
+        });
+        let _ = sim.store.ensure(*ids::NODES, node);
+    }
+}
+
+/// Seeds the nodes, then runs [`Controllers::reconcile`] every `scenario.tick` until aborted.
+/// Each pass runs on the blocking pool so a large pass never stalls the API server's workers.
+pub fn spawn(sim: Arc<SimState>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        seed_nodes(&sim);
+        let mut ctl = Controllers::new(&sim);
+        let tick = sim.scenario.tick.max(Duration::from_millis(5));
+        let mut interval = tokio::time::interval(tick);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            let s = sim.clone();
+            let joined = tokio::task::spawn_blocking(move || {
+                // A bug in one pass must not stop the cluster: keep the state and go on.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    ctl.reconcile(&s, Instant::now())
+                }));
+                ctl
+            })
+            .await;
+            match joined {
+                Ok(c) => ctl = c,
+                Err(_) => return,
+            }
+        }
+    })
+}
+
+/// Controller-owned memory: simulated timing per object, rule caches, event de-duplication.
+pub struct Controllers {
+    base_instant: Instant,
+    base_wall: jiff::Timestamp,
+    pass: u64,
+    seq: u64,
+    pods: HashMap<String, kubelet::PodSim>,
+    deployments: HashMap<String, deployment::DepSim>,
+    /// ReplicaSet uid → the Deployment generation it was last the new ReplicaSet for (its pods
+    /// take the scenario rule of that generation).
+    rs_gen: HashMap<String, i64>,
+    events: Events,
+    rule_cache: HashMap<(String, String, i64), Option<usize>>,
+    job_rule_cache: HashMap<String, Option<usize>>,
+    counters: kubelet::Counters,
+}
+
+/// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
+static DEFAULT_JOB: LazyLock<JobRule> =
+    LazyLock::new(|| JobRule { after: Some(Duration::from_millis(500)), ..JobRule::default() });
+
+/// What one pass works on: every relevant object, listed once, plus index maps.
+pub(crate) struct Snapshot {
+    nodes: Vec<(String, String)>,
+    pods: Vec<Arc<Value>>,
+    deployments: Vec<Arc<Value>>,
+    replicasets: Vec<Arc<Value>>,
+    statefulsets: Vec<Arc<Value>>,
+    daemonsets: Vec<Arc<Value>>,
+    jobs: Vec<Arc<Value>>,
+    pvcs: Vec<Arc<Value>>,
+    /// Controller owner uid → indexes into `pods`.
+    pods_by_owner: HashMap<String, Vec<usize>>,
+    /// Controller owner uid → ReplicaSets / ControllerRevisions it owns.
+    rs_by_owner: HashMap<String, Vec<Arc<Value>>>,
+    revisions_by_owner: HashMap<String, Vec<Arc<Value>>>,
+    /// uid → (kind, name, generation, controller owner uid) of every workload object.
+    owners: HashMap<String, OwnerInfo>,
+}
+
+#[derive(Clone)]
+pub(crate) struct OwnerInfo {
+    kind: &'static str,
+    name: String,
+    generation: i64,
+    owner: Option<String>,
+}
+
+impl Controllers {
+    pub fn new(sim: &SimState) -> Self {
+        let _ = sim;
+        Controllers {
+            base_instant: Instant::now(),
+            base_wall: jiff::Timestamp::now(),
+            pass: 0,
+            seq: 0,
+            pods: HashMap::new(),
+            deployments: HashMap::new(),
+            rs_gen: HashMap::new(),
+            events: Events::default(),
+            rule_cache: HashMap::new(),
+            job_rule_cache: HashMap::new(),
+            counters: kubelet::Counters::default(),
+        }
+    }
+
+    /// One pass of every controller, as of `now`.
+    pub fn reconcile(&mut self, sim: &SimState, now: Instant) {
+        self.pass += 1;
+        let snap = Snapshot::take(sim);
+        let p = Pass { sim, now, wall: self.wall(now) };
+        self.kubelet_pass(&p, &snap);
+        let mut rs_list = snap.replicasets.clone();
+        let plans = self.deployments_plan(&p, &snap, &mut rs_list);
+        let counts = self.replicasets_sync(&p, &snap, &rs_list, &plans);
+        self.deployments_status(&p, &snap, &plans, &counts);
+        self.statefulsets_sync(&p, &snap);
+        self.daemonsets_sync(&p, &snap);
+        self.jobs_sync(&p, &snap);
+        bind_pvcs(&p, &snap);
+        self.prune(&p, &snap);
+    }
+
+    /// The wall-clock time matching `now` (so fake clocks give consistent timestamps).
+    fn wall(&self, now: Instant) -> String {
+        let d = now.saturating_duration_since(self.base_instant);
+        let ts = self.base_wall.checked_add(d).unwrap_or(self.base_wall);
+        ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Index of the scenario rule for a workload (None = `defaults`), cached: matching
+    /// compiles globs.
+    fn rule_index(&mut self, sim: &SimState, kind: &str, name: &str, generation: i64) -> Option<usize> {
+        let key = (kind.to_string(), name.to_string(), generation);
+        if let Some(hit) = self.rule_cache.get(&key) {
+            return *hit;
+        }
+        if self.rule_cache.len() > 100_000 {
+            self.rule_cache.clear();
+        }
+        let rule = sim.scenario.workload_rule(kind, name, generation);
+        let idx = sim.scenario.workloads.iter().position(|r| std::ptr::eq(r, rule));
+        self.rule_cache.insert(key, idx);
+        idx
+    }
+
+    fn job_rule_index(&mut self, sim: &SimState, name: &str) -> Option<usize> {
+        if let Some(hit) = self.job_rule_cache.get(name) {
+            return *hit;
+        }
+        if self.job_rule_cache.len() > 100_000 {
+            self.job_rule_cache.clear();
+        }
+        let idx = sim
+            .scenario
+            .job_rule(name)
+            .and_then(|rule| sim.scenario.jobs.iter().position(|r| std::ptr::eq(r, rule)));
+        self.job_rule_cache.insert(name.to_string(), idx);
+        idx
+    }
+
+    /// Forgets memory of objects that are gone. Pods go at once (and their logs); the rest
+    /// every so often.
+    fn prune(&mut self, p: &Pass, snap: &Snapshot) {
+        let pass = self.pass;
+        let mut gone = Vec::new();
+        self.pods.retain(|uid, pod| {
+            let keep = pod.seen == pass;
+            if !keep {
+                gone.push((uid.clone(), pod.ns.clone(), pod.name.clone()));
+            }
+            keep
+        });
+        for (uid, ns, name) in gone {
+            p.sim.logs.forget_pod(&ns, &name);
+            self.events.forget(&uid);
+        }
+        if pass % 50 == 0 {
+            let live: HashSet<&str> = snap.owners.keys().map(String::as_str).collect();
+            self.deployments.retain(|uid, _| live.contains(uid.as_str()));
+            self.rs_gen.retain(|uid, _| live.contains(uid.as_str()));
+            let pods = &self.pods;
+            self.events.retain(|uid| live.contains(uid) || pods.contains_key(uid));
+        }
+    }
+
+    /// Deletes a pod through the store and forgets it.
+    fn delete_pod(&mut self, p: &Pass, pod: &Value) {
+        let (ns, name, uid) = (meta(pod, "namespace"), meta(pod, "name"), meta(pod, "uid"));
+        let _ = p.sim.store.delete(*ids::PODS, Some(ns), name);
+        self.pods.remove(uid);
+        self.events.forget(uid);
+        p.sim.logs.forget_pod(ns, name);
+    }
+
+    /// Creates a pod from a template for an owner; `name` None means `{prefix}{5 chars}`.
+    /// Registers the pod with the kubelet simulation at once (its timers start now).
+    #[allow(clippy::too_many_arguments)]
+    fn create_pod(
+        &mut self,
+        p: &Pass,
+        owner: &Value,
+        template: &Value,
+        name: Option<String>,
+        prefix: &str,
+        extra_labels: &[(&str, String)],
+        mutate_spec: impl Fn(&mut Value),
+        plan: kubelet::Plan,
+    ) -> Option<Arc<Value>> {
+        let ns = meta(owner, "namespace").to_string();
+        let mut labels = template.pointer("/metadata/labels").cloned().unwrap_or_else(|| json!({}));
+        if !labels.is_object() {
+            labels = json!({});
+        }
+        for (k, v) in extra_labels {
+            labels[*k] = json!(v);
+        }
+        let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+        mutate_spec(&mut spec);
+        let qos = kubelet::qos_class(&spec);
+        let mut metadata = json!({
+            "namespace": ns,
+            "labels": labels,
+            "ownerReferences": [owner_ref(owner)],
+        });
+        if let Some(a) = template.pointer("/metadata/annotations").filter(|a| a.is_object()) {
+            metadata["annotations"] = a.clone();
+        }
+        let fixed = name.is_some();
+        if !fixed {
+            metadata["generateName"] = json!(prefix);
+        }
+        for attempt in 0..5 {
+            let pod_name = match &name {
+                Some(n) => n.clone(),
+                None => {
+                    let seed = fnv(meta(owner, "uid").as_bytes()) ^ self.next_seq().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    format!("{prefix}{}", suffix_from(seed, 5))
+                }
+            };
+            metadata["name"] = json!(pod_name);
+            let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+                             "status": {"phase": "Pending", "qosClass": qos}});
+            match p.sim.store.create(*ids::PODS, Some(&ns), obj) {
+                Ok(created) => {
+                    let sim_pod = kubelet::PodSim::new(&created, plan, p.now, self.pass);
+                    self.pods.insert(meta(&created, "uid").to_string(), sim_pod);
+                    return Some(created);
+                }
+                Err(e) if e.code == 409 && !fixed && attempt < 4 => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Plan for a pod that the simulation has not seen before, found from its owner chain.
+    fn plan_for_unknown_pod(&mut self, sim: &SimState, snap: &Snapshot, pod: &Value) -> kubelet::Plan {
+        let name = meta(pod, "name");
+        let mut owner = controller_uid(pod).and_then(|u| snap.owners.get(u));
+        // Walk ReplicaSet → Deployment.
+        if let Some(o) = owner.filter(|o| o.kind == "ReplicaSet") {
+            let rs_uid = controller_uid(pod).unwrap_or_default().to_string();
+            if let Some(dep) = o.owner.as_deref().and_then(|u| snap.owners.get(u)).filter(|d| d.kind == "Deployment") {
+                let generation = self.rs_gen.get(&rs_uid).copied().unwrap_or(dep.generation);
+                let (kind, n) = (dep.kind, dep.name.clone());
+                return kubelet::Plan::Serve { rule: self.rule_index(sim, kind, &n, generation) };
+            }
+            owner = Some(o);
+        }
+        match owner {
+            Some(o) if o.kind == "Job" => {
+                let n = o.name.clone();
+                let rule = self.job_rule_index(sim, &n);
+                let ordinal = controller_uid(pod).and_then(|u| snap.pods_by_owner.get(u)).map_or(0, Vec::len);
+                self.run_plan(sim, rule, ordinal.saturating_sub(1) as u32)
+            }
+            Some(o) => {
+                let (kind, n, g) = (o.kind, o.name.clone(), o.generation);
+                kubelet::Plan::Serve { rule: self.rule_index(sim, kind, &n, g) }
+            }
+            None => {
+                let restart = pod.pointer("/spec/restartPolicy").and_then(Value::as_str).unwrap_or("Always");
+                if restart == "Always" {
+                    kubelet::Plan::Serve { rule: self.rule_index(sim, "Pod", name, 1) }
+                } else {
+                    let rule = self.job_rule_index(sim, name);
+                    self.run_plan(sim, rule, 0)
+                }
+            }
+        }
+    }
+
+    /// How the `ordinal`-th (0-based) pod of a run-to-completion workload ends.
+    fn run_plan(&self, sim: &SimState, rule: Option<usize>, ordinal: u32) -> kubelet::Plan {
+        use super::scenario::JobOutcome;
+        let r = rule.and_then(|i| sim.scenario.jobs.get(i)).unwrap_or(&DEFAULT_JOB);
+        let exit = r.exit_code.unwrap_or(1);
+        let (fail, hang) = match r.fail_first {
+            Some(k) => (ordinal < k, false),
+            None => match r.outcome {
+                JobOutcome::Succeed => (false, false),
+                JobOutcome::Fail => (true, false),
+                JobOutcome::Hang => (false, true),
+            },
+        };
+        kubelet::Plan::Run { rule, exit: if fail { Some(if exit == 0 { 1 } else { exit }) } else { None }, hang }
+    }
+}
+
+/// Per-pass context.
+pub(crate) struct Pass<'a> {
+    sim: &'a SimState,
+    now: Instant,
+    wall: String,
+}
+
+impl<'a> Pass<'a> {
+    fn rule(&self, idx: Option<usize>) -> &'a WorkloadRule {
+        idx.and_then(|i| self.sim.scenario.workloads.get(i)).unwrap_or(&self.sim.scenario.defaults)
+    }
+
+    fn job_rule(&self, idx: Option<usize>) -> &'a JobRule {
+        idx.and_then(|i| self.sim.scenario.jobs.get(i)).unwrap_or(&DEFAULT_JOB)
+    }
+}
+
+impl Snapshot {
+    fn take(sim: &SimState) -> Snapshot {
+        let all = |res: ResourceId| sim.store.list(res, None, |_| true).0;
+        let nodes = all(*ids::NODES)
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let ip = n
+                    .pointer("/status/addresses")
+                    .and_then(Value::as_array)
+                    .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
+                    .and_then(|x| x["address"].as_str())
+                    .map(String::from)
+                    .unwrap_or_else(|| node_ip(i));
+                (meta(n, "name").to_string(), ip)
+            })
+            .collect();
+        let pods = all(*ids::PODS);
+        let deployments = all(*ids::DEPLOYMENTS);
+        let replicasets = all(*ids::REPLICASETS);
+        let statefulsets = all(*ids::STATEFULSETS);
+        let daemonsets = all(*ids::DAEMONSETS);
+        let jobs = all(*ids::JOBS);
+        let pvcs = all(*PVCS);
+        let revisions = all(*CONTROLLER_REVISIONS);
+
+        let mut pods_by_owner: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, pod) in pods.iter().enumerate() {
+            if let Some(u) = controller_uid(pod) {
+                pods_by_owner.entry(u.to_string()).or_default().push(i);
+            }
+        }
+        let group = |list: &[Arc<Value>]| {
+            let mut map: HashMap<String, Vec<Arc<Value>>> = HashMap::new();
+            for o in list {
+                if let Some(u) = controller_uid(o) {
+                    map.entry(u.to_string()).or_default().push(o.clone());
+                }
+            }
+            map
+        };
+        let rs_by_owner = group(&replicasets);
+        let revisions_by_owner = group(&revisions);
+        let mut owners = HashMap::new();
+        for (kind, list) in [
+            ("Deployment", &deployments),
+            ("ReplicaSet", &replicasets),
+            ("StatefulSet", &statefulsets),
+            ("DaemonSet", &daemonsets),
+            ("Job", &jobs),
+        ] {
+            for o in list {
+                owners.insert(
+                    meta(o, "uid").to_string(),
+                    OwnerInfo {
+                        kind,
+                        name: meta(o, "name").to_string(),
+                        generation: generation(o),
+                        owner: controller_uid(o).map(String::from),
+                    },
+                );
+            }
+        }
+        Snapshot {
+            nodes,
+            pods,
+            deployments,
+            replicasets,
+            statefulsets,
+            daemonsets,
+            jobs,
+            pvcs,
+            pods_by_owner,
+            rs_by_owner,
+            revisions_by_owner,
+            owners,
+        }
+    }
+
+    fn pods_of<'s>(&'s self, uid: &str) -> impl Iterator<Item = &'s Arc<Value>> + 's {
+        self.pods_by_owner.get(uid).into_iter().flatten().map(|&i| &self.pods[i])
+    }
+}
+
+/// PVC binder: every claim becomes Bound to a made-up volume of the requested size.
+fn bind_pvcs(p: &Pass, snap: &Snapshot) {
+    for pvc in &snap.pvcs {
+        if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
+            continue;
+        }
+        let volume = format!("pvc-{}", meta(pvc, "uid"));
+        p.sim.store.update_with(*PVCS, Some(meta(pvc, "namespace")), meta(pvc, "name"), |o| {
+            let storage = o.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("1Gi"));
+            let modes = o.pointer("/spec/accessModes").cloned().unwrap_or(json!(["ReadWriteOnce"]));
+            if o["spec"].is_object() && o["spec"].get("volumeName").is_none() {
+                o["spec"]["volumeName"] = json!(volume);
+            }
+            o["status"] = json!({"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}});
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/// The object an Event is about.
+pub(crate) struct Involved<'a> {
+    pub kind: &'a str,
+    pub api_version: &'a str,
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub uid: &'a str,
+    pub field_path: Option<String>,
+}
+
+impl<'a> Involved<'a> {
+    fn of(obj: &'a Value) -> Self {
+        Involved {
+            kind: obj["kind"].as_str().unwrap_or(""),
+            api_version: obj["apiVersion"].as_str().unwrap_or(""),
+            name: meta(obj, "name"),
+            namespace: meta(obj, "namespace"),
+            uid: meta(obj, "uid"),
+            field_path: None,
+        }
+    }
+}
+
+struct EventMemo {
+    reason: String,
+    message: String,
+    name: String,
+}
+
+/// Event recorder: core/v1 Events through the store, a repeat bumps `count`.
+#[derive(Default)]
+struct Events {
+    by_uid: HashMap<String, Vec<EventMemo>>,
+    seq: u64,
+}
+
+impl Events {
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        p: &Pass,
+        involved: &Involved,
+        type_: &str,
+        reason: &str,
+        message: &str,
+        component: &str,
+        host: Option<&str>,
+    ) {
+        let store = &p.sim.store;
+        let memos = self.by_uid.entry(involved.uid.to_string()).or_default();
+        if let Some(m) = memos.iter().find(|m| m.reason == reason && m.message == message) {
+            let bumped = store.update_with(*ids::EVENTS, Some(involved.namespace), &m.name, |e| {
+                let count = e["count"].as_i64().unwrap_or(1);
+                e["count"] = json!(count + 1);
+                e["lastTimestamp"] = json!(p.wall);
+            });
+            if bumped.is_some() {
+                return;
+            }
+            memos.retain(|m| !(m.reason == reason && m.message == message));
+        }
+        self.seq += 1;
+        let h = fnv(format!("{}/{reason}/{message}/{}", involved.uid, self.seq).as_bytes());
+        let name = format!("{}.{h:016x}", involved.name);
+        let mut obj = json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": involved.namespace},
+            "involvedObject": {"kind": involved.kind, "namespace": involved.namespace, "name": involved.name,
+                               "uid": involved.uid, "apiVersion": involved.api_version},
+            "reason": reason, "message": message, "type": type_,
+            "source": {"component": component},
+            "firstTimestamp": p.wall, "lastTimestamp": p.wall, "count": 1,
+            "eventTime": null,
+            "reportingComponent": component, "reportingInstance": host.unwrap_or(""),
+        });
+        if let Some(fp) = &involved.field_path {
+            obj["involvedObject"]["fieldPath"] = json!(fp);
+        }
+        if let Some(h) = host {
+            obj["source"]["host"] = json!(h);
+        }
+        if store.create(*ids::EVENTS, Some(involved.namespace), obj).is_ok() {
+            memos.push(EventMemo { reason: reason.into(), message: message.into(), name });
+        }
+    }
+
+    fn forget(&mut self, uid: &str) {
+        self.by_uid.remove(uid);
+    }
+
+    fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.by_uid.retain(|uid, _| keep(uid));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers shared by the controllers
+
+/// `metadata.<field>` as a string ("" when absent).
+pub(crate) fn meta<'v>(obj: &'v Value, field: &str) -> &'v str {
+    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+}
+
+pub(crate) fn generation(obj: &Value) -> i64 {
+    obj.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0)
+}
+
+pub(crate) fn int_at(obj: &Value, pointer: &str) -> Option<i64> {
+    obj.pointer(pointer).and_then(Value::as_i64)
+}
+
+pub(crate) fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
+    obj.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
+}
+
+pub(crate) fn annotation<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
+    obj.pointer("/metadata/annotations").and_then(|l| l.get(key)).and_then(Value::as_str)
+}
+
+/// The uid of the owner with `controller: true` (or the only owner).
+pub(crate) fn controller_uid(obj: &Value) -> Option<&str> {
+    let refs = obj.pointer("/metadata/ownerReferences")?.as_array()?;
+    refs.iter()
+        .find(|r| r["controller"].as_bool() == Some(true))
+        .or_else(|| if refs.len() == 1 { refs.first() } else { None })
+        .and_then(|r| r["uid"].as_str())
+}
+
+/// An ownerReference to `owner` as its controller.
+pub(crate) fn owner_ref(owner: &Value) -> Value {
+    json!({"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta(owner, "name"),
+           "uid": meta(owner, "uid"), "controller": true, "blockOwnerDeletion": true})
+}
+
+/// Resolves an int-or-percent (`1`, `"25%"`) against `total`, rounding up or down.
+pub(crate) fn int_or_percent(v: Option<&Value>, total: i64, round_up: bool) -> i64 {
+    match v {
+        Some(Value::Number(n)) => n.as_i64().unwrap_or(0),
+        Some(Value::String(s)) => match s.strip_suffix('%').map(str::parse::<i64>) {
+            Some(Ok(pct)) => {
+                let x = pct * total;
+                if round_up { (x + 99).div_euclid(100) } else { x.div_euclid(100) }
+            }
+            _ => s.parse().unwrap_or(0),
+        },
+        _ => 0,
+    }
+}
+
+/// FNV-1a state, fed piecewise.
+struct Fnv(u64);
+
+impl Fnv {
+    fn feed(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// A JSON value with object keys sorted, so key order never changes the hash.
+    fn feed_value(&mut self, v: &Value) {
+        match v {
+            Value::Object(map) => {
+                self.feed(b"{");
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                for k in keys {
+                    self.feed(k.as_bytes());
+                    self.feed(b":");
+                    self.feed_value(&map[k]);
+                    self.feed(b",");
+                }
+                self.feed(b"}");
+            }
+            Value::Array(items) => {
+                self.feed(b"[");
+                for item in items {
+                    self.feed_value(item);
+                    self.feed(b",");
+                }
+                self.feed(b"]");
+            }
+            other => self.feed(other.to_string().as_bytes()),
+        }
+    }
+}
+
+/// FNV-1a, 64 bit.
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.feed(bytes);
+    h.0
+}
+
+/// A pod template's hash as Kubernetes shows it: 10 characters of `bcdf…789`.
+pub(crate) fn template_hash(template: &Value) -> String {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.feed_value(template);
+    suffix_from(h.0, 10)
+}
+
+fn node_ip(index: usize) -> String {
+    format!("10.0.0.{}", 10 + index)
+}
+
+/// Adds `value` at `key` only when it is worth writing (Kubernetes omits zero counts).
+pub(crate) fn put_nonzero(status: &mut Value, key: &str, value: i64) {
+    if value != 0 {
+        status[key] = json!(value);
+    }
+}
+
+/// Sets a condition in a conditions array the way Kubernetes' helpers do: an unchanged
+/// status keeps `lastTransitionTime`; an unchanged status, reason and message keeps everything.
+pub(crate) fn set_condition(conds: &mut Vec<Value>, mut cond: Value, wall: &str, with_update_time: bool) {
+    let t = cond["type"].clone();
+    let pos = conds.iter().position(|c| c["type"] == t);
+    if let Some(i) = pos {
+        let old = &conds[i];
+        if old["status"] == cond["status"] && old["reason"] == cond["reason"] && old["message"] == cond["message"] {
+            return;
+        }
+        let transition = if old["status"] == cond["status"] { old["lastTransitionTime"].clone() } else { json!(wall) };
+        cond["lastTransitionTime"] = transition;
+        if with_update_time {
+            cond["lastUpdateTime"] = json!(wall);
+        }
+        conds[i] = cond;
+    } else {
+        cond["lastTransitionTime"] = json!(wall);
+        if with_update_time {
+            cond["lastUpdateTime"] = json!(wall);
+        }
+        conds.push(cond);
+    }
+}

@@ -213,14 +213,18 @@ fn explicit_choice(s: &Search, origin: String, value: PathBuf) -> Result<PathBuf
 /// ancestors are implied) plus one line per candidate that exists but is unusable, because that
 /// is the line the operator needs to see.
 fn walk_up(dir: &Path, rel: &Path, what: &str, looked: &mut Vec<Looked>) -> Option<PathBuf> {
+    let mut unusable = false;
     for ancestor in dir.ancestors() {
         let candidate = ancestor.join(rel);
         match check_executable(&candidate) {
             Ok(()) => return Some(candidate),
-            Err(why) if candidate.exists() => looked.push(Looked {
-                place: candidate.display().to_string(),
-                outcome: why,
-            }),
+            Err(why) if candidate.exists() => {
+                unusable = true;
+                looked.push(Looked {
+                    place: candidate.display().to_string(),
+                    outcome: why,
+                });
+            }
             Err(_) => {}
         }
     }
@@ -230,7 +234,7 @@ fn walk_up(dir: &Path, rel: &Path, what: &str, looked: &mut Vec<Looked>) -> Opti
             rel.display(),
             dir.display()
         ),
-        outcome: "not found".into(),
+        outcome: if unusable { "none usable" } else { "not found" }.into(),
     });
     None
 }
@@ -452,6 +456,10 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("scripts/install-tools.sh"), "{text}");
         assert!(text.contains("is not executable"), "{text}");
+        assert!(
+            text.contains("every parent directory: none usable"),
+            "{text}"
+        );
     }
 
     #[test]

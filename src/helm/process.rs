@@ -418,14 +418,21 @@ mod tests {
     async fn run_collect(run_: HelmRun, cancel: CancellationToken) -> (HelmExit, Lines) {
         let lines: Lines = Arc::default();
         let sink = lines.clone();
-        let exit = run(
+        let exit = bounded(run(
             run_,
             move |s, l| sink.lock().expect("lock").push((s, l)),
             cancel,
-        )
-        .await
-        .expect("run fake helm");
+        ))
+        .await;
         (exit, lines)
+    }
+
+    /// A hang is a failure, not a stuck test run. Generous: only a broken `run` gets near it.
+    async fn bounded(fut: impl Future<Output = Result<HelmExit>>) -> HelmExit {
+        tokio::time::timeout(Duration::from_secs(60), fut)
+            .await
+            .expect("run returned within 60 s")
+            .expect("run fake helm")
     }
 
     fn on(lines: &Lines, stream: Stream) -> Vec<String> {
@@ -493,7 +500,7 @@ while :; do sleep 0.05; done"#;
         let trigger = cancel.clone();
         let lines: Lines = Arc::default();
         let sink = lines.clone();
-        let exit = run(
+        let exit = bounded(run(
             fake_helm(t.path(), body),
             move |s, l| {
                 if l == "ready" {
@@ -502,9 +509,8 @@ while :; do sleep 0.05; done"#;
                 sink.lock().expect("lock").push((s, l));
             },
             cancel,
-        )
-        .await
-        .expect("run fake helm");
+        ))
+        .await;
         assert!(exit.cancelled);
         assert_eq!(exit.code, Some(1), "helm exited by itself: {exit:?}");
         assert_eq!(exit.signal, None, "not killed: {exit:?}");
@@ -519,6 +525,27 @@ while :; do sleep 0.05; done"#;
             exit.stderr_tail,
             ["Error: UPGRADE FAILED: context canceled"]
         );
+    }
+
+    #[tokio::test]
+    async fn a_grandchild_holding_the_pipes_does_not_hold_up_the_result() {
+        let t = tempfile::tempdir().expect("tempdir");
+        // The background job inherits stdout and outlives the fake helm by far.
+        let body = r#"
+sleep 120 &
+echo $! > "$FAKE_DIR/grandchild"
+echo done
+exit 0"#;
+        let (exit, lines) = run_collect(fake_helm(t.path(), body), CancellationToken::new()).await;
+        let grandchild = std::fs::read_to_string(t.path().join("grandchild")).expect("pid file");
+        if let Ok(pid) = grandchild.trim().parse::<libc::pid_t>() {
+            // SAFETY: kill(2) touches no memory; this is the sleep the test itself started.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        assert_eq!(exit.code, Some(0));
+        assert_eq!(on(&lines, Stream::Stdout), ["done"]);
     }
 
     #[tokio::test]

@@ -2,7 +2,9 @@
 //! Events, and whether a pod runs its workload's newest template.
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::{
+    ContainerState, ContainerStatus, Event, Pod, PodCondition, PodStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
@@ -13,7 +15,11 @@ pub enum PodCause {
     /// PodScheduled=False, reason Unschedulable.
     Unschedulable { message: String },
     /// Waiting in ImagePullBackOff, ErrImagePull, InvalidImageName or ErrImageNeverPull.
-    ImagePullBackOff { container: String, image: String, message: String },
+    ImagePullBackOff {
+        container: String,
+        image: String,
+        message: String,
+    },
     CrashLoopBackOff {
         container: String,
         restarts: i32,
@@ -25,9 +31,17 @@ pub enum PodCause {
     /// Running but not ready; the message is the kubelet's last `Unhealthy` readiness event.
     ReadinessProbeFailing { container: String, message: String },
     /// Any other waiting reason (ContainerCreating, CreateContainerConfigError, ...).
-    ContainerWaiting { container: String, reason: String, message: String },
+    ContainerWaiting {
+        container: String,
+        reason: String,
+        message: String,
+    },
     /// The pod's phase is Failed; `container` is empty when no container ended (e.g. Evicted).
-    Failed { container: String, exit_code: i32, reason: String },
+    Failed {
+        container: String,
+        exit_code: i32,
+        reason: String,
+    },
 }
 
 const PROBE_FALLBACK: &str = "readiness probe not passing";
@@ -38,7 +52,12 @@ impl PodCause {
         match self {
             PodCause::Unschedulable { message } => labelled("Unschedulable", message),
             PodCause::ImagePullBackOff { image, .. } => labelled("ImagePullBackOff", image),
-            PodCause::CrashLoopBackOff { restarts, last_exit_code, last_reason, .. } => {
+            PodCause::CrashLoopBackOff {
+                restarts,
+                last_exit_code,
+                last_reason,
+                ..
+            } => {
                 let last = match (last_exit_code, last_reason) {
                     (Some(code), _) => format!("exit {code}, "),
                     (None, Some(reason)) => format!("{reason}, "),
@@ -50,11 +69,15 @@ impl PodCause {
                 format!("OOMKilled ({})", restarts_text(*restarts))
             }
             PodCause::ReadinessProbeFailing { message, .. } => capitalised(first_line(message)),
-            PodCause::ContainerWaiting { reason, message, .. } => labelled(reason, message),
-            PodCause::Failed { container, reason, .. } if container.is_empty() => {
-                labelled("Failed", reason)
-            }
-            PodCause::Failed { exit_code, reason, .. } => format!("Failed: {reason} (exit {exit_code})"),
+            PodCause::ContainerWaiting {
+                reason, message, ..
+            } => labelled(reason, message),
+            PodCause::Failed {
+                container, reason, ..
+            } if container.is_empty() => labelled("Failed", reason),
+            PodCause::Failed {
+                exit_code, reason, ..
+            } => format!("Failed: {reason} (exit {exit_code})"),
         }
     }
 }
@@ -73,40 +96,71 @@ fn first_line(text: &str) -> &str {
 
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 fn restarts_text(restarts: i32) -> String {
-    if restarts == 1 { "1 restart".into() } else { format!("{restarts} restarts") }
+    if restarts == 1 {
+        "1 restart".into()
+    } else {
+        format!("{restarts} restarts")
+    }
 }
 
 pub fn is_pod_ready(pod: &Pod) -> bool {
     let status = pod.status.as_ref();
-    status.and_then(|s| condition(s, "Ready")).is_some_and(|c| c.status == "True")
+    status
+        .and_then(|s| condition(s, "Ready"))
+        .is_some_and(|c| c.status == "True")
 }
 
 fn condition<'a>(status: &'a PodStatus, kind: &str) -> Option<&'a PodCondition> {
-    status.conditions.as_deref().unwrap_or_default().iter().find(|c| c.type_ == kind)
+    status
+        .conditions
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.type_ == kind)
 }
 
 /// Every reason the pod is not ready, scheduling first, then init containers, then containers.
 /// A ready or succeeded pod has none. `events` may be about anything; only the pod's count.
 pub fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
-    let Some(status) = pod.status.as_ref() else { return Vec::new() };
+    let Some(status) = pod.status.as_ref() else {
+        return Vec::new();
+    };
     if is_pod_ready(pod) {
         return Vec::new();
     }
-    let events: Vec<&Event> = events.iter().filter(|e| is_about(e, &pod.metadata)).collect();
+    let events: Vec<&Event> = events
+        .iter()
+        .filter(|e| is_about(e, &pod.metadata))
+        .collect();
     match status.phase.as_deref() {
         Some("Succeeded") => return Vec::new(),
         // A failed pod never recovers: what ended it is the whole story.
         Some("Failed") => return failed(status),
         _ => {}
     }
-    let init = status.init_container_statuses.iter().flatten().map(|c| (c, Kind::Init));
-    let main = status.container_statuses.iter().flatten().map(|c| (c, Kind::Main));
-    let containers = init.chain(main).filter_map(|(c, kind)| container_cause(pod, c, kind, &events));
-    unschedulable(status, &events).into_iter().chain(containers).collect()
+    let init = status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .map(|c| (c, Kind::Init));
+    let main = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| (c, Kind::Main));
+    let containers = init
+        .chain(main)
+        .filter_map(|(c, kind)| container_cause(pod, c, kind, &events));
+    unschedulable(status, &events)
+        .into_iter()
+        .chain(containers)
+        .collect()
 }
 
 /// The event is about this pod: same uid, or same name and namespace when a uid is missing.
@@ -119,14 +173,21 @@ fn is_about(event: &Event, pod: &ObjectMeta) -> bool {
     if let (Some(a), Some(b)) = (uid(&target.uid), uid(&pod.uid)) {
         return a == b;
     }
-    let namespace = target.namespace.as_ref().or(event.metadata.namespace.as_ref());
+    let namespace = target
+        .namespace
+        .as_ref()
+        .or(event.metadata.namespace.as_ref());
     target.name.is_some() && target.name == pod.name && namespace == pod.namespace.as_ref()
 }
 
 /// One cause for the whole pod: the first container that exited non-zero, and the pod's own
 /// reason (Evicted, Shutdown, DeadlineExceeded) when it has one, since that explains the rest.
 fn failed(status: &PodStatus) -> Vec<PodCause> {
-    let all = status.init_container_statuses.iter().chain(&status.container_statuses).flatten();
+    let all = status
+        .init_container_statuses
+        .iter()
+        .chain(&status.container_statuses)
+        .flatten();
     let mut ended = all.filter_map(|c| Some((c, c.state.as_ref()?.terminated.as_ref()?)));
     let first = ended.find(|(_, t)| t.exit_code != 0);
     let pod_reason = status.reason.clone().filter(|r| !r.is_empty());
@@ -134,7 +195,9 @@ fn failed(status: &PodStatus) -> Vec<PodCause> {
     vec![PodCause::Failed {
         container: first.map(|(c, _)| c.name.clone()).unwrap_or_default(),
         exit_code: first.map_or(0, |(_, t)| t.exit_code),
-        reason: pod_reason.or(container_reason).unwrap_or_else(|| "Failed".into()),
+        reason: pod_reason
+            .or(container_reason)
+            .unwrap_or_else(|| "Failed".into()),
     }]
 }
 
@@ -147,7 +210,9 @@ fn unschedulable(status: &PodStatus, events: &[&Event]) -> Option<PodCause> {
     let message = non_empty(scheduled.message.as_deref())
         .or_else(|| from_event().and_then(|e| e.message.as_deref()))
         .unwrap_or_default();
-    Some(PodCause::Unschedulable { message: message.to_string() })
+    Some(PodCause::Unschedulable {
+        message: message.to_string(),
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -166,18 +231,32 @@ impl Kind {
     }
 }
 
-fn container_cause(pod: &Pod, c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option<PodCause> {
+fn container_cause(
+    pod: &Pod,
+    c: &ContainerStatus,
+    kind: Kind,
+    events: &[&Event],
+) -> Option<PodCause> {
     if c.ready {
         return None;
     }
     let container = c.name.clone();
     let state = c.state.as_ref();
     let waiting = state.and_then(|s| s.waiting.as_ref());
-    let reason = waiting.and_then(|w| w.reason.as_deref()).unwrap_or_default();
+    let reason = waiting
+        .and_then(|w| w.reason.as_deref())
+        .unwrap_or_default();
     let waiting_message = waiting.and_then(|w| w.message.clone()).unwrap_or_default();
-    let events: Vec<&Event> = events.iter().copied().filter(|e| for_container(e, kind, &c.name)).collect();
+    let events: Vec<&Event> = events
+        .iter()
+        .copied()
+        .filter(|e| for_container(e, kind, &c.name))
+        .collect();
     if oom_killed(c) && matches!(reason, "" | "CrashLoopBackOff") {
-        return Some(PodCause::OomKilled { container, restarts: c.restart_count });
+        return Some(PodCause::OomKilled {
+            container,
+            restarts: c.restart_count,
+        });
     }
     match reason {
         "CrashLoopBackOff" => {
@@ -190,22 +269,34 @@ fn container_cause(pod: &Pod, c: &ContainerStatus, kind: Kind, events: &[&Event]
             })
         }
         "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull" => {
-            // The back-off text only names the image; the kubelet's pull event says what failed.
-            let pull = latest(&events, |e| {
-                reason_is(e, "Failed") && e.message.as_deref().is_some_and(|m| m.starts_with("Failed to pull image"))
-            });
-            let message = pull.and_then(|e| e.message.clone()).unwrap_or(waiting_message);
-            Some(PodCause::ImagePullBackOff { image: image(pod, c), container, message })
+            Some(image_pull(pod, c, waiting_message, &events))
         }
         "" => readiness_probe(c, kind, &events),
-        _ => Some(PodCause::ContainerWaiting { container, reason: reason.to_string(), message: waiting_message }),
+        _ => Some(PodCause::ContainerWaiting {
+            container,
+            reason: reason.to_string(),
+            message: waiting_message,
+        }),
+    }
+}
+
+/// The back-off text only names the image; the kubelet's latest pull event says what failed.
+fn image_pull(pod: &Pod, c: &ContainerStatus, waiting: String, events: &[&Event]) -> PodCause {
+    let pull = latest(events, |e| {
+        let message = e.message.as_deref().unwrap_or_default();
+        reason_is(e, "Failed") && message.starts_with("Failed to pull image")
+    });
+    PodCause::ImagePullBackOff {
+        container: c.name.clone(),
+        image: image(pod, c),
+        message: pull.and_then(|e| e.message.clone()).unwrap_or(waiting),
     }
 }
 
 /// OOMKilled now or on the last run. It is reported only while the container crash-loops or
 /// runs; an image or config problem on the restart is the more urgent, present blocker.
 fn oom_killed(c: &ContainerStatus) -> bool {
-    let ended_oom = |s: Option<&k8s_openapi::api::core::v1::ContainerState>| {
+    let ended_oom = |s: Option<&ContainerState>| {
         let terminated = s.and_then(|s| s.terminated.as_ref());
         terminated.and_then(|t| t.reason.as_deref()) == Some("OOMKilled")
     };
@@ -219,10 +310,16 @@ fn readiness_probe(c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option
         return None;
     }
     let probe = latest(events, |e| {
-        reason_is(e, "Unhealthy") && e.message.as_deref().is_some_and(|m| m.starts_with("Readiness probe failed"))
+        let message = e.message.as_deref().unwrap_or_default();
+        reason_is(e, "Unhealthy") && message.starts_with("Readiness probe failed")
     });
-    let message = probe.and_then(|e| e.message.clone()).unwrap_or_else(|| PROBE_FALLBACK.into());
-    Some(PodCause::ReadinessProbeFailing { container: c.name.clone(), message })
+    let message = probe
+        .and_then(|e| e.message.clone())
+        .unwrap_or_else(|| PROBE_FALLBACK.into());
+    Some(PodCause::ReadinessProbeFailing {
+        container: c.name.clone(),
+        message,
+    })
 }
 
 /// The status image is what the kubelet tried; the spec is the fallback before it wrote one.
@@ -231,8 +328,14 @@ fn image(pod: &Pod, c: &ContainerStatus) -> String {
         return c.image.clone();
     }
     let spec = pod.spec.as_ref();
-    let all = spec.into_iter().flat_map(|s| s.containers.iter().chain(s.init_containers.iter().flatten()));
-    let found = all.filter(|s| s.name == c.name).find_map(|s| s.image.clone());
+    let all = spec.into_iter().flat_map(|s| {
+        s.containers
+            .iter()
+            .chain(s.init_containers.iter().flatten())
+    });
+    let found = all
+        .filter(|s| s.name == c.name)
+        .find_map(|s| s.image.clone());
     found.unwrap_or_default()
 }
 
@@ -252,14 +355,20 @@ fn non_empty(text: Option<&str>) -> Option<&str> {
 
 /// The most recent matching event; on equal (or missing) times the later one in the list wins.
 fn latest<'a>(events: &[&'a Event], matches: impl Fn(&Event) -> bool) -> Option<&'a Event> {
-    events.iter().copied().filter(|e| matches(e)).max_by_key(|e| event_time(e))
+    events
+        .iter()
+        .copied()
+        .filter(|e| matches(e))
+        .max_by_key(|e| event_time(e))
 }
 
 fn event_time(e: &Event) -> Option<Timestamp> {
     let last = e.last_timestamp.as_ref().map(|t| t.0);
     let micro = || e.event_time.as_ref().map(|t| t.0);
     let first = || e.first_timestamp.as_ref().map(|t| t.0);
-    last.or_else(micro).or_else(first).or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    last.or_else(micro)
+        .or_else(first)
+        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
 }
 
 /// Does the pod run the owner's newest template? `owner_revision` is the bare hash (a new
@@ -267,11 +376,15 @@ fn event_time(e: &Event) -> Option<Timestamp> {
 /// `updateRevision`, a DaemonSet's ControllerRevision name, a ReplicaSet's name): DaemonSet
 /// pods carry only the hash in `controller-revision-hash`, StatefulSet pods the full name.
 pub fn pod_is_current(pod: &Pod, owner_revision: &str) -> bool {
-    let Some(labels) = pod.metadata.labels.as_ref() else { return false };
+    let Some(labels) = pod.metadata.labels.as_ref() else {
+        return false;
+    };
     let matches = |hash: &str| {
         !hash.is_empty()
             && (owner_revision == hash
-                || owner_revision.strip_suffix(hash).is_some_and(|prefix| prefix.ends_with('-')))
+                || owner_revision
+                    .strip_suffix(hash)
+                    .is_some_and(|prefix| prefix.ends_with('-')))
     };
     ["pod-template-hash", "controller-revision-hash"]
         .iter()
@@ -284,17 +397,38 @@ const REVISION: &str = "deployment.kubernetes.io/revision";
 /// The Deployment's new ReplicaSet among `rs`: owned by it, with the same revision annotation;
 /// else the owned one with the highest revision (the Deployment's annotation can lag).
 pub fn new_replicaset<'a>(d: &Deployment, rs: &'a [ReplicaSet]) -> Option<&'a ReplicaSet> {
-    let owned: Vec<&ReplicaSet> = rs.iter().filter(|r| owned_by(&r.metadata, &d.metadata)).collect();
+    let owned: Vec<&ReplicaSet> = rs
+        .iter()
+        .filter(|r| owned_by(&r.metadata, &d.metadata))
+        .collect();
     let want = annotation(&d.metadata, REVISION);
-    let same = owned.iter().copied().find(|r| want.is_some() && annotation(&r.metadata, REVISION) == want);
-    same.or_else(|| owned.into_iter().max_by_key(|r| revision_number(&r.metadata)))
+    let same = owned
+        .iter()
+        .copied()
+        .find(|r| want.is_some() && annotation(&r.metadata, REVISION) == want);
+    same.or_else(|| {
+        owned
+            .into_iter()
+            .max_by_key(|r| revision_number(&r.metadata))
+    })
 }
 
 /// The hash that the ReplicaSet's pods carry in `pod-template-hash`, for `pod_is_current`.
 pub fn template_hash(rs: &ReplicaSet) -> Option<&str> {
-    let from_meta = rs.metadata.labels.as_ref().and_then(|l| l.get("pod-template-hash"));
+    let from_meta = rs
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("pod-template-hash"));
     let template = rs.spec.as_ref().and_then(|s| s.template.as_ref());
-    let from_template = || template?.metadata.as_ref()?.labels.as_ref()?.get("pod-template-hash");
+    let from_template = || {
+        template?
+            .metadata
+            .as_ref()?
+            .labels
+            .as_ref()?
+            .get("pod-template-hash")
+    };
     from_meta.or_else(from_template).map(String::as_str)
 }
 
@@ -303,7 +437,9 @@ fn owned_by(child: &ObjectMeta, owner: &ObjectMeta) -> bool {
     let refs = child.owner_references.as_deref().unwrap_or_default();
     match owner.uid.as_deref().filter(|u| !u.is_empty()) {
         Some(uid) => refs.iter().any(|r| r.uid == uid),
-        None => refs.iter().any(|r| r.kind == "Deployment" && Some(&r.name) == owner.name.as_ref()),
+        None => refs
+            .iter()
+            .any(|r| r.kind == "Deployment" && Some(&r.name) == owner.name.as_ref()),
     }
 }
 
@@ -336,7 +472,8 @@ mod tests {
 
     fn typed(v: Value) -> (Pod, Vec<Event>) {
         let pod = serde_json::from_value(v["pod"].clone()).expect("fixture pod is a Pod");
-        let events = serde_json::from_value(v["events"].clone()).expect("fixture events are Events");
+        let events =
+            serde_json::from_value(v["events"].clone()).expect("fixture events are Events");
         (pod, events)
     }
 
@@ -353,7 +490,12 @@ mod tests {
     #[test]
     fn unschedulable_from_the_condition() {
         let got = causes(UNSCHEDULABLE);
-        assert_eq!(got, vec![PodCause::Unschedulable { message: SCHEDULER.into() }]);
+        assert_eq!(
+            got,
+            vec![PodCause::Unschedulable {
+                message: SCHEDULER.into()
+            }]
+        );
         assert_eq!(got[0].summary(), format!("Unschedulable: {SCHEDULER}"));
     }
 
@@ -364,9 +506,16 @@ mod tests {
         // The first event in the list is the older one (eventTime 10:02 vs 10:07): time wins.
         v["events"].as_array_mut().expect("events").reverse();
         let (pod, events) = typed(v);
-        let want = PodCause::Unschedulable { message: SCHEDULER.into() };
+        let want = PodCause::Unschedulable {
+            message: SCHEDULER.into(),
+        };
         assert_eq!(pod_causes(&pod, &events), vec![want]);
-        assert_eq!(pod_causes(&pod, &[]), vec![PodCause::Unschedulable { message: String::new() }]);
+        assert_eq!(
+            pod_causes(&pod, &[]),
+            vec![PodCause::Unschedulable {
+                message: String::new()
+            }]
+        );
         assert_eq!(pod_causes(&pod, &[])[0].summary(), "Unschedulable");
     }
 
@@ -378,7 +527,11 @@ mod tests {
             "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and \
              unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
         );
-        let want = PodCause::ImagePullBackOff { container: "api".into(), image: image.into(), message };
+        let want = PodCause::ImagePullBackOff {
+            container: "api".into(),
+            image: image.into(),
+            message,
+        };
         assert_eq!(got, vec![want]);
         assert_eq!(got[0].summary(), format!("ImagePullBackOff: {image}"));
     }
@@ -388,7 +541,8 @@ mod tests {
         for reason in ["ErrImagePull", "InvalidImageName", "ImagePullBackOff"] {
             let mut v = raw(IMAGE_PULL);
             let c = &mut v["pod"]["status"]["containerStatuses"][0];
-            c["state"]["waiting"] = json!({"reason": reason, "message": "couldn't parse image name"});
+            c["state"]["waiting"] =
+                json!({"reason": reason, "message": "couldn't parse image name"});
             c["image"] = json!("");
             let (pod, _) = typed(v);
             let want = PodCause::ImagePullBackOff {
@@ -416,13 +570,23 @@ mod tests {
     #[test]
     fn oom_killed_beats_crash_loop_back_off() {
         let got = causes(OOMKILLED);
-        assert_eq!(got, vec![PodCause::OomKilled { container: "search".into(), restarts: 4 }]);
+        assert_eq!(
+            got,
+            vec![PodCause::OomKilled {
+                container: "search".into(),
+                restarts: 4
+            }]
+        );
         assert_eq!(got[0].summary(), "OOMKilled (4 restarts)");
         // The same container crash-looping for another reason is plain CrashLoopBackOff.
         let mut v = raw(OOMKILLED);
-        v["pod"]["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] = json!("Error");
+        v["pod"]["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] =
+            json!("Error");
         let (pod, events) = typed(v);
-        assert!(matches!(pod_causes(&pod, &events)[..], [PodCause::CrashLoopBackOff { .. }]));
+        assert!(matches!(
+            pod_causes(&pod, &events)[..],
+            [PodCause::CrashLoopBackOff { .. }]
+        ));
     }
 
     #[test]
@@ -430,9 +594,15 @@ mod tests {
         // The later event from an earlier db-0 (other uid) and the liveness event don't count.
         let got = causes(READINESS);
         let message = "Readiness probe failed: /var/run/postgresql:5432 - rejecting connections\n";
-        let want = PodCause::ReadinessProbeFailing { container: "postgres".into(), message: message.into() };
+        let want = PodCause::ReadinessProbeFailing {
+            container: "postgres".into(),
+            message: message.into(),
+        };
         assert_eq!(got, vec![want]);
-        assert_eq!(got[0].summary(), "Readiness probe failed: /var/run/postgresql:5432 - rejecting connections");
+        assert_eq!(
+            got[0].summary(),
+            "Readiness probe failed: /var/run/postgresql:5432 - rejecting connections"
+        );
     }
 
     #[test]
@@ -440,7 +610,13 @@ mod tests {
         let (pod, _) = typed(raw(READINESS));
         let got = pod_causes(&pod, &[]);
         let message = "readiness probe not passing".into();
-        assert_eq!(got, vec![PodCause::ReadinessProbeFailing { container: "postgres".into(), message }]);
+        assert_eq!(
+            got,
+            vec![PodCause::ReadinessProbeFailing {
+                container: "postgres".into(),
+                message
+            }]
+        );
         assert_eq!(got[0].summary(), "Readiness probe not passing");
     }
 
@@ -450,7 +626,10 @@ mod tests {
         v["pod"]["metadata"]["uid"] = Value::Null;
         let (pod, events) = typed(v.clone());
         let message = "Readiness probe failed: from the previous db-0, deleted by the rollout";
-        let want = PodCause::ReadinessProbeFailing { container: "postgres".into(), message: message.into() };
+        let want = PodCause::ReadinessProbeFailing {
+            container: "postgres".into(),
+            message: message.into(),
+        };
         assert_eq!(pod_causes(&pod, &events), vec![want]);
         // Another namespace, or another kind with the pod's name, is not about this pod.
         let mut other = v.clone();
@@ -458,12 +637,16 @@ mod tests {
             e["involvedObject"]["namespace"] = json!("staging");
         }
         let (pod, events) = typed(other);
-        assert!(matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK));
+        assert!(
+            matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK)
+        );
         for e in v["events"].as_array_mut().expect("events") {
             e["involvedObject"]["kind"] = json!("PersistentVolumeClaim");
         }
         let (pod, events) = typed(v);
-        assert!(matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK));
+        assert!(
+            matches!(&pod_causes(&pod, &events)[..], [PodCause::ReadinessProbeFailing { message, .. }] if message == PROBE_FALLBACK)
+        );
     }
 
     #[test]
@@ -476,25 +659,44 @@ mod tests {
         };
         // The completed init container is no cause.
         assert_eq!(got, vec![want]);
-        assert_eq!(got[0].summary(), "CreateContainerConfigError: secret \"worker-env\" not found");
+        assert_eq!(
+            got[0].summary(),
+            "CreateContainerConfigError: secret \"worker-env\" not found"
+        );
     }
 
     #[test]
     fn failed_pod_says_why_it_ended() {
         let got = causes(EVICTED);
-        let want = PodCause::Failed { container: "web".into(), exit_code: 137, reason: "Evicted".into() };
+        let want = PodCause::Failed {
+            container: "web".into(),
+            exit_code: 137,
+            reason: "Evicted".into(),
+        };
         assert_eq!(got, vec![want]);
         assert_eq!(got[0].summary(), "Failed: Evicted (exit 137)");
         let mut v = raw(EVICTED);
         v["pod"]["status"]["reason"] = Value::Null;
-        v["pod"]["status"]["containerStatuses"][0]["state"] = json!({"terminated": {"exitCode": 2, "reason": "Error"}});
+        v["pod"]["status"]["containerStatuses"][0]["state"] =
+            json!({"terminated": {"exitCode": 2, "reason": "Error"}});
         let (pod, _) = typed(v.clone());
-        let want = PodCause::Failed { container: "web".into(), exit_code: 2, reason: "Error".into() };
+        let want = PodCause::Failed {
+            container: "web".into(),
+            exit_code: 2,
+            reason: "Error".into(),
+        };
         assert_eq!(pod_causes(&pod, &[]), vec![want]);
         v["pod"]["status"]["containerStatuses"] = Value::Null;
         let (pod, _) = typed(v);
         let got = pod_causes(&pod, &[]);
-        assert_eq!(got, vec![PodCause::Failed { container: String::new(), exit_code: 0, reason: "Failed".into() }]);
+        assert_eq!(
+            got,
+            vec![PodCause::Failed {
+                container: String::new(),
+                exit_code: 0,
+                reason: "Failed".into()
+            }]
+        );
         assert_eq!(got[0].summary(), "Failed: Failed");
     }
 
@@ -511,22 +713,35 @@ mod tests {
 
     #[test]
     fn serialises_with_a_cause_tag() {
-        let cause = PodCause::OomKilled { container: "search".into(), restarts: 4 };
+        let cause = PodCause::OomKilled {
+            container: "search".into(),
+            restarts: 4,
+        };
         let want = json!({"cause": "OomKilled", "container": "search", "restarts": 4});
         assert_eq!(serde_json::to_value(cause).expect("serialises"), want);
     }
 
     #[test]
     fn restarts_and_crash_summaries() {
-        let crash = |restarts, last_exit_code, last_reason: Option<&str>| PodCause::CrashLoopBackOff {
-            container: "c".into(),
-            restarts,
-            last_exit_code,
-            last_reason: last_reason.map(Into::into),
-        };
-        assert_eq!(crash(1, None, None).summary(), "CrashLoopBackOff (1 restart)");
-        assert_eq!(crash(2, None, Some("Error")).summary(), "CrashLoopBackOff (Error, 2 restarts)");
-        assert_eq!(crash(3, Some(137), Some("Error")).summary(), "CrashLoopBackOff (exit 137, 3 restarts)");
+        let crash =
+            |restarts, last_exit_code, last_reason: Option<&str>| PodCause::CrashLoopBackOff {
+                container: "c".into(),
+                restarts,
+                last_exit_code,
+                last_reason: last_reason.map(Into::into),
+            };
+        assert_eq!(
+            crash(1, None, None).summary(),
+            "CrashLoopBackOff (1 restart)"
+        );
+        assert_eq!(
+            crash(2, None, Some("Error")).summary(),
+            "CrashLoopBackOff (Error, 2 restarts)"
+        );
+        assert_eq!(
+            crash(3, Some(137), Some("Error")).summary(),
+            "CrashLoopBackOff (exit 137, 3 restarts)"
+        );
     }
 
     fn pod_with_labels(labels: Value) -> Pod {
@@ -547,7 +762,10 @@ mod tests {
         assert!(!pod_is_current(&sts_pod, "db-7b8d9c7f5"));
         let ds_pod = pod_with_labels(json!({"controller-revision-hash": "6b8d9c7f5"}));
         assert!(pod_is_current(&ds_pod, "agent-6b8d9c7f5"));
-        assert!(!pod_is_current(&pod_with_labels(json!({"controller-revision-hash": ""})), ""));
+        assert!(!pod_is_current(
+            &pod_with_labels(json!({"controller-revision-hash": ""})),
+            ""
+        ));
         assert!(!pod_is_current(&Pod::default(), "6b8d9c7f5"));
     }
 
@@ -567,8 +785,10 @@ mod tests {
 
     fn web(revision: Option<&str>) -> Deployment {
         let annotations = revision.map(|r| json!({"deployment.kubernetes.io/revision": r}));
-        serde_json::from_value(json!({"metadata": {"name": "web", "uid": WEB_UID, "annotations": annotations}}))
-            .expect("a Deployment")
+        serde_json::from_value(
+            json!({"metadata": {"name": "web", "uid": WEB_UID, "annotations": annotations}}),
+        )
+        .expect("a Deployment")
     }
 
     #[test]
@@ -580,10 +800,19 @@ mod tests {
             replicaset("web-8a9b0c1d2", WEB_UID, "9"),
         ];
         let name = |rs: Option<&ReplicaSet>| rs.and_then(|r| r.metadata.name.clone());
-        assert_eq!(name(new_replicaset(&web(Some("2")), &all)), Some("web-5d7c9b8f4".into()));
+        assert_eq!(
+            name(new_replicaset(&web(Some("2")), &all)),
+            Some("web-5d7c9b8f4".into())
+        );
         // Numeric order: revision 10 is above 9 (a string compare would say otherwise).
-        assert_eq!(name(new_replicaset(&web(None), &all)), Some("web-6c8f7d9b5".into()));
-        assert_eq!(name(new_replicaset(&web(Some("11")), &all)), Some("web-6c8f7d9b5".into()));
+        assert_eq!(
+            name(new_replicaset(&web(None), &all)),
+            Some("web-6c8f7d9b5".into())
+        );
+        assert_eq!(
+            name(new_replicaset(&web(Some("11")), &all)),
+            Some("web-6c8f7d9b5".into())
+        );
         assert_eq!(new_replicaset(&web(Some("2")), &all[2..3]), None);
         assert_eq!(new_replicaset(&web(Some("2")), &[]), None);
         assert_eq!(template_hash(&all[1]), Some("6c8f7d9b5"));

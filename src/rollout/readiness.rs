@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::{
     DaemonSet, DaemonSetStatus, Deployment, DeploymentStatus, StatefulSet, StatefulSetStatus,
 };
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,7 +58,7 @@ fn done(message: String) -> (Progress, String) {
     (Progress::Done, message)
 }
 
-fn name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {
+fn name(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or_default()
 }
 
@@ -76,21 +77,35 @@ pub fn deployment(d: &Deployment) -> Readiness {
         available,
     };
     let rolling = format!("Waiting for deployment \"{name}\" rollout to finish");
-    let (progress, message) = if d.metadata.generation.unwrap_or(0) > observed(st.observed_generation) {
-        waiting("Waiting for deployment spec update to be observed...".into())
-    } else if deadline_exceeded(st) {
-        (Progress::Failed, format!("deployment \"{name}\" exceeded its progress deadline"))
-    } else if let Some(r) = replicas.filter(|&r| updated < r) {
-        waiting(format!("{rolling}: {updated} out of {r} new replicas have been updated..."))
-    } else if total > updated {
-        let old = total.saturating_sub(updated);
-        waiting(format!("{rolling}: {old} old replicas are pending termination..."))
-    } else if available < updated {
-        waiting(format!("{rolling}: {available} of {updated} updated replicas are available..."))
-    } else {
-        done(format!("deployment \"{name}\" successfully rolled out"))
-    };
-    Readiness { progress, message, counts }
+    let (progress, message) =
+        if d.metadata.generation.unwrap_or(0) > observed(st.observed_generation) {
+            waiting("Waiting for deployment spec update to be observed...".into())
+        } else if deadline_exceeded(st) {
+            (
+                Progress::Failed,
+                format!("deployment \"{name}\" exceeded its progress deadline"),
+            )
+        } else if let Some(r) = replicas.filter(|&r| updated < r) {
+            waiting(format!(
+                "{rolling}: {updated} out of {r} new replicas have been updated..."
+            ))
+        } else if total > updated {
+            let old = total.saturating_sub(updated);
+            waiting(format!(
+                "{rolling}: {old} old replicas are pending termination..."
+            ))
+        } else if available < updated {
+            waiting(format!(
+                "{rolling}: {available} of {updated} updated replicas are available..."
+            ))
+        } else {
+            done(format!("deployment \"{name}\" successfully rolled out"))
+        };
+    Readiness {
+        progress,
+        message,
+        counts,
+    }
 }
 
 fn observed(observed_generation: Option<i64>) -> i64 {
@@ -116,7 +131,9 @@ pub fn statefulset(s: &StatefulSet) -> Readiness {
     let empty = StatefulSetStatus::default();
     let st = s.status.as_ref().unwrap_or(&empty);
     let counts = Counts {
-        desired: spec.and_then(|sp| sp.replicas).unwrap_or(SPEC_REPLICAS_DEFAULT),
+        desired: spec
+            .and_then(|sp| sp.replicas)
+            .unwrap_or(SPEC_REPLICAS_DEFAULT),
         ready: st.ready_replicas.unwrap_or(0),
         updated: st.updated_replicas.unwrap_or(0),
         available: st.available_replicas.unwrap_or(0),
@@ -131,7 +148,11 @@ pub fn statefulset(s: &StatefulSet) -> Readiness {
     } else {
         sts_rolling(s, st, &counts)
     };
-    Readiness { progress, message, counts }
+    Readiness {
+        progress,
+        message,
+        counts,
+    }
 }
 
 /// Rows 3–6, once the spec is observed.
@@ -150,7 +171,10 @@ fn sts_rolling(s: &StatefulSet, st: &StatefulSetStatus, counts: &Counts) -> (Pro
         ))
     };
     if let Some(r) = replicas.filter(|&r| counts.ready < r) {
-        return waiting(format!("Waiting for {} pods to be ready...", r.saturating_sub(counts.ready)));
+        return waiting(format!(
+            "Waiting for {} pods to be ready...",
+            r.saturating_sub(counts.ready)
+        ));
     }
     if rolling.is_none() {
         return if current_revision != update_revision {
@@ -176,7 +200,9 @@ fn sts_rolling(s: &StatefulSet, st: &StatefulSetStatus, counts: &Counts) -> (Pro
     if partition.unwrap_or(0) == 0 && current_revision != update_revision {
         return revision_wait();
     }
-    done(format!("partitioned roll out complete: {updated} new pods have been updated..."))
+    done(format!(
+        "partitioned roll out complete: {updated} new pods have been updated..."
+    ))
 }
 
 /// kubectl refuses OnDelete; we wait for the observed generation and for every replica to be ready.
@@ -188,7 +214,9 @@ fn sts_on_delete(name: &str, unobserved: bool, counts: &Counts) -> (Progress, St
         waiting(format!("Waiting for {missing} pods to be ready..."))
     } else {
         let (ready, desired) = (counts.ready, counts.desired);
-        done(format!("statefulset \"{name}\": {ready} of {desired} pods ready"))
+        done(format!(
+            "statefulset \"{name}\": {ready} of {desired} pods ready"
+        ))
     };
     (progress, format!("{message} ({ON_DELETE_NOTE})"))
 }
@@ -208,26 +236,41 @@ pub fn daemonset(d: &DaemonSet) -> Readiness {
     let strategy = d.spec.as_ref().and_then(|sp| sp.update_strategy.as_ref());
     let on_delete = is_on_delete(strategy.and_then(|u| u.type_.as_deref()));
     let rolling = format!("Waiting for daemon set \"{name}\" rollout to finish");
-    let (progress, message) = if d.metadata.generation.unwrap_or(0) > observed(st.observed_generation) {
-        waiting("Waiting for daemon set spec update to be observed...".into())
-    } else if on_delete {
-        let ready = counts.ready;
-        if ready < desired {
-            waiting(format!("{rolling}: {ready} of {desired} pods are ready..."))
+    let (progress, message) =
+        if d.metadata.generation.unwrap_or(0) > observed(st.observed_generation) {
+            waiting("Waiting for daemon set spec update to be observed...".into())
+        } else if on_delete {
+            let ready = counts.ready;
+            if ready < desired {
+                waiting(format!("{rolling}: {ready} of {desired} pods are ready..."))
+            } else {
+                done(format!(
+                    "daemon set \"{name}\": {ready} of {desired} pods ready"
+                ))
+            }
+        } else if counts.updated < desired {
+            let updated = counts.updated;
+            waiting(format!(
+                "{rolling}: {updated} out of {desired} new pods have been updated..."
+            ))
+        } else if counts.available < desired {
+            let available = counts.available;
+            waiting(format!(
+                "{rolling}: {available} of {desired} updated pods are available..."
+            ))
         } else {
-            done(format!("daemon set \"{name}\": {ready} of {desired} pods ready"))
-        }
-    } else if counts.updated < desired {
-        let updated = counts.updated;
-        waiting(format!("{rolling}: {updated} out of {desired} new pods have been updated..."))
-    } else if counts.available < desired {
-        let available = counts.available;
-        waiting(format!("{rolling}: {available} of {desired} updated pods are available..."))
+            done(format!("daemon set \"{name}\" successfully rolled out"))
+        };
+    let message = if on_delete {
+        format!("{message} ({ON_DELETE_NOTE})")
     } else {
-        done(format!("daemon set \"{name}\" successfully rolled out"))
+        message
     };
-    let message = if on_delete { format!("{message} ({ON_DELETE_NOTE})") } else { message };
-    Readiness { progress, message, counts }
+    Readiness {
+        progress,
+        message,
+        counts,
+    }
 }
 
 /// A Job is finished only by its terminal conditions; the first one that is True wins, as in
@@ -270,7 +313,10 @@ mod tests {
             let typed: K = serde_json::from_value(object).unwrap_or_else(|e| panic!("{id}: {e}"));
             let got = eval(&typed);
             if got.progress != progress || got.message != message {
-                wrong.push(format!("{id}: want {progress:?} {message:?}\n{:>4}got  {:?} {:?}", "", got.progress, got.message));
+                wrong.push(format!(
+                    "{id}: want {progress:?} {message:?}\n{:>4}got  {:?} {:?}",
+                    "", got.progress, got.message
+                ));
             }
         }
         assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
@@ -323,7 +369,12 @@ mod tests {
     #[test]
     fn deployment_counts_default_to_one_desired_replica() {
         let d = deployment_of(json!({"metadata": {"name": "web", "generation": 1}}));
-        let want = Counts { desired: 1, ready: 0, updated: 0, available: 0 };
+        let want = Counts {
+            desired: 1,
+            ready: 0,
+            updated: 0,
+            available: 0,
+        };
         assert_eq!(deployment(&d).counts, want);
         let d = deployment_of(json!({
             "metadata": {"name": "web", "generation": 1},
@@ -331,7 +382,12 @@ mod tests {
             "status": {"observedGeneration": 1, "replicas": 3, "updatedReplicas": 1,
                        "readyReplicas": 2, "availableReplicas": 2},
         }));
-        let want = Counts { desired: 3, ready: 2, updated: 1, available: 2 };
+        let want = Counts {
+            desired: 3,
+            ready: 2,
+            updated: 1,
+            available: 2,
+        };
         assert_eq!(deployment(&d).counts, want);
     }
 
@@ -340,7 +396,13 @@ mod tests {
         assert_eq!(deployment(&Deployment::default()).progress, Done);
         assert_eq!(statefulset(&StatefulSet::default()).progress, Waiting);
         assert_eq!(daemonset(&DaemonSet::default()).progress, Done);
-        assert_eq!(job(&Job::default()), JobProgress::Running { active: 0, failed: 0 });
+        assert_eq!(
+            job(&Job::default()),
+            JobProgress::Running {
+                active: 0,
+                failed: 0
+            }
+        );
     }
 
     /// semantics.md §3.2 kubectl column, except T1 (OnDelete, decisions.md) and T6 (our
@@ -390,7 +452,15 @@ mod tests {
         let r = statefulset(&s);
         // Unset spec.replicas is the API default 1, so the OnDelete rule is satisfied.
         assert_eq!(r.progress, Done);
-        assert_eq!(r.counts, Counts { desired: 1, ready: 1, updated: 0, available: 1 });
+        assert_eq!(
+            r.counts,
+            Counts {
+                desired: 1,
+                ready: 1,
+                updated: 0,
+                available: 1
+            }
+        );
     }
 
     fn ds_rolling(rest: &str) -> String {
@@ -436,7 +506,12 @@ mod tests {
                        "updatedNumberScheduled": 2, "numberAvailable": 3, "numberReady": 1},
         }))
         .expect("fixture is a DaemonSet");
-        let want = Counts { desired: 4, ready: 1, updated: 2, available: 3 };
+        let want = Counts {
+            desired: 4,
+            ready: 1,
+            updated: 2,
+            available: 3,
+        };
         assert_eq!(daemonset(&d).counts, want);
     }
 
@@ -483,6 +558,12 @@ mod tests {
             "status": {"active": 1, "failed": 1, "startTime": "2026-12-01T00:00:00Z",
                        "conditions": [{"type": "Failed", "status": "False"}]},
         }));
-        assert_eq!(job(&j), JobProgress::Running { active: 1, failed: 1 });
+        assert_eq!(
+            job(&j),
+            JobProgress::Running {
+                active: 1,
+                failed: 1
+            }
+        );
     }
 }

@@ -175,18 +175,26 @@ impl Controllers {
     /// One pass of every controller, as of `now`.
     pub fn reconcile(&mut self, sim: &SimState, now: Instant) {
         self.pass += 1;
+        let t0 = Instant::now();
         let snap = Snapshot::take(sim);
         let p = Pass { sim, now, wall: self.wall(now) };
+        let t1 = Instant::now();
         self.kubelet_pass(&p, &snap);
+        let t2 = Instant::now();
         let mut rs_list = snap.replicasets.clone();
         let plans = self.deployments_plan(&p, &snap, &mut rs_list);
+        let t3 = Instant::now();
         let counts = self.replicasets_sync(&p, &snap, &rs_list, &plans);
+        let t4 = Instant::now();
         self.deployments_status(&p, &snap, &plans, &counts);
+        let t5 = Instant::now();
         self.statefulsets_sync(&p, &snap);
         self.daemonsets_sync(&p, &snap);
         self.jobs_sync(&p, &snap);
         bind_pvcs(&p, &snap);
         self.prune(&p, &snap);
+        let t6 = Instant::now();
+        if std::env::var("CTL_TIMING").is_ok() { eprintln!("snap {:?} kubelet {:?} plan {:?} rs {:?} status {:?} rest {:?}", t1-t0, t2-t1, t3-t2, t4-t3, t5-t4, t6-t5); }
     }
 
     /// The wall-clock time matching `now` (so fake clocks give consistent timestamps).

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod deploy;
 mod sim_helm;
 mod sim_kubectl;
 mod sim_watcher;

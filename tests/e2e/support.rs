@@ -85,15 +85,6 @@ impl Sim {
         self.command("kubectl", args).output().expect("run kubectl")
     }
 
-    /// Starts helm without waiting (for signal tests).
-    pub fn spawn_helm(&self, args: &[&str]) -> Child {
-        self.command("helm", args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn helm")
-    }
-
     /// `helm upgrade --install demo <chart> -n apps` plus extra args.
     pub fn install_demo(&self, extra: &[&str]) -> Output {
         let chart = chart();
@@ -164,4 +155,82 @@ pub fn hook_phases(status: &Value) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// A finished `helmdeck deploy`.
+pub struct DeployRun {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub report: Value,
+    pub elapsed: Duration,
+}
+
+impl DeployRun {
+    pub fn reason(&self) -> &str {
+        self.report["verdict"]["reason"].as_str().unwrap_or("")
+    }
+
+    pub fn workload(&self, kind: &str, name: &str) -> &Value {
+        self.report["workloads"]
+            .as_array()
+            .and_then(|ws| ws.iter().find(|w| w["kind"] == kind && w["name"] == name))
+            .unwrap_or_else(|| panic!("no {kind}/{name} in report: {}", self.report["workloads"]))
+    }
+
+    pub fn step(&self, name: &str) -> &Value {
+        self.report["steps"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["step"] == name))
+            .unwrap_or_else(|| panic!("no step {name}"))
+    }
+
+    pub fn describe(&self) -> String {
+        format!("exit {:?} after {:?}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.elapsed, self.stdout, self.stderr)
+    }
+}
+
+/// The demo deploy's usual flags: release `demo`, namespace `apps`, init step configured.
+pub const DEMO_INIT: [&str; 4] = ["--init-toggle", "initJob.enabled", "--init-job", "demo-init"];
+
+impl Sim {
+    pub fn helmdeck_command(&self, args: &[&str]) -> Command {
+        let home = self.home();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_helmdeck"));
+        cmd.args(args)
+            .env("HOME", home)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HELM_BIN", tool("helm"))
+            .env("HELM_CACHE_HOME", home.join(".cache/helm"))
+            .env("HELM_CONFIG_HOME", home.join(".config/helm"))
+            .env("HELM_DATA_HOME", home.join(".local/share/helm"))
+            .env_remove("HELM_DRIVER")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// `helmdeck deploy demo <chart> -n apps --headless --report … <extra>`.
+    pub fn deploy(&self, extra: &[&str]) -> DeployRun {
+        let report = self.home().join(format!("report-{}.json", std::process::id()));
+        let _ = std::fs::remove_file(&report);
+        let chart = chart();
+        let mut args = vec!["deploy", "demo", chart.to_str().unwrap(), "-n", "apps", "--headless", "--report", report.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let started = Instant::now();
+        let out = self.helmdeck_command(&args).output().expect("run helmdeck");
+        finish(out, &report, started)
+    }
+}
+
+pub fn finish(out: Output, report: &Path, started: Instant) -> DeployRun {
+    let report = std::fs::read_to_string(report).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null);
+    DeployRun {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        report,
+        elapsed: started.elapsed(),
+    }
 }

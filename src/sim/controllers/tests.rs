@@ -136,14 +136,14 @@ enum Rollout {
 fn rollout_status(obj: &Value) -> Rollout {
     use Rollout::*;
     let name = meta(obj, "name");
-    let (gen, obs) = (n(obj, "/metadata/generation"), n(obj, "/status/observedGeneration"));
+    let (generation, obs) = (n(obj, "/metadata/generation"), n(obj, "/status/observedGeneration"));
     let spec_replicas = obj.pointer("/spec/replicas").and_then(Value::as_i64);
     let s = |k: &str| n(obj, &format!("/status/{k}"));
     let on_delete = obj.pointer("/spec/updateStrategy/type").and_then(Value::as_str) == Some("OnDelete");
     match obj["kind"].as_str().unwrap_or("") {
         "Deployment" => {
             let (u, total, avail) = (s("updatedReplicas"), s("replicas"), s("availableReplicas"));
-            if gen > obs {
+            if generation > obs {
                 Waiting("Waiting for deployment spec update to be observed...".into())
             } else if condition(obj, "Progressing").is_some_and(|c| c["reason"] == "ProgressDeadlineExceeded") {
                 Error(format!("deployment \"{name}\" exceeded its progress deadline"))
@@ -162,7 +162,7 @@ fn rollout_status(obj: &Value) -> Rollout {
             let partition = rolling_update.and_then(|r| r["partition"].as_i64());
             if on_delete {
                 Error("rollout status is only available for RollingUpdate strategy type".into())
-            } else if obs == 0 || gen > obs {
+            } else if obs == 0 || generation > obs {
                 Waiting("Waiting for statefulset spec update to be observed...".into())
             } else if let Some(r) = spec_replicas.filter(|r| s("readyReplicas") < *r) {
                 Waiting(format!("Waiting for {} pods to be ready...", r - s("readyReplicas")))
@@ -185,7 +185,7 @@ fn rollout_status(obj: &Value) -> Rollout {
             let (d, us, a) = (s("desiredNumberScheduled"), s("updatedNumberScheduled"), s("numberAvailable"));
             if on_delete {
                 Error("rollout status is only available for RollingUpdate strategy type".into())
-            } else if gen > obs {
+            } else if generation > obs {
                 Waiting("Waiting for daemon set spec update to be observed...".into())
             } else if us < d {
                 Waiting(format!("{us} out of {d} new pods have been updated..."))
@@ -319,8 +319,12 @@ fn crash_loop_exceeds_the_progress_deadline() {
         "workloads:\n  - match: Deployment/web\n    crash_loop: 3\n    progress_deadline: 4s\n    logs: [\"starting\", \"Error: no config\"]\n",
     );
     h.create(*ids::DEPLOYMENTS, deployment("web", 1));
+    let created = h.t;
     let failed = h.run_until(Duration::from_secs(30), |h| matches!(h.rollout(*ids::DEPLOYMENTS, "web"), Rollout::Error(_)));
     assert!(failed);
+    // Counted from the last progress (the pod's creation), so not before 4s.
+    let after = h.t - created;
+    assert!(after > Duration::from_secs(4) && after < Duration::from_secs(6), "{after:?}");
     assert_eq!(
         h.rollout(*ids::DEPLOYMENTS, "web"),
         Rollout::Error("deployment \"web\" exceeded its progress deadline".into())
@@ -329,7 +333,6 @@ fn crash_loop_exceeds_the_progress_deadline() {
     let c = condition(&d, "Progressing").unwrap();
     assert_eq!((c["status"].as_str(), c["reason"].as_str()), (Some("False"), Some("ProgressDeadlineExceeded")));
     assert!(c["message"].as_str().unwrap().ends_with("has timed out progressing."));
-    // Deadline counted from the last progress: not before 4s of fake time.
     h.run(Duration::from_secs(5));
     let pod = h.list(*ids::PODS, "web-").pop().unwrap();
     let cs = &pod["status"]["containerStatuses"][0];

@@ -107,10 +107,10 @@ impl DeployPlan {
         if init_toggle.is_some() != init_job.is_some() {
             bail!("--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)");
         }
-        if let Some(key) = &init_toggle {
-            if key.is_empty() || key.contains('=') || key.contains(',') {
-                bail!("--init-toggle takes a values key like xnat.initJob.enabled, got {key:?}");
-            }
+        if let Some(key) = &init_toggle
+            && (key.is_empty() || key.contains('=') || key.contains(','))
+        {
+            bail!("--init-toggle takes a values key like xnat.initJob.enabled, got {key:?}");
         }
         Ok(DeployPlan {
             release: args.release.clone(),

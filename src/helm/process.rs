@@ -204,10 +204,15 @@ fn terminate(pid: u32) {
     }
 }
 
-/// Reads one pipe to its end, sending capped lines. Stops early when the consumer is gone.
+/// Reads one pipe to its end, sending capped lines.
+///
+/// When the consumer is gone (the `run` future was dropped) it keeps reading and discards: a
+/// closed pipe would kill helm with SIGPIPE at its next write, possibly mid-upgrade, which is
+/// exactly the `pending-upgrade` outcome `kill_on_drop(false)` is there to avoid.
 async fn pump<R: AsyncRead + Unpin>(pipe: R, stream: Stream, tx: mpsc::Sender<(Stream, String)>) {
     let mut reader = BufReader::new(pipe);
     let mut line = LineBuf::default();
+    let mut consumer_gone = false;
     loop {
         let chunk = match reader.fill_buf().await {
             Ok(chunk) => chunk,
@@ -234,6 +239,7 @@ async fn pump<R: AsyncRead + Unpin>(pipe: R, stream: Stream, tx: mpsc::Sender<(S
         };
         reader.consume(used);
         if let Some(text) = done
+            && !consumer_gone
             && tx.send((stream.clone(), text)).await.is_err()
         {
             return;
@@ -546,6 +552,46 @@ exit 0"#;
         }
         assert_eq!(exit.code, Some(0));
         assert_eq!(on(&lines, Stream::Stdout), ["done"]);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_run_leaves_helm_running_to_the_end() {
+        let t = tempfile::tempdir().expect("tempdir");
+        // Output after the drop must not hit a closed pipe (SIGPIPE would kill the fake). The
+        // first late line makes the readers notice the consumer is gone; the pause lets them
+        // react before the next writes.
+        let body = r#"
+echo started
+sleep 0.3
+echo late; echo late >&2
+sleep 0.3
+i=0; while [ $i -lt 200 ]; do echo "later $i"; echo "later $i" >&2; i=$((i+1)); done
+touch "$FAKE_DIR/finished""#;
+        let (seen_tx, seen_rx) = tokio::sync::oneshot::channel::<()>();
+        let mut seen_tx = Some(seen_tx);
+        let running = run(
+            fake_helm(t.path(), body),
+            move |_, l| {
+                if l == "started"
+                    && let Some(tx) = seen_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            },
+            CancellationToken::new(),
+        );
+        tokio::select! {
+            _ = running => panic!("the fake helm ended before the drop"),
+            _ = seen_rx => {}
+        }
+        let finished = t.path().join("finished");
+        for _ in 0..600 {
+            if finished.exists() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the fake helm did not finish after the run was dropped");
     }
 
     #[tokio::test]

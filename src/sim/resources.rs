@@ -56,6 +56,7 @@ impl ResourceType {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // a table row: positional reads best here
 const fn res(
     group: &'static str,
     plural: &'static str,

@@ -300,10 +300,10 @@ impl Server {
         if rt.namespaced && route.namespace.is_none() && route.name.is_some() {
             return Err(not_found());
         }
-        if let Some(sub) = &route.subresource {
-            if !rt.subresources.contains(&sub.as_str()) {
-                return Err(not_found());
-            }
+        if let Some(sub) = &route.subresource
+            && !rt.subresources.contains(&sub.as_str())
+        {
+            return Err(not_found());
         }
         let ns = route.namespace.as_deref();
         let store = &self.sim.store;
@@ -336,7 +336,7 @@ impl Server {
                 }
                 let created = store.create(route.resource, ns, body)?;
                 self.faults.note_write(rt.kind);
-                Ok(json_response(201, &*created))
+                Ok(json_response(201, &created))
             }
             (&Method::PUT, Some(name), None | Some("status")) => {
                 let body = read_body(req, &content_type).await?;
@@ -355,14 +355,14 @@ impl Server {
                 if created {
                     self.faults.note_write(rt.kind);
                 }
-                Ok(json_response(if created { 201 } else { 200 }, &*obj))
+                Ok(json_response(if created { 201 } else { 200 }, &obj))
             }
             (&Method::DELETE, Some(name), None) => {
                 if dry_run {
                     return Ok(json_response(200, &*store.get(route.resource, ns, name)?));
                 }
                 let gone = store.delete(route.resource, ns, name)?;
-                Ok(json_response(200, &*gone))
+                Ok(json_response(200, &gone))
             }
             (&Method::DELETE, None, None) => {
                 let (labels, fields) = selectors(query)?;
@@ -371,10 +371,8 @@ impl Server {
                 for item in items {
                     let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
                     let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
-                    if !dry_run {
-                        if let Ok(g) = store.delete(route.resource, item_ns, name) {
-                            gone.push((*g).clone());
-                        }
+                    if !dry_run && let Ok(g) = store.delete(route.resource, item_ns, name) {
+                        gone.push((*g).clone());
                     }
                 }
                 Ok(json_response(200, &list_doc(route.resource, gone, store.current_rv())))

@@ -265,11 +265,11 @@ impl Store {
         if !obj.is_object() {
             return Err(ApiError::bad_request("the body of the request must be an object"));
         }
-        if obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty() {
-            if let Some(prefix) = obj.pointer("/metadata/generateName").and_then(Value::as_str) {
-                let suffix = self.random_suffix();
-                obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
-            }
+        if obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty()
+            && let Some(prefix) = obj.pointer("/metadata/generateName").and_then(Value::as_str)
+        {
+            let suffix = self.random_suffix();
+            obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
         }
         let name = name_of(&obj).to_string();
         if name.is_empty() {
@@ -403,10 +403,10 @@ impl Store {
             PatchKind::Json => patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?,
         }
         // The body's rv (if any) is a precondition, as for PUT.
-        if let Some(want) = body.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
-            if want != old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("") {
-                return Err(ApiError::conflict(res, name));
-            }
+        if let Some(want) = body.pointer("/metadata/resourceVersion").and_then(Value::as_str)
+            && want != old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("")
+        {
+            return Err(ApiError::conflict(res, name));
         }
         let mut inner = self.lock();
         // Re-check: a concurrent write between get and lock wins; the client retries on 409.

@@ -22,13 +22,11 @@ pub fn on_update(kind: &str, old: &Value, new: &Value) -> Result<(), String> {
     let changed = |p: &str| old.pointer(p) != new.pointer(p);
     let mut causes = Vec::new();
     match kind {
-        "Deployment" | "DaemonSet" | "ReplicaSet" => {
-            if changed("/spec/selector") {
-                causes.push(format!(
-                    "spec.selector: Invalid value: {}: field is immutable",
-                    compact(new.pointer("/spec/selector"))
-                ));
-            }
+        "Deployment" | "DaemonSet" | "ReplicaSet" if changed("/spec/selector") => {
+            causes.push(format!(
+                "spec.selector: Invalid value: {}: field is immutable",
+                compact(new.pointer("/spec/selector"))
+            ));
         }
         "StatefulSet" => {
             const MUTABLE: &[&str] = &[

@@ -123,7 +123,7 @@ pub fn serve(
         res,
         namespace,
         if want_initial { None } else { from_rv },
-        want_initial.then_some(&|o: &Value| filter.object(o) as bool),
+        want_initial.then_some(&|o: &Value| filter.object(o)),
     ) {
         Ok(s) => s,
         Err(()) => return gone_response(format!("too old resource version: {rv_param}")),

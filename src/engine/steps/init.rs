@@ -90,8 +90,8 @@ async fn delete_stale(api: &Api<Job>, name: &str, ctx: &Ctx, deadline: tokio::ti
 }
 
 enum Msg {
-    Job(Change<Job>),
-    Pod(Change<Pod>),
+    Job(Box<Change<Job>>),
+    Pod(Box<Change<Pod>>),
     LogDone,
 }
 
@@ -160,8 +160,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
     let mut tasks = vec![
-        watch::spawn(jobs.clone(), watcher::Config::default().fields(&format!("metadata.name={job_name}")), tx.clone(), Msg::Job),
-        watch::spawn(pods.clone(), watcher::Config::default().labels(&format!("job-name={job_name}")), tx.clone(), Msg::Pod),
+        watch::spawn(jobs.clone(), watcher::Config::default().fields(&format!("metadata.name={job_name}")), tx.clone(), |c| Msg::Job(Box::new(c))),
+        watch::spawn(pods.clone(), watcher::Config::default().labels(&format!("job-name={job_name}")), tx.clone(), |c| Msg::Pod(Box::new(c))),
     ];
     if let Err(e) = jobs.create(&PostParams::default(), &job).await {
         tasks.iter().for_each(|t| t.abort());
@@ -175,10 +175,10 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let mut finished: Option<StepOutcome> = None;
     let outcome = loop {
         // After the Job ends, let the log streams drain (bounded) before reporting.
-        if let Some(done) = &finished {
-            if logs_open == 0 {
-                break done.clone();
-            }
+        if let Some(done) = &finished
+            && logs_open == 0
+        {
+            break done.clone();
         }
         let drain_deadline = if finished.is_some() { tokio::time::Instant::now() + Duration::from_secs(3) } else { deadline };
         tokio::select! {
@@ -191,8 +191,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "the Job watch stopped".into() } };
                 match msg {
-                    Msg::Job(c) => { job_c.apply(c); }
-                    Msg::Pod(c) => { pod_c.apply(c); }
+                    Msg::Job(c) => { job_c.apply(*c); }
+                    Msg::Pod(c) => { pod_c.apply(*c); }
                     Msg::LogDone => { logs_open = logs_open.saturating_sub(1); }
                 }
                 for pod in pod_c.items.values() {
@@ -219,15 +219,15 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
                         }
                     }
                 }
-                if finished.is_none() {
-                    if let Some(j) = job_c.items.get(&job_name) {
-                        match readiness::job(j) {
-                            JobProgress::Complete => finished = Some(StepOutcome::Succeeded),
-                            JobProgress::Failed { reason, message } => {
-                                finished = Some(StepOutcome::Failed { reason: job_failure(j, &reason, &message, &pod_c) });
-                            }
-                            JobProgress::Running { .. } => {}
+                if finished.is_none()
+                    && let Some(j) = job_c.items.get(&job_name)
+                {
+                    match readiness::job(j) {
+                        JobProgress::Complete => finished = Some(StepOutcome::Succeeded),
+                        JobProgress::Failed { reason, message } => {
+                            finished = Some(StepOutcome::Failed { reason: job_failure(j, &reason, &message, &pod_c) });
                         }
+                        JobProgress::Running { .. } => {}
                     }
                 }
             }

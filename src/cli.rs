@@ -17,6 +17,22 @@ pub enum Command {
     /// Deploy a release step by step: preflight, helm upgrade (init hook off), scoped rollout
     /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage.
     Deploy(Box<DeployArgs>),
+    /// The whole split deploy of the demo chart against an embedded simulated cluster, with the
+    /// real helm. Exits with the verdict's code, like deploy.
+    Demo {
+        /// Scenario name (see `helmdeck sim --list`) or path to a scenario file.
+        #[arg(long, default_value = "optional-pending")]
+        scenario: String,
+        /// Plain line output instead of the TUI.
+        #[arg(long)]
+        headless: bool,
+        /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
+        #[arg(long)]
+        helm: Option<PathBuf>,
+        /// Write the JSON report here.
+        #[arg(long, value_name = "FILE.json")]
+        report: Option<PathBuf>,
+    },
     /// Serve a simulated Kubernetes API on loopback, driven by a scenario (for demos and tests).
     Sim {
         /// Scenario name (from assets/scenarios) or path to a scenario YAML file.

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod glob;
 pub mod headless;

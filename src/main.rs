@@ -44,6 +44,7 @@ fn real_main() -> Result<i32> {
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
+        Command::Demo { scenario, headless, helm, report } => runtime.block_on(demo(scenario, headless, helm, report)),
     }
 }
 
@@ -65,9 +66,34 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     spawn_signal_handler(cancel.clone())?;
     let mut printer = Headless::default();
     let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
+    finish(&state, args.report.as_deref())
+}
+
+async fn demo(scenario: String, headless: bool, helm: Option<std::path::PathBuf>, report: Option<std::path::PathBuf>) -> Result<i32> {
+    let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("helmdeck demo: {e:#}");
+            return Ok(USAGE);
+        }
+    };
+    let headless = headless || !std::io::stdout().is_terminal();
+    if !headless {
+        eprintln!("helmdeck: the TUI is not built yet; showing plain output");
+    }
+    println!("helmdeck demo · scenario {}: {}", demo.scenario_name, demo.description);
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone())?;
+    let mut printer = Headless::default();
+    let state = run::deploy(demo.prepared, cancel, |event, state| printer.print(event, state)).await?;
+    finish(&state, report.as_deref())
+}
+
+/// Writes the report (if asked) and returns the verdict's exit code.
+fn finish(state: &helmdeck::engine::state::DeployState, report_path: Option<&std::path::Path>) -> Result<i32> {
     let verdict = state.verdict.clone().ok_or_else(|| eyre!("the deploy ended without a verdict"))?;
-    if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(&report::build(&state))?;
+    if let Some(path) = report_path {
+        let json = serde_json::to_string_pretty(&report::build(state))?;
         std::fs::write(path, json).wrap_err_with(|| format!("writing the report {}", path.display()))?;
     }
     Ok(verdict.code)
@@ -79,7 +105,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let helm_version = locate::helm_version(&helm).await.wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
     let namespace = plan.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    Ok(run::Prepared { plan, helm, helm_version, cluster, namespace })
+    Ok(run::Prepared { plan, helm, helm_version, cluster, namespace, helm_env: vec![] })
 }
 
 /// SIGINT/SIGTERM cancel the deploy: helm gets one SIGTERM (never SIGKILL) and is waited for.

@@ -33,6 +33,18 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
     Ok(Cluster { client, default_namespace, server })
 }
 
+/// A client for one kubeconfig file (the demo's, pointing at the embedded simulator).
+pub async fn connect_file(path: &std::path::Path) -> Result<Cluster> {
+    let kubeconfig = Kubeconfig::read_from(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .wrap_err("reading the kubeconfig")?;
+    let server = config.cluster_url.to_string();
+    let default_namespace = config.default_namespace.clone();
+    let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
+    Ok(Cluster { client, default_namespace, server })
+}
+
 /// `GET /version` within [`REACH_TIMEOUT`]; the server's gitVersion.
 pub async fn reachable(cluster: &Cluster) -> Result<String> {
     match tokio::time::timeout(REACH_TIMEOUT, cluster.client.apiserver_version()).await {

@@ -26,6 +26,7 @@ pub struct Prepared {
     pub helm_version: String,
     pub cluster: Cluster,
     pub namespace: String,
+    pub helm_env: Vec<(String, String)>,
 }
 
 pub fn summary(p: &Prepared) -> PlanSummary {
@@ -125,6 +126,7 @@ pub async fn deploy(
         cluster: prepared.cluster,
         emit: Emitter::new(tx),
         cancel,
+        helm_env: prepared.helm_env,
     };
     let steps_task = tokio::spawn(run_steps(ctx, prepared.helm_version));
     // The steps task owns the only sender: the channel closes when it is done.

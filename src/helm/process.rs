@@ -242,7 +242,7 @@ async fn pump<R: AsyncRead + Unpin>(pipe: R, stream: Stream, tx: mpsc::Sender<(S
             && !consumer_gone
             && tx.send((stream.clone(), text)).await.is_err()
         {
-            return;
+            consumer_gone = true;
         }
     }
 }

@@ -45,6 +45,28 @@ pub struct Scenario {
     /// Things that go wrong with the API server itself.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// How `helmdeck demo` tells this story.
+    #[serde(default)]
+    pub demo: DemoSettings,
+}
+
+/// How `helmdeck demo` deploys the demo chart for a scenario.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DemoSettings {
+    /// Install the chart once, quietly, before the deploy that is shown (for stories about an
+    /// upgrade: a new generation that never rolls out).
+    #[serde(default)]
+    pub preinstall: bool,
+    /// `--set` values of the shown deploy (e.g. `image.tag=1.4.3` to start a new generation).
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// `--optional` patterns of the shown deploy.
+    #[serde(default)]
+    pub optional: Vec<String>,
+    /// The shown deploy's `--timeout` (default 60s).
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub timeout: Option<Duration>,
 }
 
 fn default_nodes() -> u32 {

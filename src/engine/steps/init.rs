@@ -61,7 +61,7 @@ pub fn pick_job(rendered: &str, name: &str, release: &str, namespace: &str) -> R
 async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
     let out = tokio::time::timeout(
         RENDER_TIMEOUT,
-        tokio::process::Command::new(&ctx.helm).args(template_args(ctx, toggle)).stdin(std::process::Stdio::null()).output(),
+        ctx.helm_command(&template_args(ctx, toggle)).output(),
     )
     .await
     .map_err(|_| "helm template did not finish".to_string())?

@@ -21,6 +21,8 @@ pub struct Ctx {
     pub cluster: Cluster,
     pub emit: Emitter,
     pub cancel: CancellationToken,
+    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
+    pub helm_env: Vec<(String, String)>,
 }
 
 impl Ctx {
@@ -32,6 +34,13 @@ impl Ctx {
             args.push(ctx.clone());
         }
         args
+    }
+
+    /// A helm command with the deploy's environment.
+    pub fn helm_command(&self, args: &[String]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.helm);
+        cmd.args(args).envs(self.helm_env.iter().cloned()).stdin(std::process::Stdio::null());
+        cmd
     }
 
     pub fn selector(&self) -> String {

@@ -38,7 +38,7 @@ pub async fn read_status(ctx: &Ctx) -> Result<ReleaseStatus, String> {
     args.extend(["-o".into(), "json".into()]);
     let out = tokio::time::timeout(
         STATUS_TIMEOUT,
-        tokio::process::Command::new(&ctx.helm).args(&args).stdin(std::process::Stdio::null()).output(),
+        ctx.helm_command(&args).output(),
     )
     .await
     .map_err(|_| format!("helm status did not answer within {}s", STATUS_TIMEOUT.as_secs()))?
@@ -81,7 +81,7 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     let on_line = move |stream: Stream, line: String| {
         sender.send(Event::HelmLine { stderr: stream == Stream::Stderr, text: line });
     };
-    let exit = match process::run(HelmRun { bin: ctx.helm.clone(), args, env: vec![] }, on_line, ctx.cancel.clone()).await {
+    let exit = match process::run(HelmRun { bin: ctx.helm.clone(), args, env: ctx.helm_env.clone() }, on_line, ctx.cancel.clone()).await {
         Ok(exit) => exit,
         Err(e) => return emit.ended(step, StepOutcome::Failed { reason: format!("could not run helm: {e:#}") }),
     };

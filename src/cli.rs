@@ -33,6 +33,10 @@ pub enum Command {
         #[arg(long, value_name = "FILE.json")]
         report: Option<PathBuf>,
     },
+    /// Post-mortem of a release: history, lock state, hooks with phases, failed hooks' pods,
+    /// logs and events, and the workloads' readiness. Reads the release records directly
+    /// (helm is not needed); never shows values or Secret data.
+    Inspect(InspectArgs),
     /// Serve a simulated Kubernetes API on loopback, driven by a scenario (for demos and tests).
     Sim {
         /// Scenario name (from assets/scenarios) or path to a scenario YAML file.
@@ -109,4 +113,29 @@ pub enum Only {
     Rollout,
     /// Re-run the init step against the live release.
     Init,
+}
+
+/// `helmdeck inspect`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InspectArgs {
+    /// Release name.
+    pub release: String,
+    /// Namespace of the release (default: the kubeconfig context's, else `default`).
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Revision to inspect (default: the latest).
+    #[arg(long)]
+    pub revision: Option<i64>,
+    /// Print one JSON document instead of the TUI.
+    #[arg(long)]
+    pub json: bool,
+    /// Plain text instead of the TUI (implied when stdout is not a terminal).
+    #[arg(long)]
+    pub headless: bool,
+    /// Also show the rendered manifest of the revision (never Secret data or values).
+    #[arg(long)]
+    pub show_manifest: bool,
+    /// kubeconfig context to use.
+    #[arg(long)]
+    pub kube_context: Option<String>,
 }

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod glob;
 pub mod headless;
 pub mod helm;
+pub mod inspect;
 pub mod cluster;
 pub mod rollout;
 pub mod sim;

@@ -44,6 +44,7 @@ fn real_main() -> Result<i32> {
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
+        Command::Inspect(args) => runtime.block_on(helmdeck::inspect::run(args)),
         Command::Demo { scenario, headless, helm, report } => runtime.block_on(demo(scenario, headless, helm, report)),
     }
 }

@@ -6,6 +6,7 @@
 mod support;
 
 mod deploy;
+mod differential;
 mod sim_helm;
 mod sim_kubectl;
 mod sim_watcher;

@@ -1,0 +1,128 @@
+//! Differential test: for simulator states across every scenario, helmdeck's per-workload
+//! verdict agrees with real `kubectl rollout status --watch=false` (done or not, error or
+//! not), except the stricter StatefulSet revision rule.
+
+use std::time::Duration;
+
+use helmdeck::rollout::readiness::{self, Progress};
+use serde_json::Value;
+
+use crate::support::Sim;
+
+/// What kubectl says about one workload, parsed from its output.
+#[derive(Debug, PartialEq)]
+enum Kubectl {
+    Done,
+    Waiting,
+    Error,
+}
+
+fn kubectl_verdict(sim: &Sim, kind: &str, name: &str) -> (Kubectl, String) {
+    let out = sim.kubectl(&["rollout", "status", &format!("{kind}/{name}"), "-n", "apps", "--watch=false"]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if !out.status.success() {
+        return (Kubectl::Error, stderr);
+    }
+    let done = ["successfully rolled out", "roll out complete", "rolling update complete"].iter().any(|m| stdout.contains(m));
+    (if done { Kubectl::Done } else { Kubectl::Waiting }, stdout)
+}
+
+fn get(sim: &Sim, kind: &str, name: &str) -> Value {
+    let out = sim.kubectl(&["get", kind, name, "-n", "apps", "-o", "json"]);
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn helmdeck_verdict(kind: &str, obj: &Value) -> Progress {
+    let r = match kind {
+        "deployment" => readiness::deployment(&serde_json::from_value(obj.clone()).unwrap()),
+        "statefulset" => readiness::statefulset(&serde_json::from_value(obj.clone()).unwrap()),
+        _ => readiness::daemonset(&serde_json::from_value(obj.clone()).unwrap()),
+    };
+    r.progress
+}
+
+/// The one place helmdeck is stricter than kubectl (decisions.md): a StatefulSet with partition
+/// 0 whose revisions differ.
+fn revision_rule_applies(kind: &str, obj: &Value) -> bool {
+    kind == "statefulset"
+        && obj.pointer("/spec/updateStrategy/rollingUpdate/partition").and_then(Value::as_i64).unwrap_or(0) == 0
+        && obj.pointer("/status/currentRevision") != obj.pointer("/status/updateRevision")
+}
+
+/// Compares one workload on a state that did not change while kubectl looked at it.
+/// Returns false when the state moved (the caller samples again later).
+fn compare(sim: &Sim, kind: &str, name: &str, seen: &mut Vec<String>) -> bool {
+    let before = get(sim, kind, name);
+    if before.is_null() {
+        return true;
+    }
+    let (kubectl, said) = kubectl_verdict(sim, kind, name);
+    let after = get(sim, kind, name);
+    if before["metadata"]["resourceVersion"] != after["metadata"]["resourceVersion"] {
+        return false;
+    }
+    let ours = helmdeck_verdict(kind, &before);
+    let agree = match (&ours, &kubectl) {
+        (Progress::Done, Kubectl::Done) | (Progress::Waiting, Kubectl::Waiting) | (Progress::Failed, Kubectl::Error) => true,
+        (Progress::Waiting, Kubectl::Done) => revision_rule_applies(kind, &before),
+        _ => false,
+    };
+    assert!(agree, "{kind}/{name}: helmdeck {ours:?}, kubectl {kubectl:?} ({said})\nobject: {before}");
+    seen.push(format!("{kind}/{name}:{ours:?}"));
+    true
+}
+
+const WORKLOADS: [(&str, &str); 6] = [
+    ("deployment", "demo-api"),
+    ("deployment", "demo-web"),
+    ("deployment", "demo-gpu-client"),
+    ("deployment", "demo-monitoring"),
+    ("statefulset", "demo-db"),
+    ("daemonset", "demo-agent"),
+];
+
+fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
+    let sim = Sim::start(scenario);
+    let mut seen = Vec::new();
+    let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
+    assert!(out.status.success() || !upgrade, "install: {}", crate::support::text(&out));
+    if upgrade {
+        let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false", "--set", "image.tag=1.4.3"]);
+        assert!(out.status.success(), "upgrade: {}", crate::support::text(&out));
+    }
+    // Sample through the rollout: early, mid, late.
+    for _ in 0..4 {
+        for (kind, name) in WORKLOADS {
+            for _attempt in 0..5 {
+                if compare(&sim, kind, name, &mut seen) {
+                    break;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    seen
+}
+
+#[test]
+fn readiness_agrees_with_kubectl_rollout_status_on_first_installs() {
+    let mut all = Vec::new();
+    for scenario in ["all-green", "optional-pending", "crashloop", "image-pull", "oom", "readiness-never", "progress-deadline"] {
+        all.extend(sample_scenario(scenario, false));
+    }
+    // The samples must cover both outcomes, or the test proves little.
+    assert!(all.iter().any(|s| s.ends_with(":Done")), "{all:?}");
+    assert!(all.iter().any(|s| s.ends_with(":Waiting")), "{all:?}");
+    assert!(all.iter().any(|s| s.ends_with(":Failed")), "{all:?}");
+}
+
+#[test]
+fn readiness_agrees_with_kubectl_rollout_status_on_upgrades() {
+    let mut all = Vec::new();
+    for scenario in ["never-observed", "surge-stuck", "sts-revision-stuck", "all-green"] {
+        all.extend(sample_scenario(scenario, true));
+    }
+    assert!(all.iter().any(|s| s.starts_with("statefulset/demo-db:Waiting")), "{all:?}");
+    assert!(all.iter().any(|s| s.starts_with("deployment/demo-web:Waiting")), "{all:?}");
+}

@@ -16,3 +16,4 @@ pub mod cluster;
 pub mod rollout;
 pub mod sim;
 pub mod text;
+pub mod ui;

@@ -11,6 +11,7 @@
 //!
 //! Start it with [`spawn`] (which also creates the simulated nodes).
 
+mod cache;
 mod daemonset;
 mod deployment;
 mod job;
@@ -20,6 +21,8 @@ mod statefulset;
 mod tests;
 
 use std::collections::{HashMap, HashSet};
+
+use cache::{Cache, Dirty};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -121,38 +124,14 @@ pub struct Controllers {
     rule_cache: HashMap<(String, String, i64), Option<usize>>,
     job_rule_cache: HashMap<String, Option<usize>>,
     counters: kubelet::Counters,
+    cache: Cache,
+    /// Workloads to look at on every pass until they settle (they wait on time, not on changes).
+    unsettled: HashSet<String>,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
 static DEFAULT_JOB: LazyLock<JobRule> =
     LazyLock::new(|| JobRule { after: Some(Duration::from_millis(500)), ..JobRule::default() });
-
-/// What one pass works on: every relevant object, listed once, plus index maps.
-pub(crate) struct Snapshot {
-    nodes: Vec<(String, String)>,
-    pods: Vec<Arc<Value>>,
-    deployments: Vec<Arc<Value>>,
-    replicasets: Vec<Arc<Value>>,
-    statefulsets: Vec<Arc<Value>>,
-    daemonsets: Vec<Arc<Value>>,
-    jobs: Vec<Arc<Value>>,
-    pvcs: Vec<Arc<Value>>,
-    /// Controller owner uid → indexes into `pods`.
-    pods_by_owner: HashMap<String, Vec<usize>>,
-    /// Controller owner uid → ReplicaSets / ControllerRevisions it owns.
-    rs_by_owner: HashMap<String, Vec<Arc<Value>>>,
-    revisions_by_owner: HashMap<String, Vec<Arc<Value>>>,
-    /// uid → (kind, name, generation, controller owner uid) of every workload object.
-    owners: HashMap<String, OwnerInfo>,
-}
-
-#[derive(Clone)]
-pub(crate) struct OwnerInfo {
-    kind: &'static str,
-    name: String,
-    generation: i64,
-    owner: Option<String>,
-}
 
 impl Controllers {
     pub fn new(sim: &SimState) -> Self {
@@ -169,32 +148,50 @@ impl Controllers {
             rule_cache: HashMap::new(),
             job_rule_cache: HashMap::new(),
             counters: kubelet::Counters::default(),
+            cache: Cache::default(),
+            unsettled: HashSet::new(),
         }
     }
 
     /// One pass of every controller, as of `now`.
     pub fn reconcile(&mut self, sim: &SimState, now: Instant) {
         self.pass += 1;
-        let t0 = Instant::now();
-        let snap = Snapshot::take(sim);
+        let mut cache = std::mem::take(&mut self.cache);
+        let mut dirty = Dirty::default();
+        cache.drain(sim, &mut dirty);
         let p = Pass { sim, now, wall: self.wall(now) };
-        let t1 = Instant::now();
-        self.kubelet_pass(&p, &snap);
-        let t2 = Instant::now();
-        let mut rs_list = snap.replicasets.clone();
-        let plans = self.deployments_plan(&p, &snap, &mut rs_list);
-        let t3 = Instant::now();
-        let counts = self.replicasets_sync(&p, &snap, &rs_list, &plans);
-        let t4 = Instant::now();
-        self.deployments_status(&p, &snap, &plans, &counts);
-        let t5 = Instant::now();
-        self.statefulsets_sync(&p, &snap);
-        self.daemonsets_sync(&p, &snap);
-        self.jobs_sync(&p, &snap);
-        bind_pvcs(&p, &snap);
-        self.prune(&p, &snap);
-        let t6 = Instant::now();
-        if std::env::var("CTL_TIMING").is_ok() { eprintln!("snap {:?} kubelet {:?} plan {:?} rs {:?} status {:?} rest {:?}", t1-t0, t2-t1, t3-t2, t4-t3, t5-t4, t6-t5); }
+        self.forget_gone(&p, &cache, &dirty);
+        self.kubelet_pass(&p, &cache, &mut dirty);
+        let plans = self.deployments_plan(&p, &cache, &dirty);
+        let counts = self.replicasets_sync(&p, &cache, &dirty, &plans);
+        self.deployments_status(&p, &plans, &counts);
+        self.statefulsets_sync(&p, &cache, &dirty);
+        self.daemonsets_sync(&p, &cache, &dirty);
+        self.jobs_sync(&p, &cache, &dirty);
+        bind_pvcs(&p, &cache, &dirty);
+        self.cache = cache;
+    }
+
+    /// The objects of one kind to reconcile in this pass: the changed ones and the unsettled
+    /// ones (or all after a re-list), in namespace/name order.
+    fn work(&self, map: &HashMap<String, Arc<Value>>, dirty: &Dirty) -> Vec<Arc<Value>> {
+        let mut out: Vec<Arc<Value>> = if dirty.all {
+            map.values().cloned().collect()
+        } else {
+            let extra = self.unsettled.iter().filter(|u| !dirty.objs.contains(*u));
+            dirty.objs.iter().chain(extra).filter_map(|u| map.get(u)).cloned().collect()
+        };
+        out.sort_by(|a, b| (meta(a, "namespace"), meta(a, "name")).cmp(&(meta(b, "namespace"), meta(b, "name"))));
+        out
+    }
+
+    /// Records whether a workload needs looking at again without a change (it waits on time).
+    fn settle(&mut self, uid: &str, settled: bool) {
+        if settled {
+            self.unsettled.remove(uid);
+        } else if !self.unsettled.contains(uid) {
+            self.unsettled.insert(uid.to_string());
+        }
     }
 
     /// The wall-clock time matching `now` (so fake clocks give consistent timestamps).
@@ -240,28 +237,32 @@ impl Controllers {
         idx
     }
 
-    /// Forgets memory of objects that are gone. Pods go at once (and their logs); the rest
-    /// every so often.
-    fn prune(&mut self, p: &Pass, snap: &Snapshot) {
-        let pass = self.pass;
-        let mut gone = Vec::new();
-        self.pods.retain(|uid, pod| {
-            let keep = pod.seen == pass;
-            if !keep {
-                gone.push((uid.clone(), pod.ns.clone(), pod.name.clone()));
+    /// Forgets the memory of deleted objects (pods: their logs too).
+    fn forget_gone(&mut self, p: &Pass, cache: &Cache, dirty: &Dirty) {
+        for (uid, ns, name, is_pod) in &dirty.gone {
+            if *is_pod {
+                if self.pods.remove(uid).is_some() {
+                    p.sim.logs.forget_pod(ns, name);
+                }
+            } else {
+                self.deployments.remove(uid);
+                self.rs_gen.remove(uid);
+                self.unsettled.remove(uid);
             }
-            keep
-        });
-        for (uid, ns, name) in gone {
-            p.sim.logs.forget_pod(&ns, &name);
-            self.events.forget(&uid);
+            self.events.forget(uid);
         }
-        if pass % 50 == 0 {
-            let live: HashSet<&str> = snap.owners.keys().map(String::as_str).collect();
-            self.deployments.retain(|uid, _| live.contains(uid.as_str()));
-            self.rs_gen.retain(|uid, _| live.contains(uid.as_str()));
-            let pods = &self.pods;
-            self.events.retain(|uid| live.contains(uid) || pods.contains_key(uid));
+        if dirty.all {
+            // After a re-list: drop whatever is no longer there.
+            let gone: Vec<String> = self.pods.keys().filter(|u| !cache.pods.contains_key(*u)).cloned().collect();
+            for uid in gone {
+                if let Some(pod) = self.pods.remove(&uid) {
+                    p.sim.logs.forget_pod(&pod.ns, &pod.name);
+                }
+                self.events.forget(&uid);
+            }
+            self.deployments.retain(|uid, _| cache.owners.contains_key(uid));
+            self.rs_gen.retain(|uid, _| cache.owners.contains_key(uid));
+            self.unsettled.retain(|uid| cache.owners.contains_key(uid));
         }
     }
 
@@ -324,7 +325,7 @@ impl Controllers {
                              "status": {"phase": "Pending", "qosClass": qos}});
             match p.sim.store.create(*ids::PODS, Some(&ns), obj) {
                 Ok(created) => {
-                    let sim_pod = kubelet::PodSim::new(&created, plan, p.now, self.pass);
+                    let sim_pod = kubelet::PodSim::new(&created, plan, p.now);
                     self.pods.insert(meta(&created, "uid").to_string(), sim_pod);
                     return Some(created);
                 }
@@ -336,7 +337,7 @@ impl Controllers {
     }
 
     /// Plan for a pod that the simulation has not seen before, found from its owner chain.
-    fn plan_for_unknown_pod(&mut self, sim: &SimState, snap: &Snapshot, pod: &Value) -> kubelet::Plan {
+    fn plan_for_unknown_pod(&mut self, sim: &SimState, snap: &Cache, pod: &Value) -> kubelet::Plan {
         let name = meta(pod, "name");
         let mut owner = controller_uid(pod).and_then(|u| snap.owners.get(u));
         // Walk ReplicaSet → Deployment.
@@ -406,93 +407,14 @@ impl<'a> Pass<'a> {
     }
 }
 
-impl Snapshot {
-    fn take(sim: &SimState) -> Snapshot {
-        let all = |res: ResourceId| sim.store.list(res, None, |_| true).0;
-        let nodes = all(*ids::NODES)
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let ip = n
-                    .pointer("/status/addresses")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
-                    .and_then(|x| x["address"].as_str())
-                    .map(String::from)
-                    .unwrap_or_else(|| node_ip(i));
-                (meta(n, "name").to_string(), ip)
-            })
-            .collect();
-        let pods = all(*ids::PODS);
-        let deployments = all(*ids::DEPLOYMENTS);
-        let replicasets = all(*ids::REPLICASETS);
-        let statefulsets = all(*ids::STATEFULSETS);
-        let daemonsets = all(*ids::DAEMONSETS);
-        let jobs = all(*ids::JOBS);
-        let pvcs = all(*PVCS);
-        let revisions = all(*CONTROLLER_REVISIONS);
-
-        let mut pods_by_owner: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, pod) in pods.iter().enumerate() {
-            if let Some(u) = controller_uid(pod) {
-                pods_by_owner.entry(u.to_string()).or_default().push(i);
-            }
-        }
-        let group = |list: &[Arc<Value>]| {
-            let mut map: HashMap<String, Vec<Arc<Value>>> = HashMap::new();
-            for o in list {
-                if let Some(u) = controller_uid(o) {
-                    map.entry(u.to_string()).or_default().push(o.clone());
-                }
-            }
-            map
-        };
-        let rs_by_owner = group(&replicasets);
-        let revisions_by_owner = group(&revisions);
-        let mut owners = HashMap::new();
-        for (kind, list) in [
-            ("Deployment", &deployments),
-            ("ReplicaSet", &replicasets),
-            ("StatefulSet", &statefulsets),
-            ("DaemonSet", &daemonsets),
-            ("Job", &jobs),
-        ] {
-            for o in list {
-                owners.insert(
-                    meta(o, "uid").to_string(),
-                    OwnerInfo {
-                        kind,
-                        name: meta(o, "name").to_string(),
-                        generation: generation(o),
-                        owner: controller_uid(o).map(String::from),
-                    },
-                );
-            }
-        }
-        Snapshot {
-            nodes,
-            pods,
-            deployments,
-            replicasets,
-            statefulsets,
-            daemonsets,
-            jobs,
-            pvcs,
-            pods_by_owner,
-            rs_by_owner,
-            revisions_by_owner,
-            owners,
-        }
-    }
-
-    fn pods_of<'s>(&'s self, uid: &str) -> impl Iterator<Item = &'s Arc<Value>> + 's {
-        self.pods_by_owner.get(uid).into_iter().flatten().map(|&i| &self.pods[i])
-    }
-}
-
 /// PVC binder: every claim becomes Bound to a made-up volume of the requested size.
-fn bind_pvcs(p: &Pass, snap: &Snapshot) {
-    for pvc in &snap.pvcs {
+fn bind_pvcs(p: &Pass, cache: &Cache, dirty: &Dirty) {
+    let todo: Vec<&Arc<Value>> = if dirty.all {
+        cache.pvcs.values().collect()
+    } else {
+        dirty.pvcs.iter().filter_map(|u| cache.pvcs.get(u)).collect()
+    };
+    for pvc in todo {
         if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
             continue;
         }
@@ -599,10 +521,6 @@ impl Events {
 
     fn forget(&mut self, uid: &str) {
         self.by_uid.remove(uid);
-    }
-
-    fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        self.by_uid.retain(|uid, _| keep(uid));
     }
 }
 

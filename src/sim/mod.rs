@@ -18,6 +18,7 @@ pub mod seed;
 pub mod selector;
 pub mod server;
 pub mod store;
+pub mod table;
 pub mod validate;
 pub mod watch;
 

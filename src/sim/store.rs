@@ -15,8 +15,10 @@ use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
 use super::{defaults, patch, validate};
 
-/// How many events the log keeps for watch resumption; older rvs get 410 Gone.
-const LOG_CAPACITY: usize = 50_000;
+/// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
+/// client relists, as against a real API server's watch cache). Each entry pins one object
+/// version, so this bounds the simulator's memory at scale (see docs/benchmarks.md).
+const LOG_CAPACITY: usize = 10_000;
 /// How far a slow watcher may fall behind before its stream is closed.
 const BROADCAST_CAPACITY: usize = 65_536;
 

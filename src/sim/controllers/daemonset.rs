@@ -9,15 +9,17 @@ use serde_json::{Value, json};
 
 use super::kubelet::Plan;
 use super::statefulset::REVISION_LABEL;
-use super::{Controllers, Involved, Pass, Snapshot, generation, int_at, int_or_percent, label, meta, put_nonzero, template_hash};
+use super::cache::{Cache, Dirty};
+use super::{Controllers, Involved, Pass, generation, int_at, int_or_percent, label, meta, put_nonzero, template_hash};
 use crate::sim::resources::ids;
 
 impl Controllers {
-    pub(super) fn daemonsets_sync(&mut self, p: &Pass, snap: &Snapshot) {
-        for ds in &snap.daemonsets {
+    pub(super) fn daemonsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
+        for ds in &self.work(&snap.daemonsets, dirty) {
             let (name, uid, ns, ds_gen) = (meta(ds, "name"), meta(ds, "uid"), meta(ds, "namespace"), generation(ds));
             let rule_idx = self.rule_index(p.sim, "DaemonSet", name, ds_gen);
             if p.rule(rule_idx).never_observe {
+                self.settle(uid, true);
                 continue;
             }
             let rolling =
@@ -25,7 +27,7 @@ impl Controllers {
             let min = Duration::from_secs(int_at(ds, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64);
             let template = ds.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
-            let revisions: Vec<Arc<Value>> = snap.revisions_by_owner.get(uid).cloned().unwrap_or_default();
+            let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
             self.ensure_revision(p, ds, &format!("{name}-{hash}"), &hash, &template, &revisions);
 
             let nodes: Vec<&str> = snap.nodes.iter().map(|(n, _)| n.as_str()).collect();
@@ -95,6 +97,7 @@ impl Controllers {
                     avail += i64::from(s.available(p.now, min));
                 }
             }
+            self.settle(uid, ready == avail);
             let mut status = json!({"currentNumberScheduled": current, "numberMisscheduled": 0,
                                     "desiredNumberScheduled": desired, "numberReady": ready,
                                     "observedGeneration": ds_gen});

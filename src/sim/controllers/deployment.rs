@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::cache::{Cache, Dirty};
 use super::kubelet::{Plan, Stage};
 use super::{
-    Controllers, Involved, Pass, Snapshot, annotation, generation, int_at, int_or_percent, label, meta, owner_ref,
+    Controllers, Involved, Pass, annotation, generation, int_at, int_or_percent, label, meta, owner_ref,
     put_nonzero, set_condition, template_hash,
 };
 use crate::sim::resources::ids;
@@ -46,6 +47,8 @@ pub(crate) struct RsPlan {
 pub(crate) struct Plans {
     deps: Vec<DepPlan>,
     rs: HashMap<String, RsPlan>,
+    /// ReplicaSets created in this pass (not in the cache yet).
+    created: Vec<Arc<Value>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -88,13 +91,13 @@ fn min_ready(obj: &Value) -> Duration {
 }
 
 impl Controllers {
-    fn rs_available(&self, p: &Pass, snap: &Snapshot, rs_uid: &str, min: Duration) -> i64 {
+    fn rs_available(&self, p: &Pass, snap: &Cache, rs_uid: &str, min: Duration) -> i64 {
         snap.pods_of(rs_uid)
             .filter(|pod| self.pods.get(meta(pod, "uid")).is_some_and(|s| !s.terminal() && s.available(p.now, min)))
             .count() as i64
     }
 
-    fn rs_pod_count(&self, snap: &Snapshot, rs_uid: &str) -> i64 {
+    fn rs_pod_count(&self, snap: &Cache, rs_uid: &str) -> i64 {
         snap.pods_of(rs_uid)
             .filter(|pod| self.pods.get(meta(pod, "uid")).is_none_or(|s| !s.terminal()))
             .count() as i64
@@ -107,14 +110,15 @@ impl Controllers {
     }
 
     /// Phase A: per Deployment, create the new ReplicaSet and decide every ReplicaSet's size.
-    pub(super) fn deployments_plan(&mut self, p: &Pass, snap: &Snapshot, rs_list: &mut Vec<Arc<Value>>) -> Plans {
+    pub(super) fn deployments_plan(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) -> Plans {
         let mut plans = Plans::default();
-        for dep in &snap.deployments {
+        for dep in &self.work(&snap.deployments, dirty) {
             let (name, uid, ns, dep_gen) = (meta(dep, "name"), meta(dep, "uid"), meta(dep, "namespace"), generation(dep));
             let rule_idx = self.rule_index(p.sim, "Deployment", name, dep_gen);
             let rule = p.rule(rule_idx);
             if rule.never_observe {
                 // The controller never sees this generation: nothing changes, status included.
+                self.settle(uid, true);
                 continue;
             }
             let replicas = int_at(dep, "/spec/replicas").unwrap_or(1).max(0);
@@ -125,7 +129,7 @@ impl Controllers {
             let template = dep.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
 
-            let owned: Vec<Arc<Value>> = snap.rs_by_owner.get(uid).cloned().unwrap_or_default();
+            let owned: Vec<Arc<Value>> = snap.rs_of(uid);
             let mut new_rs = owned.iter().find(|rs| label(rs, HASH_LABEL) == Some(hash.as_str())).cloned();
             let mut olds: Vec<Arc<Value>> = owned
                 .iter()
@@ -211,7 +215,7 @@ impl Controllers {
                 if let Ok(created) = p.sim.store.create(*ids::REPLICASETS, Some(ns), rs) {
                     created_new = true;
                     desired.insert(meta(&created, "uid").to_string(), n);
-                    rs_list.push(created.clone());
+                    plans.created.push(created.clone());
                     if n > 0 {
                         self.scaling_event(p, dep, &rs_name, 0, n);
                     }
@@ -260,7 +264,7 @@ impl Controllers {
     fn scale_down_old(
         &self,
         p: &Pass,
-        snap: &Snapshot,
+        snap: &Cache,
         dep: &Value,
         replicas: i64,
         unavailable: i64,
@@ -334,12 +338,17 @@ impl Controllers {
     pub(super) fn replicasets_sync(
         &mut self,
         p: &Pass,
-        snap: &Snapshot,
-        rs_list: &[Arc<Value>],
+        snap: &Cache,
+        dirty: &Dirty,
         plans: &Plans,
     ) -> HashMap<String, RsCounts> {
         let mut counts = HashMap::new();
-        for rs in rs_list {
+        let mut rs_list = self.work(&snap.replicasets, dirty);
+        let listed: std::collections::HashSet<String> = rs_list.iter().map(|rs| meta(rs, "uid").to_string()).collect();
+        let planned = plans.rs.keys().filter(|u| !listed.contains(*u)).filter_map(|u| snap.replicasets.get(u));
+        let extra: Vec<Arc<Value>> = planned.chain(plans.created.iter()).cloned().collect();
+        rs_list.extend(extra);
+        for rs in &rs_list {
             let (uid, name, ns, rs_gen) = (meta(rs, "uid"), meta(rs, "name"), meta(rs, "namespace"), generation(rs));
             let plan = plans.rs.get(uid);
             let spec_replicas = int_at(rs, "/spec/replicas").unwrap_or(1);
@@ -385,6 +394,7 @@ impl Controllers {
                 }
             }
             counts.insert(uid.to_string(), c);
+            self.settle(uid, c.ready == c.available);
 
             let scaled = want != spec_replicas;
             let new_gen = if scaled { rs_gen + 1 } else { rs_gen };
@@ -418,7 +428,7 @@ impl Controllers {
 
     /// The scenario rule for a ReplicaSet's new pods: its Deployment's rule at the generation
     /// the ReplicaSet was made for, or the ReplicaSet's own.
-    fn pod_rule_for_rs(&mut self, p: &Pass, snap: &Snapshot, rs: &Value) -> Option<usize> {
+    fn pod_rule_for_rs(&mut self, p: &Pass, snap: &Cache, rs: &Value) -> Option<usize> {
         let dep = super::controller_uid(rs).and_then(|u| snap.owners.get(u)).filter(|o| o.kind == "Deployment");
         match dep {
             Some(d) => {
@@ -434,7 +444,6 @@ impl Controllers {
     pub(super) fn deployments_status(
         &mut self,
         p: &Pass,
-        _snap: &Snapshot,
         plans: &Plans,
         counts: &HashMap<String, RsCounts>,
     ) {
@@ -522,6 +531,13 @@ impl Controllers {
                     }
                 }
             }
+            // Settled: nothing left that time alone could change (a deadline, minReadySeconds).
+            let reason = conds.iter().find(|c| c["type"] == "Progressing").and_then(|c| c["reason"].as_str());
+            let complete = updated == replicas && total == replicas && available == replicas && ready == available;
+            let settled = paused
+                || reason == Some("ProgressDeadlineExceeded")
+                || (complete && (reason == Some("NewReplicaSetAvailable") || deadline.is_none()));
+            self.settle(uid, settled);
             if !conds.is_empty() {
                 status["conditions"] = json!(conds);
             }

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Controllers, Involved, Pass, Snapshot, int_at, meta, put_nonzero, set_condition};
+use super::cache::{Cache, Dirty};
+use super::{Controllers, Involved, Pass, int_at, meta, put_nonzero, set_condition};
 use crate::sim::resources::ids;
 
 const COMPLETE_MSG: &str = "Reached expected number of succeeded pods";
@@ -16,8 +17,8 @@ fn condition_true(job: &Value, t: &str) -> bool {
 }
 
 impl Controllers {
-    pub(super) fn jobs_sync(&mut self, p: &Pass, snap: &Snapshot) {
-        for job in &snap.jobs {
+    pub(super) fn jobs_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
+        for job in &self.work(&snap.jobs, dirty) {
             if condition_true(job, "Complete") || condition_true(job, "Failed") {
                 continue;
             }

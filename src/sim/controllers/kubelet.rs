@@ -2,11 +2,13 @@
 //! container starts, readiness, crashes, completion), its status as the real kubelet writes it,
 //! its Events and its container logs.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Controllers, Events, Involved, Pass, Snapshot, fnv, meta};
+use super::cache::{Cache, Dirty};
+use super::{Controllers, Events, Involved, Pass, controller_uid, fnv, meta};
 use crate::sim::resources::ids;
 
 /// Defaults when the scenario rule leaves a time unset.
@@ -52,6 +54,8 @@ pub(crate) struct PodSim {
     pub ns: String,
     pub name: String,
     pub uid: String,
+    /// The controller owner's uid, marked dirty when the pod changes.
+    owner: Option<String>,
     containers: Vec<(String, String)>,
     init_containers: Vec<(String, String)>,
     plan: Plan,
@@ -79,11 +83,10 @@ pub(crate) struct PodSim {
     qos: String,
     version: u64,
     written: u64,
-    pub seen: u64,
 }
 
 impl PodSim {
-    pub fn new(pod: &Value, plan: Plan, now: Instant, pass: u64) -> Self {
+    pub fn new(pod: &Value, plan: Plan, now: Instant) -> Self {
         let list = |key: &str| -> Vec<(String, String)> {
             pod.pointer(&format!("/spec/{key}"))
                 .and_then(Value::as_array)
@@ -108,6 +111,7 @@ impl PodSim {
             ns: meta(pod, "namespace").to_string(),
             name: meta(pod, "name").to_string(),
             uid: meta(pod, "uid").to_string(),
+            owner: controller_uid(pod).map(String::from),
             containers: list("containers"),
             init_containers: list("initContainers"),
             plan,
@@ -142,7 +146,6 @@ impl PodSim {
                 .unwrap_or_else(|| qos_class(&spec).to_string()),
             version: 0,
             written: 0,
-            seen: pass,
         }
     }
 
@@ -541,27 +544,36 @@ pub(crate) struct Counters {
 }
 
 impl Controllers {
-    /// Advances every pod and writes the statuses that changed.
-    pub(super) fn kubelet_pass(&mut self, p: &Pass, snap: &Snapshot) {
-        let pass = self.pass;
-        for pod in &snap.pods {
+    /// Registers new pods, advances every pod and writes the statuses that changed; the
+    /// owners of changed pods are marked dirty.
+    pub(super) fn kubelet_pass(&mut self, p: &Pass, cache: &Cache, dirty: &mut Dirty) {
+        let new: Vec<&Arc<Value>> = if dirty.all {
+            cache.pods.values().collect()
+        } else {
+            dirty.pods.iter().filter_map(|u| cache.pods.get(u)).collect()
+        };
+        for pod in new {
             let uid = meta(pod, "uid");
-            if !self.pods.contains_key(uid) {
-                let plan = self.plan_for_unknown_pod(p.sim, snap, pod);
-                let mut fresh = PodSim::new(pod, plan, p.now, pass);
-                if fresh.stage == Stage::External {
-                    fresh.written = fresh.version;
-                }
-                self.pods.insert(uid.to_string(), fresh);
+            if self.pods.contains_key(uid) {
+                continue;
             }
-            let Controllers { pods, events, counters, .. } = self;
-            let Some(sp) = pods.get_mut(uid) else { continue };
-            sp.seen = pass;
-            sp.advance(p, &snap.nodes, events, counters);
+            let plan = self.plan_for_unknown_pod(p.sim, cache, pod);
+            let mut fresh = PodSim::new(pod, plan, p.now);
+            if fresh.stage == Stage::External {
+                fresh.written = fresh.version;
+            }
+            self.pods.insert(uid.to_string(), fresh);
+        }
+        let Controllers { pods, events, counters, .. } = self;
+        for sp in pods.values_mut() {
+            sp.advance(p, &cache.nodes, events, counters);
             if sp.version == sp.written {
                 continue;
             }
             sp.written = sp.version;
+            if let Some(o) = &sp.owner {
+                dirty.mark_up(o, &cache.owners);
+            }
             let status = sp.status();
             let node = sp.node.clone();
             p.sim.store.update_with(*ids::PODS, Some(&sp.ns), &sp.name, |o| {

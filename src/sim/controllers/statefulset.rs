@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
 use crate::sim::resources::ids;
 use super::{
-    CONTROLLER_REVISIONS, Controllers, Involved, PVCS, Pass, Snapshot, generation, int_at, label, meta, owner_ref,
+    CONTROLLER_REVISIONS, Controllers, Involved, PVCS, Pass, generation, int_at, label, meta, owner_ref,
     put_nonzero, template_hash,
 };
 
@@ -46,12 +47,13 @@ impl Controllers {
         let _ = p.sim.store.create(*CONTROLLER_REVISIONS, Some(meta(owner, "namespace")), cr);
     }
 
-    pub(super) fn statefulsets_sync(&mut self, p: &Pass, snap: &Snapshot) {
-        for sts in &snap.statefulsets {
+    pub(super) fn statefulsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
+        for sts in &self.work(&snap.statefulsets, dirty) {
             let (name, uid, ns, sts_gen) = (meta(sts, "name"), meta(sts, "uid"), meta(sts, "namespace"), generation(sts));
             let rule_idx = self.rule_index(p.sim, "StatefulSet", name, sts_gen);
             let rule = p.rule(rule_idx);
             if rule.never_observe {
+                self.settle(uid, true);
                 continue;
             }
             let replicas = int_at(sts, "/spec/replicas").unwrap_or(1).max(0);
@@ -64,7 +66,7 @@ impl Controllers {
             let template = sts.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
             let update_rev = format!("{name}-{hash}");
-            let revisions: Vec<Arc<Value>> = snap.revisions_by_owner.get(uid).cloned().unwrap_or_default();
+            let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
             self.ensure_revision(p, sts, &update_rev, &hash, &template, &revisions);
             let mut current_rev = sts
                 .pointer("/status/currentRevision")
@@ -159,6 +161,7 @@ impl Controllers {
                 current_rev = update_rev.clone();
                 current = updated;
             }
+            self.settle(uid, n_ready == available);
             let mut status = json!({"observedGeneration": sts_gen, "replicas": count, "availableReplicas": available});
             put_nonzero(&mut status, "readyReplicas", n_ready);
             put_nonzero(&mut status, "currentReplicas", current);

@@ -88,6 +88,11 @@ impl World {
         }
     }
 
+    /// Whether every workload watch (label-selected and by-name) has data it can trust.
+    fn all_synced(&self) -> bool {
+        self.deploys.iter().all(|c| c.synced) && self.stss.iter().all(|c| c.synced) && self.dss.iter().all(|c| c.synced)
+    }
+
     /// Whether every label-selected workload watch has listed at least once.
     fn initially_synced(&self) -> bool {
         self.deploys[0].synced && self.stss[0].synced && self.dss[0].synced
@@ -415,7 +420,7 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
                     cross_check_manifest(ctx, &mut world, &tx, &mut tasks).await;
                 }
                 let views = publish(ctx, &world, &mut emitted);
-                if let Some(outcome) = judge(&views, &world) {
+                if let Some(outcome) = judge(&views, world.all_synced()) {
                     break outcome;
                 }
             }
@@ -427,10 +432,9 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     emit.ended(step, outcome)
 }
 
-/// The step's outcome once the watches have listed: `None` while still waiting.
-fn judge(views: &[WorkloadView], world: &World) -> Option<StepOutcome> {
+/// The step's outcome once every workload watch has listed: `None` while still waiting.
+fn judge(views: &[WorkloadView], all_synced: bool) -> Option<StepOutcome> {
     // By-name watches of unlabelled manifest workloads must list before we can judge them.
-    let all_synced = world.deploys.iter().all(|c| c.synced) && world.stss.iter().all(|c| c.synced) && world.dss.iter().all(|c| c.synced);
     if !all_synced {
         return None;
     }
@@ -462,4 +466,66 @@ fn timed_out(ctx: &Ctx, emitted: &Emitted, degraded: &BTreeMap<String, String>, 
         return StepOutcome::Failed { reason: format!("timed out after {secs}s with no gating workload found") };
     }
     StepOutcome::Failed { reason: format!("timed out after {secs}s; not ready: {}", blockers.join(" · ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
+        WorkloadView {
+            kind: "Deployment".into(),
+            name: name.into(),
+            optional,
+            optional_because: None,
+            ready,
+            failed,
+            message: "msg".into(),
+            desired: 1,
+            ready_replicas: 0,
+            updated: 0,
+            available: 0,
+            generation: 1,
+            created: None,
+            pod_causes: vec!["pod x: CrashLoopBackOff".into()],
+            notes: vec![],
+        }
+    }
+
+    fn failed_reason(o: Option<StepOutcome>) -> String {
+        match o {
+            Some(StepOutcome::Failed { reason }) => reason,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn nothing_is_judged_before_every_watch_has_listed() {
+        assert_eq!(judge(&[w("web", false, true, false)], false), None);
+    }
+
+    #[test]
+    fn every_gating_workload_must_be_ready() {
+        assert_eq!(judge(&[w("web", false, true, false), w("api", false, true, false)], true), Some(StepOutcome::Succeeded));
+        assert_eq!(judge(&[w("web", false, true, false), w("api", false, false, false)], true), None);
+    }
+
+    #[test]
+    fn optional_workloads_never_gate() {
+        let views = [w("web", false, true, false), w("gpu", true, false, true)];
+        assert_eq!(judge(&views, true), Some(StepOutcome::Succeeded), "an optional failure is not a failure");
+    }
+
+    #[test]
+    fn a_terminal_failure_of_a_gating_workload_fails_fast() {
+        let reason = failed_reason(judge(&[w("web", false, false, true), w("api", false, false, false)], true));
+        assert!(reason.starts_with("Deployment/web: msg"), "{reason}");
+        assert!(reason.contains("CrashLoopBackOff"), "{reason}");
+    }
+
+    #[test]
+    fn no_workloads_or_only_optional_ones_fail_closed() {
+        assert!(failed_reason(judge(&[], true)).contains("no workloads found"));
+        assert!(failed_reason(judge(&[w("gpu", true, true, false)], true)).contains("no gating workloads"));
+    }
 }

@@ -238,6 +238,13 @@ mod tests {
     use Step::*;
 
     #[test]
+    fn banner_words_and_codes() {
+        assert_eq!((Outcome::Landed.title(), Outcome::Landed.code()), ("LANDED", 0));
+        assert_eq!((Outcome::Failed.title(), Outcome::Failed.code()), ("FAILED", 1));
+        assert_eq!((Outcome::LiveInitIncomplete.title(), Outcome::LiveInitIncomplete.code()), ("LIVE — INIT INCOMPLETE", 3));
+    }
+
+    #[test]
     fn all_steps_succeeded_is_landed() {
         let s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, ok())], &[workload("web", false, true)]);
         let v = decide(&s);

@@ -333,11 +333,12 @@ mod tests {
             started_at: None,
             completed_at: None,
         };
-        s.apply(&Event::Hooks { hooks: vec![hook("init", "Succeeded"), hook("seed", "Failed"), hook("later", "skipped")] }, 2.0, "t");
+        s.apply(&Event::Hooks { hooks: vec![hook("init", "Succeeded"), hook("seed", "Failed"), hook("later", "skipped"), hook("stuck", "Running")] }, 2.0, "t");
         let v = decide(&s);
         assert_eq!(v.code, 1);
         assert!(v.evidence.contains(&"hook seed (post-upgrade) failed".to_string()), "{:?}", v.evidence);
         assert!(v.evidence.contains(&"hook later (post-upgrade) skipped: never ran".to_string()), "{:?}", v.evidence);
+        assert!(v.evidence.contains(&"hook stuck left Running".to_string()), "{:?}", v.evidence);
         assert!(!v.evidence.iter().any(|e| e.contains("hook init")), "succeeded hooks are not problems");
         assert!(v.evidence.iter().any(|e| e.contains("Deployment/web not ready") && e.contains("CrashLoopBackOff")));
     }

@@ -7,6 +7,8 @@ mod support;
 
 mod deploy;
 mod differential;
+mod inspect;
 mod sim_helm;
 mod sim_kubectl;
 mod sim_watcher;
+mod tui;

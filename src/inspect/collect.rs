@@ -1,0 +1,300 @@
+//! Reads everything `inspect` shows from the cluster, read-only: the release records (Secrets
+//! and ConfigMaps labelled `owner=helm,name=REL`), the live hook Jobs with their pods, logs and
+//! events, and the release's workloads. A failing read becomes a warning (or, for the records,
+//! the inspection's error); it never stops the rest.
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Secret};
+use kube::api::{ApiResource, DynamicObject, ListParams};
+use kube::{Api, Client};
+use serde::de::DeserializeOwned;
+
+use crate::cluster::releases;
+use crate::helm::status::{HookRecord, ReleaseStatus};
+use crate::inspect::evidence;
+use crate::inspect::model::{InspectedHook, Inspection, RevisionInfo, Storage};
+use crate::inspect::records::{self, StoredObject};
+use crate::inspect::redact;
+use crate::inspect::workloads::{self, Live};
+use crate::text;
+
+/// What to inspect.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub release: String,
+    pub namespace: String,
+    pub revision: Option<i64>,
+    pub show_manifest: bool,
+}
+
+/// Collects the inspection. Never fails: what cannot be read is said in `error` / `warnings`.
+pub async fn inspect(client: &Client, req: &Request) -> Inspection {
+    let mut out = Inspection {
+        release: text::plain(&req.release),
+        namespace: text::plain(&req.namespace),
+        requested: req.revision,
+        ..Inspection::default()
+    };
+    let objects = list_records(client, req, &mut out.warnings).await;
+    let decoded = records::decode_all(objects.as_deref().unwrap_or_default());
+    out.history = decoded.iter().map(|d| d.row.clone()).collect();
+    out.lock = records::lock_state(
+        &decoded,
+        &out.release,
+        &out.namespace,
+        jiff::Timestamp::now(),
+    );
+    let events = list(
+        Api::<Event>::namespaced(client.clone(), &req.namespace),
+        ListParams::default(),
+        "Events",
+        &mut out.warnings,
+    )
+    .await;
+
+    let mut manifest_workloads = Vec::new();
+    match records::choose(&decoded, req.revision, &out.release, &out.namespace) {
+        _ if objects.is_none() => {
+            out.revision = req.revision;
+            out.error = Some(format!(
+                "cannot list the release records of {} in {}",
+                out.release, out.namespace
+            ));
+        }
+        Err((revision, error)) => {
+            out.revision = revision;
+            out.error = Some(error);
+        }
+        Ok(chosen) => {
+            let release = chosen
+                .release
+                .as_ref()
+                .expect("choose returns readable records");
+            let operation = records::operation(release, &decoded);
+            out.revision = Some(chosen.row.revision);
+            out.info = Some(RevisionInfo {
+                revision: chosen.row.revision,
+                status: chosen.row.status.clone(),
+                description: chosen.row.description.clone(),
+                chart: chosen.row.chart.clone(),
+                app_version: chosen.row.app_version.clone(),
+                first_deployed: release.first_deployed.as_deref().map(text::plain),
+                last_deployed: release.last_deployed.as_deref().map(text::plain),
+                operation,
+                storage: chosen.row.storage,
+                object: chosen.row.object.clone(),
+            });
+            for (record, in_this_run) in records::execution_order(&release.hooks, operation) {
+                let live = if evidence::needs_evidence(&record) {
+                    Some(evidence::hook_evidence(client, &req.namespace, &record, &events).await)
+                } else {
+                    None
+                };
+                out.hooks.push(InspectedHook {
+                    record: sanitized(record),
+                    in_this_run,
+                    live,
+                });
+            }
+            manifest_workloads = releases::manifest_workloads(&release.manifest);
+            if req.show_manifest {
+                out.manifest = Some(manifest_text(release));
+            }
+        }
+    }
+    let live = live_workloads(client, req, &manifest_workloads, events, &mut out.warnings).await;
+    let judged = workloads::judge(&live, &selector(&req.release));
+    out.workloads = judged.workloads;
+    out.pods = judged.pods;
+    out.events = judged.events;
+    out
+}
+
+fn selector(release: &str) -> String {
+    format!("app.kubernetes.io/instance={release}")
+}
+
+/// The manifest, Secrets masked, each line made inert for the terminal.
+fn manifest_text(release: &ReleaseStatus) -> String {
+    redact::manifest(&release.manifest)
+        .lines()
+        .map(|l| format!("{}\n", text::plain(l)))
+        .collect()
+}
+
+fn sanitized(mut h: HookRecord) -> HookRecord {
+    h.name = text::plain(&h.name);
+    h.kind = text::plain(&h.kind);
+    h.path = text::plain(&h.path);
+    h.events = h.events.iter().map(|e| text::plain(e)).collect();
+    h.started_at = h.started_at.as_deref().map(text::plain);
+    h.completed_at = h.completed_at.as_deref().map(text::plain);
+    h.delete_policies = h.delete_policies.iter().map(|e| text::plain(e)).collect();
+    h
+}
+
+/// Lists the Secrets and ConfigMaps holding the release's records. `None` only when neither
+/// list could be read.
+async fn list_records(
+    client: &Client,
+    req: &Request,
+    warnings: &mut Vec<String>,
+) -> Option<Vec<StoredObject>> {
+    let labels = format!("owner=helm,name={}", req.release);
+    let mut out = Vec::new();
+    let mut listed = false;
+    for (storage, resource) in [
+        (Storage::Secret, ApiResource::erase::<Secret>(&())),
+        (Storage::ConfigMap, ApiResource::erase::<ConfigMap>(&())),
+    ] {
+        // Untyped, so one object with malformed data cannot spoil the whole list.
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), &req.namespace, &resource);
+        match api.list(&ListParams::default().labels(&labels)).await {
+            Ok(list) => {
+                listed = true;
+                out.extend(list.items.into_iter().map(|o| StoredObject {
+                    storage,
+                    name: o.metadata.name.unwrap_or_default(),
+                    labels: o.metadata.labels.unwrap_or_default(),
+                    body: o.data,
+                }));
+            }
+            Err(e) => warnings.push(format!(
+                "cannot list {} release records ({labels}): {}",
+                storage.kubectl_name(),
+                text::plain(&e.to_string())
+            )),
+        }
+    }
+    listed.then_some(out)
+}
+
+/// A list call whose failure is a warning (and an empty list).
+async fn list<K>(api: Api<K>, params: ListParams, what: &str, warnings: &mut Vec<String>) -> Vec<K>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match api.list(&params).await {
+        Ok(l) => l.items,
+        Err(e) => {
+            warnings.push(format!(
+                "cannot list {what}: {}",
+                text::plain(&e.to_string())
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// The release's Deployments, StatefulSets and DaemonSets (by the instance label, plus manifest
+/// workloads found by name), with their ReplicaSets and pods.
+async fn live_workloads(
+    client: &Client,
+    req: &Request,
+    manifest: &[(String, String)],
+    events: Vec<Event>,
+    warnings: &mut Vec<String>,
+) -> Live {
+    let ns = req.namespace.as_str();
+    let labelled = ListParams::default().labels(&selector(&req.release));
+    let mut live = Live {
+        deployments: list(
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            "Deployments",
+            warnings,
+        )
+        .await,
+        statefulsets: list(
+            Api::<StatefulSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            "StatefulSets",
+            warnings,
+        )
+        .await,
+        daemonsets: list(
+            Api::<DaemonSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            "DaemonSets",
+            warnings,
+        )
+        .await,
+        replicasets: list(
+            Api::<ReplicaSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            "ReplicaSets",
+            warnings,
+        )
+        .await,
+        pods: list(
+            Api::<Pod>::namespaced(client.clone(), ns),
+            labelled,
+            "Pods",
+            warnings,
+        )
+        .await,
+        events,
+        ..Live::default()
+    };
+    for (kind, name) in manifest {
+        let has = |names: Vec<Option<&String>>| names.into_iter().flatten().any(|n| n == name);
+        let seen = match kind.as_str() {
+            "Deployment" => has(live
+                .deployments
+                .iter()
+                .map(|o| o.metadata.name.as_ref())
+                .collect()),
+            "StatefulSet" => has(live
+                .statefulsets
+                .iter()
+                .map(|o| o.metadata.name.as_ref())
+                .collect()),
+            _ => has(live
+                .daemonsets
+                .iter()
+                .map(|o| o.metadata.name.as_ref())
+                .collect()),
+        };
+        if seen {
+            continue;
+        }
+        let found = match kind.as_str() {
+            "Deployment" => get_into(client, ns, name, &mut live.deployments).await,
+            "StatefulSet" => get_into(client, ns, name, &mut live.statefulsets).await,
+            _ => get_into(client, ns, name, &mut live.daemonsets).await,
+        };
+        match found {
+            Ok(true) => {
+                live.unlabelled.insert((kind.clone(), name.clone()));
+            }
+            Ok(false) => live.missing.push((kind.clone(), name.clone())),
+            Err(e) => warnings.push(format!(
+                "cannot read {kind}/{}: {}",
+                text::plain(name),
+                text::plain(&e.to_string())
+            )),
+        }
+    }
+    live
+}
+
+/// GETs one object by name into `into`; false when it does not exist.
+async fn get_into<K>(client: &Client, ns: &str, name: &str, into: &mut Vec<K>) -> kube::Result<bool>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    match Api::<K>::namespaced(client.clone(), ns)
+        .get_opt(name)
+        .await?
+    {
+        Some(o) => {
+            into.push(o);
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}

@@ -1,0 +1,385 @@
+//! The inspection as plain text (`--headless`, or stdout not a terminal): the same sections as
+//! the screen, top to bottom. Every cluster string in the inspection is already sanitized.
+
+use std::fmt::Write as _;
+
+use crate::helm::status::HookPhase;
+use crate::inspect::evidence::LOG_TAIL;
+use crate::inspect::model::{
+    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, phase_word,
+};
+
+pub fn render(i: &Inspection) -> String {
+    let mut out = String::new();
+    header(&mut out, i);
+    history(&mut out, i);
+    lock(&mut out, i);
+    hooks(&mut out, i);
+    workloads(&mut out, i);
+    if !i.warnings.is_empty() {
+        out.push_str("\nWarnings\n");
+        for w in &i.warnings {
+            let _ = writeln!(out, "  ! {w}");
+        }
+    }
+    if let (Some(m), Some(rev)) = (&i.manifest, i.revision) {
+        let _ = writeln!(out, "\nManifest of revision {rev} (Secret values masked)");
+        out.push_str(m);
+        if !m.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn header(out: &mut String, i: &Inspection) {
+    match (&i.info, &i.error) {
+        (Some(info), _) => {
+            let _ = writeln!(
+                out,
+                "{} {} · {} · revision {} ({}) · {} · {} (app {})",
+                status_glyph(&info.status),
+                i.release,
+                i.namespace,
+                info.revision,
+                info.operation.name(),
+                info.status,
+                info.chart,
+                info.app_version
+            );
+            if !info.description.is_empty() {
+                let _ = writeln!(out, "  {}", info.description);
+            }
+        }
+        (None, error) => {
+            let _ = writeln!(
+                out,
+                "✗ {} · {} · {}",
+                i.release,
+                i.namespace,
+                error.as_deref().unwrap_or("nothing to inspect")
+            );
+        }
+    }
+}
+
+fn status_glyph(status: &str) -> &'static str {
+    match status {
+        "deployed" => "✓",
+        "failed" => "✗",
+        s if s.starts_with("pending-") => "◐",
+        _ => "·",
+    }
+}
+
+fn history(out: &mut String, i: &Inspection) {
+    if i.history.is_empty() {
+        return;
+    }
+    out.push_str("\nHistory\n");
+    let width = |f: fn(&HistoryRow) -> &str, min: usize| {
+        i.history
+            .iter()
+            .map(|r| f(r).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(min)
+    };
+    let (wu, ws, wc, wa) = (
+        width(|r| &r.updated, 7),
+        width(|r| &r.status, 6),
+        width(|r| &r.chart, 5),
+        width(|r| &r.app_version, 11),
+    );
+    let _ = writeln!(
+        out,
+        "     REV  {:wu$}  {:ws$}  {:wc$}  {:wa$}  DESCRIPTION",
+        "UPDATED", "STATUS", "CHART", "APP VERSION"
+    );
+    for r in &i.history {
+        let mark = if Some(r.revision) == i.revision {
+            "▸"
+        } else {
+            " "
+        };
+        match &r.error {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {mark} {:>4}  {:wu$}  {:ws$}  {:wc$}  {:wa$}  {}",
+                    r.revision, r.updated, r.status, r.chart, r.app_version, r.description
+                );
+            }
+            Some(e) => {
+                let label = if r.status.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (label status {})", r.status)
+                };
+                let _ = writeln!(
+                    out,
+                    "  {mark} {:>4}  ✗ unreadable{label}, {} {}: {e}",
+                    r.revision,
+                    r.storage.kubectl_name(),
+                    r.object
+                );
+            }
+        }
+    }
+}
+
+/// `95` → `1m35s`, `7300` → `2h1m`.
+fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+fn lock(out: &mut String, i: &Inspection) {
+    let Some(l) = &i.lock else { return };
+    out.push_str("\nLock\n");
+    let since = match (&l.since, l.age_seconds) {
+        (Some(s), Some(a)) => format!(" since {s} ({} ago)", age(a)),
+        (Some(s), None) => format!(" since {s}"),
+        _ => String::new(),
+    };
+    let _ = writeln!(out, "  ◐ revision {} is {}{since}", l.revision, l.status);
+    if let Some(good) = l.last_deployed {
+        let _ = writeln!(out, "    last deployed revision: {good}");
+    }
+    let _ = writeln!(out, "    {}", l.note);
+    let _ = writeln!(out, "    fix: {}", l.command);
+}
+
+fn phase_glyph(phase: HookPhase) -> &'static str {
+    match phase {
+        HookPhase::Succeeded => "✓",
+        HookPhase::Failed => "✗",
+        HookPhase::Running | HookPhase::Unknown => "◐",
+        HookPhase::NeverRan => "·",
+    }
+}
+
+fn hooks(out: &mut String, i: &Inspection) {
+    let Some(info) = &i.info else { return };
+    if i.hooks.is_empty() {
+        let _ = writeln!(out, "\nHooks of revision {}: none", info.revision);
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nHooks of revision {} ({}, in execution order)",
+        info.revision,
+        info.operation.name()
+    );
+    let wn = i
+        .hooks
+        .iter()
+        .map(|h| h.record.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let we = i
+        .hooks
+        .iter()
+        .map(|h| h.record.events.join(",").chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let _ = writeln!(
+        out,
+        "    WEIGHT  {:wn$}  KIND  {:we$}  PHASE",
+        "NAME", "EVENTS"
+    );
+    for h in &i.hooks {
+        let r = &h.record;
+        let extra = if h.in_this_run {
+            String::new()
+        } else {
+            format!(" (not part of an {})", info.operation.name())
+        };
+        let _ = writeln!(
+            out,
+            "    {:>6}  {:wn$}  {:4}  {:we$}  {} {}{extra}",
+            r.weight,
+            r.name,
+            r.kind,
+            r.events.join(","),
+            phase_glyph(r.phase),
+            phase_word(r.phase)
+        );
+    }
+    for h in &i.hooks {
+        if let Some(live) = &h.live {
+            hook_evidence(out, h, live);
+        }
+    }
+}
+
+fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
+    let _ = writeln!(
+        out,
+        "\nHook {} ({}, {})",
+        e.name,
+        e.kind,
+        phase_word(h.record.phase)
+    );
+    if e.found {
+        let status = e.status.as_deref().unwrap_or("unknown");
+        if e.kind == "Job" {
+            let _ = writeln!(
+                out,
+                "  Job: {status} · {} active, {} succeeded, {} failed",
+                e.active, e.succeeded, e.failed
+            );
+        } else {
+            let _ = writeln!(out, "  Pod: {status}");
+        }
+    }
+    for note in &e.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    for p in &e.pods {
+        let node = p.node.as_deref().unwrap_or("–");
+        let causes = if p.causes.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", p.causes.join("; "))
+        };
+        let _ = writeln!(out, "  pod {}  {}  {node}{causes}", p.name, p.phase);
+        for c in &p.containers {
+            container(out, c);
+        }
+    }
+    if !e.events.is_empty() {
+        out.push_str("  events\n");
+        let wr = e
+            .events
+            .iter()
+            .map(|ev| ev.reason.chars().count())
+            .max()
+            .unwrap_or(0);
+        for ev in &e.events {
+            let when = ev.last_seen.as_deref().unwrap_or("–");
+            let count = if ev.count > 1 {
+                format!(" (×{})", ev.count)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "    {when}  {:7}  {:wr$}  {}: {}{count}",
+                ev.kind, ev.reason, ev.object, ev.message
+            );
+        }
+    }
+}
+
+fn container(out: &mut String, c: &ContainerEvidence) {
+    let kind = if c.init {
+        "init container"
+    } else {
+        "container"
+    };
+    let mut line = format!("    {kind} {}: {}", c.name, c.state);
+    if let Some(t) = &c.terminated {
+        let _ = write!(line, ", exit {}", t.exit_code);
+        if let Some(r) = &t.reason {
+            let _ = write!(line, " ({r})");
+        }
+    }
+    if c.restarts > 0 {
+        let _ = write!(line, ", {} restarts", c.restarts);
+    }
+    if let Some(t) = &c.last_terminated {
+        let _ = write!(
+            line,
+            "; last run exit {}{}",
+            t.exit_code,
+            t.reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+    }
+    out.push_str(&line);
+    out.push('\n');
+    for m in [&c.terminated, &c.last_terminated]
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.message.as_deref())
+    {
+        let _ = writeln!(out, "      termination message: {m}");
+    }
+    if let Some(e) = &c.log_error {
+        let _ = writeln!(out, "      log unavailable: {e}");
+    } else if !c.log.is_empty() {
+        let which = if c.log_previous { ", previous run" } else { "" };
+        let lines = if c.log.len() as i64 >= LOG_TAIL {
+            format!("last {LOG_TAIL} lines")
+        } else {
+            format!("{} lines", c.log.len())
+        };
+        let _ = writeln!(out, "      log ({lines}{which}):");
+        for l in &c.log {
+            let _ = writeln!(out, "        │ {l}");
+        }
+    }
+}
+
+fn workloads(out: &mut String, i: &Inspection) {
+    let _ = writeln!(
+        out,
+        "\nWorkloads (app.kubernetes.io/instance={})",
+        i.release
+    );
+    if i.workloads.is_empty() {
+        out.push_str("  none found\n");
+        return;
+    }
+    let wn = i
+        .workloads
+        .iter()
+        .map(|w| w.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for w in &i.workloads {
+        let glyph = match (w.optional, w.ready, w.failed) {
+            (true, _, _) => "░",
+            (_, true, _) => "✓",
+            (_, _, true) => "✗",
+            _ => "◐",
+        };
+        let tag = if w.optional { "optional · " } else { "" };
+        let ready = format!("{}/{}", w.ready_replicas, w.desired);
+        let _ = writeln!(
+            out,
+            "  {glyph} {:11}  {:wn$}  {ready:>5}  {tag}{}",
+            w.kind, w.name, w.message
+        );
+        for c in &w.pod_causes {
+            let _ = writeln!(out, "      {c}");
+        }
+        for n in &w.notes {
+            let _ = writeln!(out, "      note: {n}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_short() {
+        assert_eq!(age(5), "5s");
+        assert_eq!(age(95), "1m35s");
+        assert_eq!(age(7300), "2h1m");
+        assert_eq!(age(90000), "1d1h");
+        assert_eq!(age(-3), "0s");
+    }
+}

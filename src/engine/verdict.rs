@@ -344,6 +344,21 @@ mod tests {
     }
 
     #[test]
+    fn rollback_is_suggested_after_a_failed_upgrade_only_when_it_wrote_a_revision() {
+        let mut s = state(&[(Preflight, ok()), (Upgrade, failed("render error"))], &[]);
+        s.revision = Some(4);
+        assert_eq!(decide(&s).next, None, "nothing new was written: nothing to roll back");
+        s.revision = None;
+        assert_eq!(decide(&s).next, None, "no record read: no suggestion");
+        s.revision = Some(5);
+        assert_eq!(decide(&s).next.as_deref(), Some("helm rollback demo 4 -n apps"));
+        s.plan.context = Some("prod".into());
+        assert_eq!(decide(&s).next.as_deref(), Some("helm rollback demo 4 -n apps --kube-context prod"));
+        s.revision_before = None;
+        assert_eq!(decide(&s).next, None, "a first install has nothing to roll back to");
+    }
+
+    #[test]
     fn rollback_is_suggested_after_a_failed_rollout() {
         let mut s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, failed("timed out"))], &[workload("web", false, false)]);
         s.revision = Some(5);

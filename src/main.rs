@@ -59,11 +59,12 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         }
     };
     let headless = args.headless || !std::io::stdout().is_terminal();
-    if !headless {
-        // The TUI lands with issue 4; until then the terminal gets the same plain lines.
-        eprintln!("helmdeck: the TUI is not built yet; showing plain output");
-    }
     let cancel = CancellationToken::new();
+    if !headless {
+        // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
+        let state = helmdeck::ui::run_deploy(prepared, cancel, None).await?;
+        return finish(&state, args.report.as_deref());
+    }
     spawn_signal_handler(cancel.clone())?;
     let mut printer = Headless::default();
     let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
@@ -80,7 +81,9 @@ async fn demo(scenario: String, headless: bool, helm: Option<std::path::PathBuf>
     };
     let headless = headless || !std::io::stdout().is_terminal();
     if !headless {
-        eprintln!("helmdeck: the TUI is not built yet; showing plain output");
+        let title = format!("demo · {}", demo.scenario_name);
+        let state = helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?;
+        return finish(&state, report.as_deref());
     }
     println!("helmdeck demo · scenario {}: {}", demo.scenario_name, demo.description);
     let cancel = CancellationToken::new();

@@ -3,6 +3,7 @@
 
 pub mod emit;
 pub mod event;
+pub mod logs;
 pub mod report;
 pub mod run;
 pub mod state;

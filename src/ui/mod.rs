@@ -1,1 +1,22 @@
-//! The terminal UI (being built).
+//! The terminal UI: the live deploy screen (header with the step strip, helm output, workloads,
+//! hooks, the verdict banner) and the drill-down. Widgets render from the borrowed
+//! [`crate::engine::state::DeployState`]; only [`app::UiState`] (what the operator looks at)
+//! changes here. No ratatui type leaves this module.
+
+mod ansi;
+pub mod app;
+mod fit;
+mod live;
+pub mod model;
+pub mod panes;
+pub mod screen;
+mod term;
+pub mod theme;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod tests;
+
+pub use live::run_deploy;
+pub use panes::help::KEYS;

@@ -1,0 +1,570 @@
+//! What the operator is looking at (focus, selections, scroll, filters, overlays) and how keys
+//! change it. Pure: a key and the borrowed deploy state in, an effect out; no terminal here.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::engine::logs::{LogMsg, LogRequest};
+use crate::engine::state::DeployState;
+use crate::ui::model::{self, Target};
+
+/// Log lines kept for the container shown in the drill-down.
+const LOG_LINES_KEPT: usize = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Workloads,
+    Hooks,
+    Helm,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 3] = [Pane::Workloads, Pane::Hooks, Pane::Helm];
+
+    fn next(self) -> Pane {
+        match self {
+            Pane::Workloads => Pane::Hooks,
+            Pane::Hooks => Pane::Helm,
+            Pane::Helm => Pane::Workloads,
+        }
+    }
+
+    fn prev(self) -> Pane {
+        match self {
+            Pane::Workloads => Pane::Helm,
+            Pane::Hooks => Pane::Workloads,
+            Pane::Helm => Pane::Hooks,
+        }
+    }
+}
+
+/// A selected row, remembered by key so it survives rows appearing, changing and filtering.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub key: Option<String>,
+    /// The row index last resolved (the fallback when the key disappears).
+    pub index: usize,
+    /// The first visible row (kept between frames).
+    pub offset: usize,
+    /// The operator moved it; until then it stays on the first row as rows arrive.
+    pub touched: bool,
+}
+
+impl Selection {
+    /// The index of the selected row among `keys`: the key's row, else the nearest row.
+    pub fn resolve(&mut self, keys: &[String]) -> Option<usize> {
+        if keys.is_empty() {
+            return None;
+        }
+        let index = match self
+            .key
+            .as_ref()
+            .and_then(|k| keys.iter().position(|x| x == k))
+        {
+            _ if !self.touched => 0,
+            Some(i) => i,
+            None => self.index.min(keys.len() - 1),
+        };
+        self.index = index;
+        self.key = Some(keys[index].clone());
+        Some(index)
+    }
+
+    fn move_by(&mut self, keys: &[String], delta: isize) {
+        let Some(i) = self.resolve(keys) else { return };
+        let to = (i as isize + delta).clamp(0, keys.len() as isize - 1) as usize;
+        self.touched = true;
+        self.index = to;
+        self.key = Some(keys[to].clone());
+    }
+
+    fn jump(&mut self, keys: &[String], last: bool) {
+        if keys.is_empty() {
+            return;
+        }
+        let to = if last { keys.len() - 1 } else { 0 };
+        self.touched = true;
+        self.index = to;
+        self.key = Some(keys[to].clone());
+    }
+}
+
+/// A scrolled text pane: following the end, or anchored at a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scroll {
+    pub follow: bool,
+    /// The first line shown when not following.
+    pub top: usize,
+    /// Rows the pane had at the last frame (for paging).
+    pub height: usize,
+}
+
+impl Default for Scroll {
+    fn default() -> Self {
+        Scroll {
+            follow: true,
+            top: 0,
+            height: 10,
+        }
+    }
+}
+
+impl Scroll {
+    fn up(&mut self, total: usize, by: usize) {
+        if self.follow {
+            self.follow = false;
+            self.top = total.saturating_sub(self.height);
+        }
+        self.top = self.top.saturating_sub(by);
+    }
+
+    fn down(&mut self, total: usize, by: usize) {
+        if self.follow {
+            return;
+        }
+        self.top += by;
+        if self.top + self.height >= total {
+            self.follow = true;
+        }
+    }
+
+    fn toggle(&mut self, total: usize) {
+        if self.follow {
+            self.follow = false;
+            self.top = total.saturating_sub(self.height);
+        } else {
+            self.follow = true;
+        }
+    }
+}
+
+/// Which list a filter narrows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterSlot {
+    Workloads,
+    Hooks,
+    Helm,
+    Log,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filters {
+    pub workloads: String,
+    pub hooks: String,
+    pub helm: String,
+    pub log: String,
+}
+
+impl Filters {
+    pub fn get(&self, slot: FilterSlot) -> &str {
+        match slot {
+            FilterSlot::Workloads => &self.workloads,
+            FilterSlot::Hooks => &self.hooks,
+            FilterSlot::Helm => &self.helm,
+            FilterSlot::Log => &self.log,
+        }
+    }
+
+    fn get_mut(&mut self, slot: FilterSlot) -> &mut String {
+        match slot {
+            FilterSlot::Workloads => &mut self.workloads,
+            FilterSlot::Hooks => &mut self.hooks,
+            FilterSlot::Helm => &mut self.helm,
+            FilterSlot::Log => &mut self.log,
+        }
+    }
+}
+
+/// The drill-down into one workload or Job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    pub target: Target,
+    pub pod: Selection,
+    /// Index into the selected pod's containers.
+    pub container: usize,
+    pub log: Scroll,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// "Cancel the deploy?" while it runs.
+    Confirm,
+}
+
+/// The on-demand log of the container shown in the drill-down.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogBuffer {
+    pub id: u64,
+    pub pod: String,
+    pub container: String,
+    pub lines: std::collections::VecDeque<String>,
+    /// Why the stream ended, when it did.
+    pub ended: Option<String>,
+}
+
+impl LogBuffer {
+    pub fn apply(&mut self, msg: LogMsg) {
+        match msg {
+            LogMsg::Started { id, pod, container } => {
+                *self = LogBuffer {
+                    id,
+                    pod,
+                    container,
+                    ..Default::default()
+                };
+            }
+            LogMsg::Line { id, text } if id == self.id => {
+                if self.lines.len() >= LOG_LINES_KEPT {
+                    self.lines.pop_front();
+                }
+                self.lines.push_back(text);
+            }
+            LogMsg::Ended { id, why } if id == self.id => self.ended = Some(why),
+            // A line of a stream that was already replaced.
+            _ => {}
+        }
+    }
+
+    pub fn is_for(&self, pod: &str, container: &str) -> bool {
+        self.id != 0 && self.pod == pod && self.container == container
+    }
+}
+
+/// What a key asks the loop to do besides redrawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    /// Cancel the deploy (the engine sends helm one SIGTERM and waits for it).
+    Cancel,
+    Quit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UiState {
+    pub focus: Pane,
+    pub workloads: Selection,
+    pub hooks: Selection,
+    pub helm: Scroll,
+    pub filters: Filters,
+    /// The filter being typed, if any.
+    pub editing: Option<FilterSlot>,
+    pub overlay: Overlay,
+    pub detail: Option<Detail>,
+    /// The operator confirmed a cancel; the screen stays until the verdict.
+    pub cancelling: bool,
+    /// A one-line message for the key bar.
+    pub notice: Option<String>,
+    /// Advances on every slow tick (the spinner).
+    pub tick: u64,
+    /// The on-demand log of the container the drill-down shows.
+    pub log: LogBuffer,
+}
+
+impl Default for UiState {
+    fn default() -> Self {
+        UiState {
+            focus: Pane::Workloads,
+            workloads: Selection::default(),
+            hooks: Selection::default(),
+            helm: Scroll::default(),
+            filters: Filters::default(),
+            editing: None,
+            overlay: Overlay::None,
+            detail: None,
+            cancelling: false,
+            notice: None,
+            tick: 0,
+            log: LogBuffer::default(),
+        }
+    }
+}
+
+fn workload_keys(state: &DeployState, filter: &str) -> Vec<String> {
+    model::workload_rows(state, filter)
+        .into_iter()
+        .map(model::workload_key)
+        .collect()
+}
+
+fn hook_keys(state: &DeployState, filter: &str) -> Vec<String> {
+    model::hook_rows(state, filter)
+        .iter()
+        .map(|r| r.key())
+        .collect()
+}
+
+fn pod_keys(state: &DeployState, target: &Target) -> Vec<String> {
+    model::pods_of(state, target)
+        .into_iter()
+        .map(|p| p.name.clone())
+        .collect()
+}
+
+impl UiState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Where `/` types into right now.
+    pub fn filter_slot(&self) -> FilterSlot {
+        if self.detail.is_some() {
+            return FilterSlot::Log;
+        }
+        match self.focus {
+            Pane::Workloads => FilterSlot::Workloads,
+            Pane::Hooks => FilterSlot::Hooks,
+            Pane::Helm => FilterSlot::Helm,
+        }
+    }
+
+    /// The loop ends: after the verdict once the operator quits, or once a cancel they asked
+    /// for has reached its verdict.
+    pub fn done(&self, state: &DeployState, quit: bool) -> bool {
+        state.verdict.is_some() && (quit || self.cancelling)
+    }
+
+    /// The container whose log should stream (none when the engine already streams it).
+    pub fn wanted_log(&self, state: &DeployState) -> Option<LogRequest> {
+        let detail = self.detail.as_ref()?;
+        let (pod, container) = shown_container(state, detail)?;
+        if state.logs.contains_key(&format!("{pod}/{container}")) {
+            return None;
+        }
+        Some(LogRequest { pod, container })
+    }
+
+    /// Brings selections in line with the rows as they are now (called before each frame).
+    pub fn sync(&mut self, state: &DeployState) {
+        self.workloads
+            .resolve(&workload_keys(state, &self.filters.workloads));
+        self.hooks.resolve(&hook_keys(state, &self.filters.hooks));
+        if let Some(d) = self.detail.as_mut() {
+            d.pod.resolve(&pod_keys(state, &d.target));
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, state: &DeployState) -> Effect {
+        if key.kind == KeyEventKind::Release {
+            return Effect::None;
+        }
+        self.notice = None;
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C'));
+        if ctrl_c {
+            self.editing = None;
+            if self.overlay == Overlay::Confirm {
+                self.overlay = Overlay::None;
+                return Effect::None;
+            }
+            return self.quit_request(state);
+        }
+        match self.overlay {
+            Overlay::Confirm => return self.on_confirm(key),
+            Overlay::Help => {
+                if matches!(
+                    key.code,
+                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+                ) {
+                    self.overlay = Overlay::None;
+                }
+                return Effect::None;
+            }
+            Overlay::None => {}
+        }
+        if let Some(slot) = self.editing {
+            self.on_filter_key(slot, key, state);
+            return Effect::None;
+        }
+        match key.code {
+            KeyCode::Char('q') => return self.quit_request(state),
+            KeyCode::Char('?') => self.overlay = Overlay::Help,
+            KeyCode::Char('/') => self.editing = Some(self.filter_slot()),
+            _ if self.detail.is_some() => self.on_detail_key(key, state),
+            _ => self.on_main_key(key, state),
+        }
+        Effect::None
+    }
+
+    fn quit_request(&mut self, state: &DeployState) -> Effect {
+        if state.verdict.is_some() {
+            return Effect::Quit;
+        }
+        if self.cancelling {
+            self.notice = Some(
+                "cancelling: helm got SIGTERM; waiting for it to exit and for the verdict".into(),
+            );
+            return Effect::None;
+        }
+        self.overlay = Overlay::Confirm;
+        Effect::None
+    }
+
+    fn on_confirm(&mut self, key: KeyEvent) -> Effect {
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                self.overlay = Overlay::None;
+                self.cancelling = true;
+                Effect::Cancel
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                Effect::None
+            }
+            _ => Effect::None,
+        }
+    }
+
+    fn on_filter_key(&mut self, slot: FilterSlot, key: KeyEvent, state: &DeployState) {
+        match key.code {
+            KeyCode::Esc => {
+                self.filters.get_mut(slot).clear();
+                self.editing = None;
+            }
+            KeyCode::Enter => self.editing = None,
+            KeyCode::Backspace => {
+                self.filters.get_mut(slot).pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filters.get_mut(slot).push(c)
+            }
+            _ => {}
+        }
+        self.sync(state);
+    }
+
+    fn on_main_key(&mut self, key: KeyEvent, state: &DeployState) {
+        let helm_total = crate::ui::panes::helm::line_count(state, &self.filters.helm);
+        match key.code {
+            KeyCode::Tab => self.focus = self.focus.next(),
+            KeyCode::BackTab => self.focus = self.focus.prev(),
+            KeyCode::Char('f') => self.helm.toggle(helm_total),
+            KeyCode::Esc => {
+                let slot = self.filter_slot();
+                self.filters.get_mut(slot).clear();
+            }
+            KeyCode::Enter => self.open_detail(state),
+            code => match self.focus {
+                Pane::Workloads => {
+                    let keys = workload_keys(state, &self.filters.workloads);
+                    move_selection(&mut self.workloads, &keys, code);
+                }
+                Pane::Hooks => {
+                    let keys = hook_keys(state, &self.filters.hooks);
+                    move_selection(&mut self.hooks, &keys, code);
+                }
+                Pane::Helm => scroll_text(&mut self.helm, helm_total, code),
+            },
+        }
+    }
+
+    fn open_detail(&mut self, state: &DeployState) {
+        let target = match self.focus {
+            Pane::Workloads => {
+                let rows = model::workload_rows(state, &self.filters.workloads);
+                let Some(i) = self.workloads.resolve(
+                    &rows
+                        .iter()
+                        .map(|w| model::workload_key(w))
+                        .collect::<Vec<_>>(),
+                ) else {
+                    return;
+                };
+                Target::Workload {
+                    kind: rows[i].kind.clone(),
+                    name: rows[i].name.clone(),
+                }
+            }
+            Pane::Hooks => {
+                let rows = model::hook_rows(state, &self.filters.hooks);
+                let Some(i) = self
+                    .hooks
+                    .resolve(&rows.iter().map(|r| r.key()).collect::<Vec<_>>())
+                else {
+                    return;
+                };
+                Target::Job {
+                    name: rows[i].name.to_string(),
+                    init: rows[i].init,
+                }
+            }
+            Pane::Helm => return,
+        };
+        let mut detail = Detail {
+            target,
+            pod: Selection::default(),
+            container: 0,
+            log: Scroll::default(),
+        };
+        detail.pod.resolve(&pod_keys(state, &detail.target));
+        self.filters.log.clear();
+        self.detail = Some(detail);
+    }
+
+    fn on_detail_key(&mut self, key: KeyEvent, state: &DeployState) {
+        let log = &self.log;
+        let Some(detail) = self.detail.as_mut() else {
+            return;
+        };
+        let total = crate::ui::panes::detail::log_line_count(state, detail, log, &self.filters.log);
+        match key.code {
+            KeyCode::Esc | KeyCode::Backspace => self.detail = None,
+            KeyCode::Up | KeyCode::Char('k') => {
+                detail.pod.move_by(&pod_keys(state, &detail.target), -1);
+                detail.container = 0;
+                detail.log = Scroll::default();
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                detail.pod.move_by(&pod_keys(state, &detail.target), 1);
+                detail.container = 0;
+                detail.log = Scroll::default();
+            }
+            KeyCode::Char('c') => {
+                detail.container = detail.container.wrapping_add(1);
+                detail.log = Scroll::default();
+            }
+            KeyCode::Char('f') => detail.log.toggle(total),
+            code => scroll_text(&mut detail.log, total, code),
+        }
+    }
+}
+
+/// The pod and container the drill-down shows.
+pub fn shown_container(state: &DeployState, detail: &Detail) -> Option<(String, String)> {
+    let pods = model::pods_of(state, &detail.target);
+    let key = detail.pod.key.as_ref()?;
+    let pod = pods.iter().find(|p| &p.name == key)?;
+    if pod.containers.is_empty() {
+        return None;
+    }
+    let c = &pod.containers[detail.container % pod.containers.len()];
+    Some((pod.name.clone(), c.clone()))
+}
+
+fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => sel.move_by(keys, -1),
+        KeyCode::Down | KeyCode::Char('j') => sel.move_by(keys, 1),
+        KeyCode::PageUp => sel.move_by(keys, -10),
+        KeyCode::PageDown => sel.move_by(keys, 10),
+        KeyCode::Char('g') | KeyCode::Home => sel.jump(keys, false),
+        KeyCode::Char('G') | KeyCode::End => sel.jump(keys, true),
+        _ => {}
+    }
+}
+
+fn scroll_text(scroll: &mut Scroll, total: usize, code: KeyCode) {
+    let page = scroll.height.max(2) - 1;
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => scroll.up(total, 1),
+        KeyCode::Down | KeyCode::Char('j') => scroll.down(total, 1),
+        KeyCode::PageUp => scroll.up(total, page),
+        KeyCode::PageDown => scroll.down(total, page),
+        KeyCode::Char('g') | KeyCode::Home => {
+            scroll.follow = false;
+            scroll.top = 0;
+        }
+        KeyCode::Char('G') | KeyCode::End => scroll.follow = true,
+        _ => {}
+    }
+}

@@ -1,0 +1,211 @@
+//! Text made to fit a cell: by display width (wide characters count two), never by bytes.
+//! Whatever the engine sent, what reaches the screen here is inert and bounded.
+
+use std::borrow::Cow;
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::text;
+
+/// Longer strings are cut by the sanitizer before any width is measured.
+const MAX_BYTES: usize = text::MAX_LINE_CHARS * 4;
+
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+fn char_width(c: char) -> usize {
+    UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The text as plain, bounded, one-line text: a no-op (no copy) for ordinary text.
+pub fn inert(s: &str) -> Cow<'_, str> {
+    let hostile = s.len() > MAX_BYTES
+        || s.chars().any(|c| c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}'));
+    if hostile {
+        Cow::Owned(text::plain(s))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// At most `max` columns wide, cut at the end with `…`.
+pub fn end(s: &str, max: usize) -> Cow<'_, str> {
+    if width(s) <= max {
+        return Cow::Borrowed(s);
+    }
+    if max == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw > max - 1 {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// At most `max` columns wide, cut in the middle with `…` (names keep both ends).
+pub fn middle(s: &str, max: usize) -> Cow<'_, str> {
+    if width(s) <= max {
+        return Cow::Borrowed(s);
+    }
+    if max < 3 {
+        return end(s, max);
+    }
+    let room = max - 1;
+    let tail_room = room / 2;
+    let head_room = room - tail_room;
+    let mut head = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw > head_room {
+            break;
+        }
+        head.push(c);
+        w += cw;
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 0;
+    for c in s.chars().rev() {
+        let cw = char_width(c);
+        if w + cw > tail_room {
+            break;
+        }
+        tail.push(c);
+        w += cw;
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    Cow::Owned(head)
+}
+
+/// Padded with spaces to `w` columns (longer text is returned as is).
+pub fn pad(s: &str, w: usize) -> String {
+    let mut out = s.to_string();
+    out.extend(std::iter::repeat_n(' ', w.saturating_sub(width(s))));
+    out
+}
+
+/// Splits into pieces of at most `max` columns (at least one piece, possibly empty).
+pub fn wrap(s: &str, max: usize) -> Vec<&str> {
+    let max = max.max(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut w = 0;
+    for (i, c) in s.char_indices() {
+        let cw = char_width(c);
+        if w + cw > max && i > start {
+            out.push(&s[start..i]);
+            start = i;
+            w = 0;
+        }
+        w += cw;
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// Human duration: `9.8s`, `42s`, `3m05s`, `1h02m`.
+pub fn duration(secs: f64) -> String {
+    let secs = secs.max(0.0);
+    if secs < 10.0 {
+        return format!("{secs:.1}s");
+    }
+    let s = secs as u64;
+    match s {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// Age as kubectl shows it: `42s`, `5m`, `3h`, `2d`.
+pub fn age(secs: i64) -> String {
+    match secs.max(0) {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// Seconds between two RFC 3339 times, when both parse.
+pub fn between(from: &str, to: &str) -> Option<f64> {
+    let a: jiff::Timestamp = from.parse().ok()?;
+    let b: jiff::Timestamp = to.parse().ok()?;
+    Some(b.duration_since(a).as_secs_f64())
+}
+
+/// Seconds from an RFC 3339 time to `now`.
+pub fn since(from: &str, now: jiff::Timestamp) -> Option<f64> {
+    let a: jiff::Timestamp = from.parse().ok()?;
+    Some(now.duration_since(a).as_secs_f64())
+}
+
+/// `HH:MM:SS` (UTC) of an RFC 3339 time.
+pub fn clock(at: &str) -> Option<String> {
+    let t: jiff::Timestamp = at.parse().ok()?;
+    Some(t.strftime("%H:%M:%S").to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_by_display_width() {
+        assert_eq!(end("hello", 5), "hello");
+        assert_eq!(end("hello world", 6), "hello…");
+        assert_eq!(width(&end("日本語のテキスト", 7)), 7);
+        assert_eq!(end("日本語", 4), "日…");
+        assert_eq!(end("abc", 0), "");
+    }
+
+    #[test]
+    fn names_lose_their_middle() {
+        assert_eq!(middle("demo-gpu-client-7c9f", 20), "demo-gpu-client-7c9f");
+        let m = middle("demo-gpu-client-7c9f8d6b5-abcde", 15);
+        assert_eq!(m, "demo-gp…5-abcde");
+        assert_eq!(width(&m), 15);
+    }
+
+    #[test]
+    fn wraps_wide_text_within_the_width() {
+        let parts = wrap("ab日本cd", 3);
+        assert_eq!(parts, vec!["ab", "日", "本c", "d"]);
+        assert!(parts.iter().all(|p| width(p) <= 3));
+        assert_eq!(wrap("", 5), vec![""]);
+    }
+
+    #[test]
+    fn inert_strips_what_the_engine_should_have() {
+        assert!(matches!(inert("plain text"), Cow::Borrowed(_)));
+        assert_eq!(inert("a\u{1b}]0;x\u{7}b\u{202e}c"), "abc");
+        let huge = "x".repeat(2_000_000);
+        assert!(inert(&huge).len() < 5_000);
+    }
+
+    #[test]
+    fn durations_and_ages() {
+        assert_eq!(duration(9.84), "9.8s");
+        assert_eq!(duration(185.0), "3m05s");
+        assert_eq!(age(30), "30s");
+        assert_eq!(age(600), "10m");
+        assert_eq!(
+            between("2026-12-01T10:00:00Z", "2026-12-01T10:00:04.5Z"),
+            Some(4.5)
+        );
+        assert_eq!(
+            clock("2026-12-01T10:02:03.123456Z").as_deref(),
+            Some("10:02:03")
+        );
+    }
+}

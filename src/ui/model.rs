@@ -1,0 +1,332 @@
+//! What the panes list, derived from the borrowed state: the row order, filters, the pods and
+//! events of a drill-down target. Keys and rendering both use these, so a selection always
+//! means the row on screen.
+
+use crate::engine::event::{HookView, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
+use crate::engine::state::DeployState;
+
+/// Where a thing stands: glyph + word + colour, never colour alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Done,
+    Running,
+    Failed,
+    Pending,
+    Skipped,
+    Cancelled,
+    Optional,
+}
+
+/// The progressing spinner's frames.
+pub const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+
+impl Mark {
+    pub fn glyph(self, tick: u64) -> &'static str {
+        match self {
+            Mark::Done => "✓",
+            Mark::Running => SPINNER[(tick % SPINNER.len() as u64) as usize],
+            Mark::Failed => "✗",
+            Mark::Pending => "·",
+            Mark::Skipped => "–",
+            Mark::Cancelled => "✗",
+            Mark::Optional => "░",
+        }
+    }
+}
+
+pub fn step_mark(state: &DeployState, step: Step) -> Mark {
+    match state.steps.get(&step) {
+        None => Mark::Pending,
+        Some(s) => match &s.outcome {
+            None if state.verdict.is_some() => Mark::Failed,
+            None => Mark::Running,
+            Some(StepOutcome::Succeeded) => Mark::Done,
+            Some(StepOutcome::Failed { .. }) => Mark::Failed,
+            Some(StepOutcome::Skipped { .. }) => Mark::Skipped,
+            Some(StepOutcome::Cancelled) => Mark::Cancelled,
+        },
+    }
+}
+
+pub fn workload_mark(w: &WorkloadView) -> Mark {
+    match (w.ready, w.failed, w.optional) {
+        (true, _, _) => Mark::Done,
+        (_, _, true) => Mark::Optional,
+        (_, true, _) => Mark::Failed,
+        _ => Mark::Running,
+    }
+}
+
+fn matches(filter: &str, fields: &[&str]) -> bool {
+    if filter.is_empty() {
+        return true;
+    }
+    let f = filter.to_lowercase();
+    fields.iter().any(|s| s.to_lowercase().contains(&f))
+}
+
+pub fn workload_key(w: &WorkloadView) -> String {
+    format!("{}/{}", w.kind, w.name)
+}
+
+/// Gating workloads first, then optional ones, each by name: the order never changes while a
+/// deploy runs, whatever their state.
+pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a WorkloadView> {
+    let mut rows: Vec<&WorkloadView> = state
+        .workloads
+        .values()
+        .filter(|w| {
+            let optional = if w.optional { "optional" } else { "" };
+            let mut fields = vec![
+                w.kind.as_str(),
+                w.name.as_str(),
+                w.message.as_str(),
+                optional,
+            ];
+            fields.extend(w.pod_causes.iter().map(String::as_str));
+            matches(filter, &fields)
+        })
+        .collect();
+    rows.sort_by(|a, b| (a.optional, &a.name, &a.kind).cmp(&(b.optional, &b.name, &b.kind)));
+    rows
+}
+
+/// A row of the hooks pane: a hook of the release, or the init Job helmdeck runs itself.
+#[derive(Debug, Clone)]
+pub struct HookRow<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub events: String,
+    pub weight: Option<i64>,
+    pub mark: Mark,
+    /// The phase in words (`Succeeded`, `skipped`, `init step`).
+    pub phase: String,
+    pub started_at: Option<&'a str>,
+    pub completed_at: Option<&'a str>,
+    pub init: bool,
+    pub not_in_run: bool,
+}
+
+impl HookRow<'_> {
+    pub fn key(&self) -> String {
+        if self.init {
+            format!("init:{}", self.name)
+        } else {
+            self.name.to_string()
+        }
+    }
+}
+
+fn hook_mark(phase: &str) -> Mark {
+    match phase {
+        "Succeeded" => Mark::Done,
+        "Failed" => Mark::Failed,
+        "skipped" => Mark::Skipped,
+        "Running" => Mark::Running,
+        _ => Mark::Pending,
+    }
+}
+
+/// `pre-install,pre-upgrade` → `pre-install/upgrade`: events grouped by their stage.
+pub fn compact_events(events: &[String]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for e in events {
+        let (stage, what) = match e.split_once('-') {
+            Some((s, w)) if s == "pre" || s == "post" => (s, w),
+            _ => ("", e.as_str()),
+        };
+        match groups
+            .iter_mut()
+            .find(|(s, _)| *s == stage && !stage.is_empty())
+        {
+            Some((_, ws)) => ws.push(what),
+            None => groups.push((stage, vec![what])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(s, ws)| {
+            if s.is_empty() {
+                ws.join(",")
+            } else {
+                format!("{s}-{}", ws.join("/"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn hook_row(h: &HookView) -> HookRow<'_> {
+    HookRow {
+        name: &h.name,
+        kind: &h.kind,
+        events: compact_events(&h.events),
+        weight: Some(h.weight),
+        mark: hook_mark(&h.phase),
+        phase: h.phase.clone(),
+        started_at: h.started_at.as_deref(),
+        completed_at: h.completed_at.as_deref(),
+        init: false,
+        not_in_run: h.phase == "not in this run",
+    }
+}
+
+/// Pre-hooks before post-hooks, then by weight and name (helm's order); the init Job last.
+pub fn hook_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<HookRow<'a>> {
+    let mut hooks: Vec<&HookView> = state.hooks.iter().collect();
+    let stage = |h: &HookView| {
+        if h.events.iter().any(|e| e.starts_with("pre-")) {
+            0
+        } else {
+            1
+        }
+    };
+    hooks.sort_by(|a, b| (stage(a), a.weight, &a.name).cmp(&(stage(b), b.weight, &b.name)));
+    let mut rows: Vec<HookRow> = hooks.into_iter().map(hook_row).collect();
+    if let Some(job) = state.plan.init_job.as_deref() {
+        let step = state.steps.get(&Step::Init);
+        let mark = step_mark(state, Step::Init);
+        let phase = match (mark, step.and_then(|s| s.outcome.as_ref())) {
+            (_, Some(StepOutcome::Skipped { reason })) => format!("skipped: {reason}"),
+            (_, Some(StepOutcome::Failed { .. })) => "Failed".into(),
+            (_, Some(StepOutcome::Cancelled)) => "cancelled".into(),
+            (Mark::Done, _) => "Succeeded".into(),
+            (Mark::Running, _) => "Running".into(),
+            (Mark::Failed, _) => "did not finish".into(),
+            _ => "pending".into(),
+        };
+        rows.push(HookRow {
+            name: job,
+            kind: "Job",
+            events: "init step".into(),
+            weight: None,
+            mark,
+            phase,
+            started_at: step.and_then(|s| s.started_at.as_deref()),
+            completed_at: step.and_then(|s| s.ended_at.as_deref()),
+            init: true,
+            not_in_run: false,
+        });
+    }
+    rows.retain(|r| matches(filter, &[r.name, r.kind, &r.events, &r.phase]));
+    rows
+}
+
+/// What a drill-down shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Workload {
+        kind: String,
+        name: String,
+    },
+    /// A hook's Job, or the init Job (`init`).
+    Job {
+        name: String,
+        init: bool,
+    },
+}
+
+impl Target {
+    pub fn owner(&self) -> String {
+        match self {
+            Target::Workload { kind, name } => format!("{kind}/{name}"),
+            Target::Job { name, .. } => format!("Job/{name}"),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Workload { name, .. } | Target::Job { name, .. } => name,
+        }
+    }
+}
+
+/// The target's pods: the current revision's first, then by name.
+pub fn pods_of<'a>(state: &'a DeployState, target: &Target) -> Vec<&'a PodView> {
+    let owner = target.owner();
+    let mut pods: Vec<&PodView> = state.pods.values().filter(|p| p.owner == owner).collect();
+    pods.sort_by(|a, b| (!a.current, &a.name).cmp(&(!b.current, &b.name)));
+    pods
+}
+
+/// Events about the target, its ReplicaSets and its pods, newest first.
+pub fn events_of<'a>(
+    state: &'a DeployState,
+    target: &Target,
+    pods: &[&PodView],
+) -> Vec<&'a KubeEventView> {
+    let name = target.name();
+    let prefix = format!("{name}-");
+    let mut out: Vec<(usize, &KubeEventView)> = state
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            let obj = e
+                .object
+                .split_once('/')
+                .map_or(e.object.as_str(), |(_, n)| n);
+            obj == name || obj.starts_with(&prefix) || pods.iter().any(|p| p.name == obj)
+        })
+        .collect();
+    out.sort_by(|(ia, a), (ib, b)| (b.last_seen.as_deref(), ib).cmp(&(a.last_seen.as_deref(), ia)));
+    out.into_iter().map(|(_, e)| e).collect()
+}
+
+/// The last exit code a pod's causes mention (`exit 137`).
+pub fn last_exit(causes: &[String]) -> Option<String> {
+    causes.iter().find_map(|c| {
+        let at = c.find("exit ")?;
+        let digits: String = c[at + 5..]
+            .chars()
+            .take_while(|ch| ch.is_ascii_digit() || *ch == '-')
+            .collect();
+        (!digits.is_empty()).then_some(digits)
+    })
+}
+
+/// kubectl's message without the repeated workload name: `Waiting for deployment "x" rollout
+/// to finish: 1 of 3 updated replicas are available...` → `1 of 3 updated replicas are available`.
+pub fn short_message(w: &WorkloadView) -> String {
+    let mut m = w.message.trim();
+    if let Some(at) = m.find("rollout to finish: ") {
+        m = &m[at + "rollout to finish: ".len()..];
+    }
+    for word in ["deployment", "daemon set", "statefulset", "StatefulSet"] {
+        let quoted = format!("{word} \"{}\" ", w.name);
+        if let Some(rest) = m.strip_prefix(&quoted) {
+            m = rest;
+        }
+    }
+    m.trim_end_matches("...").trim_end_matches('.').to_string()
+}
+
+/// A pod cause without its `pod NAME: ` prefix.
+pub fn cause_only(cause: &str) -> &str {
+    match cause.strip_prefix("pod ").and_then(|r| r.split_once(": ")) {
+        Some((_, rest)) => rest,
+        None => cause,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_and_messages() {
+        assert_eq!(
+            last_exit(&["CrashLoopBackOff (exit 137, 4 restarts)".into()]).as_deref(),
+            Some("137")
+        );
+        assert_eq!(last_exit(&["Unschedulable: x".into()]), None);
+        assert_eq!(
+            cause_only("pod demo-x: Unschedulable: 0/3 nodes"),
+            "Unschedulable: 0/3 nodes"
+        );
+        assert_eq!(cause_only("OOMKilled"), "OOMKilled");
+        let ev = |v: &[&str]| compact_events(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(ev(&["pre-install", "pre-upgrade"]), "pre-install/upgrade");
+        assert_eq!(ev(&["post-upgrade", "test"]), "post-upgrade,test");
+    }
+}

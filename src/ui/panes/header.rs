@@ -1,0 +1,180 @@
+//! Two lines: what is deployed where (release, namespace, context, chart, revisions, clock),
+//! then the step strip `preflight ▸ upgrade ▸ rollout ▸ init ▸ verdict` with each step's state.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::engine::event::{Step, StepOutcome};
+use crate::engine::verdict::Outcome;
+use crate::ui::fit;
+use crate::ui::model::{self, Mark};
+use crate::ui::panes::{View, mark_style};
+
+fn chart_label(view: &View) -> String {
+    match &view.state.chart_version {
+        Some(c) => c.clone(),
+        None => {
+            let path = view.state.plan.chart.trim_end_matches('/');
+            path.rsplit('/').next().unwrap_or(path).to_string()
+        }
+    }
+}
+
+fn revision_label(view: &View) -> String {
+    let s = view.state;
+    match (s.revision_before, s.revision) {
+        (Some(b), Some(r)) => format!("revision {b} → {r}"),
+        (None, Some(r)) => format!("install → revision {r}"),
+        (Some(b), None) if s.plan.only.is_some() => format!("revision {b}"),
+        (Some(b), None) => format!("revision {b} → {}", b + 1),
+        (None, None) => "new install".into(),
+    }
+}
+
+/// The first line: identity on the left, the clock on the right.
+fn title_line<'a>(view: &View<'a>, width: usize) -> Line<'a> {
+    let t = &view.theme;
+    let s = view.state;
+    let clock = format!(" {} ", fit::duration(view.elapsed));
+    let mut facts = format!(
+        " {} → {}",
+        fit::inert(&s.plan.release),
+        fit::inert(&s.plan.namespace)
+    );
+    if let Some(ctx) = view.context {
+        facts.push_str(&format!(" @ {}", fit::inert(ctx)));
+    }
+    facts.push_str(&format!(
+        " · {} · {}",
+        fit::inert(&chart_label(view)),
+        revision_label(view)
+    ));
+    if let Some(title) = view.title {
+        facts.push_str(&format!(" · {}", fit::inert(title)));
+    }
+    let brand = " helmdeck ";
+    let room = width.saturating_sub(fit::width(brand) + fit::width(&clock));
+    let facts = fit::end(&facts, room).into_owned();
+    let pad = room.saturating_sub(fit::width(&facts));
+    Line::from(vec![
+        Span::styled(brand, t.key().add_modifier(Modifier::REVERSED)),
+        Span::styled(facts, t.bold()),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(clock, t.muted()),
+    ])
+}
+
+fn step_detail(view: &View, step: Step, mark: Mark) -> String {
+    let s = view.state;
+    let st = s.steps.get(&step);
+    match mark {
+        Mark::Done => match st.and_then(|x| Some(x.ended_secs? - x.started_secs?)) {
+            Some(d) => fit::duration(d),
+            None => String::new(),
+        },
+        Mark::Running => {
+            let since = st
+                .and_then(|x| x.started_secs)
+                .map(|at| fit::duration(view.elapsed - at))
+                .unwrap_or_default();
+            if step == Step::Rollout && !s.workloads.is_empty() {
+                let gating = s.gating().count();
+                let ready = s.gating().filter(|w| w.ready).count();
+                format!("{ready}/{gating} gating ready {since}")
+            } else {
+                since
+            }
+        }
+        Mark::Failed => "failed".into(),
+        Mark::Cancelled => "cancelled".into(),
+        Mark::Skipped => match st.and_then(|x| x.outcome.as_ref()) {
+            Some(StepOutcome::Skipped { reason }) if reason.starts_with("not configured") => {
+                "not configured".into()
+            }
+            _ => "skipped".into(),
+        },
+        Mark::Pending | Mark::Optional => String::new(),
+    }
+}
+
+/// The step strip; details are dropped when the width is short.
+fn strip<'a>(view: &View<'a>, tick: u64, width: usize) -> Line<'a> {
+    let t = &view.theme;
+    let mut parts: Vec<(Mark, String, String)> = Step::ALL
+        .iter()
+        .map(|step| {
+            let mark = model::step_mark(view.state, *step);
+            (
+                mark,
+                step.name().to_string(),
+                step_detail(view, *step, mark),
+            )
+        })
+        .collect();
+    let verdict = match &view.state.verdict {
+        Some(v) => {
+            let mark = match v.outcome {
+                Outcome::Landed => Mark::Done,
+                Outcome::Failed => Mark::Failed,
+                Outcome::LiveInitIncomplete => Mark::Cancelled,
+            };
+            (
+                mark,
+                "verdict".to_string(),
+                format!("{} (exit {})", v.outcome.title(), v.code),
+            )
+        }
+        None => (Mark::Pending, "verdict".to_string(), String::new()),
+    };
+    parts.push(verdict);
+    // Details: 2 all, 1 only for the running step, 0 none.
+    let render = |details: u8, sep: &'static str| -> Vec<Span<'a>> {
+        let mut spans = vec![Span::raw(" ")];
+        for (i, (mark, name, detail)) in parts.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(sep, t.muted()));
+            }
+            let verdict = view.state.verdict.as_ref().filter(|_| i == Step::ALL.len());
+            let style = match verdict {
+                Some(v) => t.outcome(v.outcome),
+                None => mark_style(*mark, t),
+            };
+            let glyph = match verdict {
+                Some(v) if v.outcome == Outcome::LiveInitIncomplete => "!",
+                _ => mark.glyph(tick),
+            };
+            spans.push(Span::styled(format!("{glyph} "), style));
+            let name_style = if *mark == Mark::Running {
+                style.add_modifier(Modifier::BOLD)
+            } else {
+                style
+            };
+            spans.push(Span::styled(name.clone(), name_style));
+            let shown = match details {
+                2 => true,
+                1 => *mark == Mark::Running,
+                _ => false,
+            };
+            if shown && !detail.is_empty() {
+                spans.push(Span::styled(format!(" {detail}"), style));
+            }
+        }
+        spans
+    };
+    for (details, sep) in [(2, "  ▸  "), (2, " ▸ "), (1, " ▸ ")] {
+        let spans = render(details, sep);
+        if spans.iter().map(|s| s.width()).sum::<usize>() <= width {
+            return Line::from(spans);
+        }
+    }
+    Line::from(render(0, " ▸ "))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: &View, tick: u64) {
+    let width = area.width as usize;
+    let lines = vec![title_line(view, width), strip(view, tick, width)];
+    frame.render_widget(Paragraph::new(lines), area);
+}

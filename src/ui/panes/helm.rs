@@ -1,0 +1,190 @@
+//! Helm's output as it comes, with its colours (only SGR passes), between what the steps noted
+//! (the checks before, the command run, what came after), with scrollback and follow mode.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::engine::event::{Level, Step};
+use crate::engine::state::DeployState;
+use crate::ui::app::{FilterSlot, Scroll, UiState};
+use crate::ui::panes::{View, filter_span, pane_block, wrap_spans};
+use crate::ui::theme::Theme;
+use crate::ui::{ansi, fit};
+
+/// One line of the pane, borrowed from the state.
+pub enum PaneLine<'a> {
+    Note(Level, &'a str),
+    Helm { stderr: bool, raw: &'a str },
+    Exit(String, bool),
+}
+
+impl PaneLine<'_> {
+    fn plain(&self) -> String {
+        match self {
+            PaneLine::Note(_, t) => fit::inert(t).into_owned(),
+            PaneLine::Helm { raw, .. } => ansi::plain_text(raw),
+            PaneLine::Exit(t, _) => t.clone(),
+        }
+    }
+
+    fn pieces(&self, theme: &Theme) -> Vec<(Style, String)> {
+        match self {
+            PaneLine::Note(level, text) => {
+                let (mark, style) = match level {
+                    Level::Info => ("· ", theme.muted()),
+                    Level::Warn => ("! ", theme.warn()),
+                    Level::Error => ("✗ ", theme.bad()),
+                };
+                vec![(style, format!("{mark}{}", fit::inert(text)))]
+            }
+            PaneLine::Helm { stderr, raw } => {
+                let base = if *stderr { theme.warn() } else { Style::new() };
+                ansi::styled(raw, base, theme.colour)
+            }
+            PaneLine::Exit(text, ok) => {
+                vec![(if *ok { theme.muted() } else { theme.bad() }, text.clone())]
+            }
+        }
+    }
+}
+
+fn exit_line(state: &DeployState) -> Option<PaneLine<'_>> {
+    let h = &state.helm;
+    if !h.exited {
+        return None;
+    }
+    let how = match (h.exit_code, h.signal) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "unknown exit".into(),
+    };
+    let cancelled = if h.cancelled {
+        ", cancelled (SIGTERM sent)"
+    } else {
+        ""
+    };
+    Some(PaneLine::Exit(
+        format!("· helm exited ({how}{cancelled})"),
+        h.exit_code == Some(0),
+    ))
+}
+
+/// Every line in order: preflight notes, the helm command, helm's output, its exit, then the
+/// notes of the later steps.
+pub fn lines<'a>(state: &'a DeployState, filter: &str) -> Vec<PaneLine<'a>> {
+    let mut out = Vec::new();
+    let notes = |step: Step| state.notes.iter().filter(move |n| n.step == step);
+    out.extend(notes(Step::Preflight).map(|n| PaneLine::Note(n.level, &n.text)));
+    let mut upgrade = notes(Step::Upgrade).peekable();
+    if let Some(cmd) = upgrade.next_if(|n| n.text.starts_with("helm ")) {
+        out.push(PaneLine::Note(cmd.level, &cmd.text));
+    }
+    out.extend(state.helm.lines.iter().map(|(stderr, raw)| PaneLine::Helm {
+        stderr: *stderr,
+        raw,
+    }));
+    out.extend(exit_line(state));
+    out.extend(upgrade.map(|n| PaneLine::Note(n.level, &n.text)));
+    out.extend(
+        notes(Step::Rollout)
+            .chain(notes(Step::Init))
+            .map(|n| PaneLine::Note(n.level, &n.text)),
+    );
+    if !filter.is_empty() {
+        let f = filter.to_lowercase();
+        out.retain(|l| l.plain().to_lowercase().contains(&f));
+    }
+    out
+}
+
+pub fn line_count(state: &DeployState, filter: &str) -> usize {
+    lines(state, filter).len()
+}
+
+/// Visual lines for a scrolled list of logical lines: the tail when following, else from
+/// `scroll.top`. Shared with the drill-down's log.
+pub fn window<T>(
+    items: &[T],
+    scroll: &mut Scroll,
+    height: usize,
+    width: usize,
+    render: impl Fn(&T, usize) -> Vec<Line<'static>>,
+) -> Vec<Line<'static>> {
+    scroll.height = height;
+    if height == 0 || items.is_empty() {
+        return Vec::new();
+    }
+    if scroll.follow {
+        let mut out: Vec<Line<'static>> = Vec::new();
+        for item in items.iter().rev() {
+            let mut visual = render(item, width);
+            visual.append(&mut out);
+            out = visual;
+            if out.len() >= height {
+                break;
+            }
+        }
+        let skip = out.len().saturating_sub(height);
+        return out.split_off(skip);
+    }
+    scroll.top = scroll.top.min(items.len() - 1);
+    let mut out = Vec::new();
+    for item in &items[scroll.top..] {
+        out.extend(render(item, width));
+        if out.len() >= height {
+            break;
+        }
+    }
+    out.truncate(height);
+    out
+}
+
+/// `following` or where the view is anchored.
+pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'a> {
+    if scroll.follow {
+        Span::styled("  following", theme.muted())
+    } else {
+        Span::styled(
+            format!(
+                "  paused at {}/{total} · f follows",
+                (scroll.top + 1).min(total)
+            ),
+            theme.warn(),
+        )
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
+    let t = view.theme;
+    let filter = ui.filters.helm.clone();
+    let items = lines(view.state, &filter);
+    let mut title = vec![Span::raw("Helm"), position_span(&ui.helm, items.len(), &t)];
+    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Helm), &t) {
+        title.push(f);
+    }
+    let block = pane_block(title, focused, &t);
+    let inner = block.inner(area);
+    if items.is_empty() {
+        let text = if filter.is_empty() {
+            "helm has not started yet"
+        } else {
+            "no line matches the filter"
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let visual = window(
+        &items,
+        &mut ui.helm,
+        inner.height as usize,
+        inner.width as usize,
+        |l, w| wrap_spans(&l.pieces(&t), w),
+    );
+    frame.render_widget(Paragraph::new(visual).block(block), area);
+}

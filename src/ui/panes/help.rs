@@ -1,0 +1,125 @@
+//! Overlays: every key (`?`), and the cancel confirmation (`q` or Ctrl+C before the verdict).
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
+
+use crate::ui::fit;
+use crate::ui::panes::{View, wrap_spans};
+
+/// Every key, as the help overlay and the README list them.
+pub const KEYS: &[(&str, &str)] = &[
+    ("Tab / Shift-Tab", "move focus: Workloads, Hooks, Helm"),
+    (
+        "j k / ↓ ↑",
+        "move the selection; scroll the helm pane and the log",
+    ),
+    ("g G / Home End", "first / last row (G follows again)"),
+    ("PgUp PgDn", "page up / down"),
+    (
+        "Enter",
+        "drill down: a workload's pods, events and log; a hook's Job",
+    ),
+    ("Esc", "back from the drill-down; clear the focused filter"),
+    (
+        "/",
+        "filter the focused list (Enter keeps it, Esc clears it)",
+    ),
+    ("f", "toggle follow (helm pane; the log in the drill-down)"),
+    ("c", "next container of the selected pod (drill-down)"),
+    ("?", "show or hide this help"),
+    (
+        "q / Ctrl+C",
+        "before the verdict: confirm, then cancel (helm gets SIGTERM, never SIGKILL)",
+    ),
+    (
+        "q / Ctrl+C",
+        "after the verdict: quit with the verdict's exit code",
+    ),
+];
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+pub fn render_help(frame: &mut Frame, area: Rect, view: &View) {
+    let t = &view.theme;
+    let key_w = KEYS.iter().map(|(k, _)| fit::width(k)).max().unwrap_or(8);
+    let width = (area.width.saturating_sub(4)).min(90);
+    let text_w = (width as usize).saturating_sub(key_w + 5);
+    let mut lines: Vec<Line> = Vec::new();
+    for (key, what) in KEYS {
+        for (i, part) in wrap_spans(&[(Style::new(), what.to_string())], text_w.max(10))
+            .into_iter()
+            .enumerate()
+        {
+            let k = if i == 0 {
+                fit::pad(key, key_w)
+            } else {
+                " ".repeat(key_w)
+            };
+            let mut spans = vec![Span::styled(format!(" {k}  "), t.key())];
+            spans.extend(part.spans);
+            lines.push(Line::from(spans));
+        }
+    }
+    lines.push(Line::from(""));
+    let legend =
+        "✓ done  ◐ progressing  ✗ failed  · not started  – skipped  ░ optional (never gating)";
+    for part in wrap_spans(
+        &[(t.muted(), legend.to_string())],
+        (width as usize).saturating_sub(3),
+    ) {
+        let mut spans = vec![Span::raw(" ")];
+        spans.extend(part.spans);
+        lines.push(Line::from(spans));
+    }
+    let height = lines.len() as u16 + 2;
+    let rect = centered(area, width, height);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(t.border(true))
+        .title(Span::styled(" keys ", t.title(true)))
+        .title_bottom(
+            Line::from(Span::styled(" esc or ? closes ", t.muted())).alignment(Alignment::Right),
+        );
+    frame.render_widget(Clear, rect);
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+pub fn render_confirm(frame: &mut Frame, area: Rect, view: &View) {
+    let t = &view.theme;
+    let width = area.width.saturating_sub(4).min(64);
+    let inner = width.saturating_sub(4) as usize;
+    let mut lines = wrap_spans(&[(t.bold(), "Cancel the deploy?".into())], inner);
+    lines.push(Line::from(""));
+    lines.extend(wrap_spans(
+        &[(Style::new(), "helm (if it is running) gets one SIGTERM, never SIGKILL, and is waited for; the screen stays until the verdict.".into())],
+        inner,
+    ));
+    lines.push(Line::from(""));
+    lines.push(Line::from(vec![
+        Span::styled("y", t.key()),
+        Span::raw(" / Enter: cancel    "),
+        Span::styled("n", t.key()),
+        Span::raw(" / Esc: keep going"),
+    ]));
+    let height = lines.len() as u16 + 2;
+    let para = Paragraph::new(lines);
+    let rect = centered(area, width, height);
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(t.warn())
+        .title(Span::styled(" cancel? ", t.warn()));
+    frame.render_widget(Clear, rect);
+    frame.render_widget(para.block(block.padding(Padding::horizontal(1))), rect);
+}

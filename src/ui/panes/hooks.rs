@@ -1,0 +1,151 @@
+//! Helm hooks (name, kind, events, weight, phase, start, duration) as the engine reports them,
+//! plus the init Job helmdeck runs after the rollout. Failed hooks stand out; skipped hooks
+//! say skipped.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use crate::engine::event::Step;
+use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::fit;
+use crate::ui::model::{self, HookRow, Mark};
+use crate::ui::panes::{View, filter_span, mark_style, pane_block};
+
+fn duration(row: &HookRow, view: &View) -> String {
+    match (row.started_at, row.completed_at) {
+        (Some(s), Some(c)) => fit::between(s, c).map(fit::duration).unwrap_or_default(),
+        (Some(s), None) if row.mark == Mark::Running => view
+            .now
+            .and_then(|now| fit::since(s, now))
+            .map(fit::duration)
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
+    let t = &view.theme;
+    let state = view.state;
+    let filter = ui.filters.hooks.clone();
+    let rows = model::hook_rows(state, &filter);
+    let mut title = vec![Span::raw("Hooks")];
+    let failed = rows.iter().filter(|r| r.mark == Mark::Failed).count();
+    if failed > 0 {
+        title.push(Span::styled(format!("  {failed} failed"), t.bad()));
+    }
+    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Hooks), t) {
+        title.push(f);
+    }
+    let block = pane_block(title, focused, t);
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        let text = if !filter.is_empty() {
+            format!("no hook matches “{}”", fit::inert(&filter))
+        } else if state.outcome(Step::Upgrade).is_none() {
+            "hooks are read from the release record when helm exits".to_string()
+        } else {
+            "this release has no hooks".to_string()
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let width = inner.width as usize;
+    let with_start = width >= 70;
+    let name_w = rows
+        .iter()
+        .map(|r| fit::width(r.name))
+        .max()
+        .unwrap_or(4)
+        .clamp(6, if width >= 90 { 32 } else { 16 });
+    let events_w = rows
+        .iter()
+        .map(|r| fit::width(&r.events))
+        .max()
+        .unwrap_or(6)
+        .clamp(6, if width >= 90 { 28 } else { 20 });
+    let tick = ui.tick;
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .map(|r| {
+            let style = match r.mark {
+                Mark::Failed => t.bad(),
+                _ if r.not_in_run => t.muted(),
+                _ => Style::new(),
+            };
+            let mut cells = vec![
+                Cell::from(Span::styled(r.mark.glyph(tick), mark_style(r.mark, t))),
+                Cell::from(fit::middle(&fit::inert(r.name), name_w).into_owned()),
+                Cell::from(fit::inert(r.kind).into_owned()),
+                Cell::from(fit::end(&fit::inert(&r.events), events_w).into_owned()),
+                Cell::from(
+                    Line::from(
+                        r.weight
+                            .map(|w| w.to_string())
+                            .unwrap_or_else(|| "–".into()),
+                    )
+                    .alignment(Alignment::Right),
+                ),
+                Cell::from(Span::styled(
+                    fit::inert(&r.phase).into_owned(),
+                    if r.mark == Mark::Skipped {
+                        t.warn()
+                    } else {
+                        style
+                    },
+                )),
+            ];
+            if with_start {
+                cells.push(Cell::from(
+                    r.started_at.and_then(fit::clock).unwrap_or_default(),
+                ));
+            }
+            cells.push(Cell::from(
+                Line::from(duration(r, view)).alignment(Alignment::Right),
+            ));
+            Row::new(cells).style(style)
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(name_w as u16),
+        Constraint::Length(4),
+        Constraint::Length(events_w as u16),
+        Constraint::Length(3),
+        Constraint::Fill(1),
+    ];
+    let mut header = vec!["", "NAME", "KIND", "EVENTS", "W", "PHASE"];
+    if with_start {
+        widths.push(Constraint::Length(8));
+        header.push("START");
+    }
+    widths.push(Constraint::Length(6));
+    header.push("DUR");
+    let n = header.len();
+    let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
+        let line = Line::from(h);
+        Cell::from(if i == 4 || i == n - 1 {
+            line.alignment(Alignment::Right)
+        } else {
+            line
+        })
+    }))
+    .style(t.heading());
+    let keys: Vec<String> = rows.iter().map(|r| r.key()).collect();
+    let selected = ui.hooks.resolve(&keys);
+    let table = Table::new(table_rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(block)
+        .row_highlight_style(t.selected(focused));
+    let mut ts = TableState::default()
+        .with_offset(ui.hooks.offset)
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut ts);
+    ui.hooks.offset = ts.offset();
+}

@@ -1,0 +1,213 @@
+//! One row per workload: kind, name, ready/desired, updated, available, age, and kubectl's
+//! wording of where it stands, with the pod-level cause of a blocker. Gating rows first, then
+//! optional rows, greyed (DIM) with an `optional` tag and never red.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use crate::engine::event::{Step, WorkloadView};
+use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::fit;
+use crate::ui::model::{self, Mark};
+use crate::ui::panes::{View, filter_span, mark_style, pane_block};
+
+/// Inner widths from which the full layout (long kind names, two-line blockers) is used.
+const WIDE: usize = 118;
+
+fn short_kind(kind: &str) -> &str {
+    match kind {
+        "Deployment" => "deploy",
+        "StatefulSet" => "sts",
+        "DaemonSet" => "ds",
+        other => other,
+    }
+}
+
+fn right(s: String) -> Cell<'static> {
+    Cell::from(Line::from(s).alignment(Alignment::Right))
+}
+
+struct Columns {
+    wide: bool,
+    kind: u16,
+    name: u16,
+    status: usize,
+}
+
+fn columns(rows: &[&WorkloadView], inner: usize) -> Columns {
+    let wide = inner >= WIDE;
+    let longest = rows.iter().map(|w| fit::width(&w.name)).max().unwrap_or(4);
+    let (kind, name) = if wide {
+        (11, longest.clamp(8, 30))
+    } else {
+        (6, longest.clamp(8, 18))
+    };
+    // mark, kind, name, ready, upd, avail, age, and the spaces between them.
+    let fixed = 1 + kind + name + 5 + 3 + if wide { 5 } else { 3 } + 4 + 7;
+    Columns {
+        wide,
+        kind: kind as u16,
+        name: name as u16,
+        status: inner.saturating_sub(fixed).max(8),
+    }
+}
+
+fn status_cell<'a>(w: &WorkloadView, cols: &Columns, view: &View) -> (Cell<'a>, u16) {
+    let t = &view.theme;
+    let width = cols.status;
+    let message = fit::inert(&model::short_message(w)).into_owned();
+    let cause = w.pod_causes.first().map(|c| fit::inert(c).into_owned());
+    let notes = if w.notes.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", w.notes.join(" · "))
+    };
+    if w.optional {
+        let what = match (&cause, w.ready) {
+            (_, true) => message,
+            (Some(c), false) => model::cause_only(c).to_string(),
+            (None, false) => message,
+        };
+        let line = fit::end(&format!("optional · {what}{notes}"), width).into_owned();
+        return (Cell::from(line), 1);
+    }
+    let cause_style = if w.failed { t.bad() } else { t.warn() };
+    let message_style = if w.failed { t.bad() } else { Style::new() };
+    match cause {
+        Some(c) if !w.ready && cols.wide => {
+            let first = Line::from(vec![
+                Span::styled(fit::end(&message, width).into_owned(), message_style),
+                Span::styled(
+                    fit::end(&notes, width.saturating_sub(fit::width(&message))).into_owned(),
+                    t.muted(),
+                ),
+            ]);
+            let second = Line::from(Span::styled(fit::end(&c, width).into_owned(), cause_style));
+            (Cell::from(Text::from(vec![first, second])), 2)
+        }
+        Some(c) if !w.ready => {
+            let line =
+                fit::end(&format!("{} · {message}", model::cause_only(&c)), width).into_owned();
+            (Cell::from(Span::styled(line, cause_style)), 1)
+        }
+        _ => {
+            let line = fit::end(&format!("{message}{notes}"), width).into_owned();
+            (Cell::from(Span::styled(line, message_style)), 1)
+        }
+    }
+}
+
+fn row<'a>(w: &WorkloadView, cols: &Columns, view: &View, tick: u64) -> Row<'a> {
+    let t = &view.theme;
+    let mark = model::workload_mark(w);
+    let kind = if cols.wide {
+        w.kind.as_str()
+    } else {
+        short_kind(&w.kind)
+    };
+    let age = match (&w.created, view.now) {
+        (Some(c), Some(now)) => fit::since(c, now)
+            .map(|s| fit::age(s as i64))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    let (status, height) = status_cell(w, cols, view);
+    let mark_cell = Cell::from(Span::styled(mark.glyph(tick), mark_style(mark, t)));
+    let row = Row::new(vec![
+        mark_cell,
+        Cell::from(fit::end(&fit::inert(kind), cols.kind as usize).into_owned()),
+        Cell::from(fit::middle(&fit::inert(&w.name), cols.name as usize).into_owned()),
+        right(format!("{}/{}", w.ready_replicas, w.desired)),
+        right(w.updated.to_string()),
+        right(w.available.to_string()),
+        right(age),
+        status,
+    ])
+    .height(height);
+    if w.optional {
+        row.style(t.optional())
+    } else {
+        row
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
+    let t = &view.theme;
+    let state = view.state;
+    let filter = ui.filters.workloads.clone();
+    let rows = model::workload_rows(state, &filter);
+    let total = state.workloads.len();
+    let optional = state.optional().count();
+    let ready = state.workloads.values().filter(|w| w.ready).count();
+    let mut title = vec![Span::raw("Workloads")];
+    if total > 0 {
+        title.push(Span::styled(
+            format!("  {ready}/{total} ready · {optional} optional"),
+            t.muted(),
+        ));
+    }
+    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Workloads), t) {
+        title.push(f);
+    }
+    let block = pane_block(title, focused, t);
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        let text = if total > 0 {
+            format!(
+                "no workload matches “{}” (esc clears the filter)",
+                fit::inert(&filter)
+            )
+        } else if model::step_mark(state, Step::Rollout) == Mark::Pending {
+            "workloads appear when the rollout step starts".to_string()
+        } else {
+            "no workload of the release seen yet".to_string()
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let cols = columns(&rows, inner.width as usize);
+    let header_names: [&str; 8] = if cols.wide {
+        ["", "KIND", "NAME", "READY", "UPD", "AVAIL", "AGE", "STATUS"]
+    } else {
+        ["", "KIND", "NAME", "READY", "UPD", "AVL", "AGE", "STATUS"]
+    };
+    let header = Row::new(header_names.iter().enumerate().map(|(i, h)| {
+        let line = Line::from(*h);
+        Cell::from(if (3..=6).contains(&i) {
+            line.alignment(Alignment::Right)
+        } else {
+            line
+        })
+    }))
+    .style(t.heading());
+    let tick = ui.tick;
+    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, view, tick)).collect();
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(cols.kind),
+        Constraint::Length(cols.name),
+        Constraint::Length(5),
+        Constraint::Length(3),
+        Constraint::Length(if cols.wide { 5 } else { 3 }),
+        Constraint::Length(4),
+        Constraint::Fill(1),
+    ];
+    let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
+    let selected = ui.workloads.resolve(&keys);
+    let table = Table::new(table_rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(block)
+        .row_highlight_style(t.selected(focused));
+    let mut ts = TableState::default()
+        .with_offset(ui.workloads.offset)
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut ts);
+    ui.workloads.offset = ts.offset();
+}

@@ -1,0 +1,552 @@
+//! Whole screens through ratatui's `TestBackend`, as insta snapshots, at 80x24 and 160x48:
+//! each step in progress, each verdict, a drill-down with logs, the help overlay, a filtered
+//! list; and hostile text that must stay inert without breaking the layout.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Modifier;
+
+use crate::engine::event::{Event, KubeEventView, PodView, Step, WorkloadView};
+use crate::engine::logs::LogMsg;
+use crate::engine::state::DeployState;
+use crate::ui::app::{Effect, Pane, UiState};
+use crate::ui::fit;
+use crate::ui::fixture::{Story, pod, workload};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn press(ui: &mut UiState, state: &DeployState, code: KeyCode) -> Effect {
+    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), state)
+}
+
+fn type_text(ui: &mut UiState, state: &DeployState, text: &str) {
+    for c in text.chars() {
+        press(ui, state, KeyCode::Char(c));
+    }
+}
+
+/// Snapshots of the story at both sizes, with a fresh UI state each (prepared by `setup`).
+fn screens(name: &str, story: &Story, setup: impl Fn(&mut UiState, &DeployState)) {
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        // A first frame, as the live loop draws before any key.
+        story.render(&mut ui, w, h);
+        setup(&mut ui, &story.state);
+        let screen = story.render(&mut ui, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn step_preflight() {
+    screens("preflight", &Story::preflight(), |_, _| {});
+}
+
+#[test]
+fn step_upgrade() {
+    screens("upgrade", &Story::upgrade(), |_, _| {});
+}
+
+#[test]
+fn step_rollout() {
+    screens("rollout", &Story::rollout(), |_, _| {});
+}
+
+#[test]
+fn step_init() {
+    screens("init", &Story::init(), |_, _| {});
+}
+
+#[test]
+fn verdict_landed() {
+    screens("landed", &Story::landed(), |_, _| {});
+}
+
+#[test]
+fn verdict_failed() {
+    screens("failed", &Story::failed(), |_, _| {});
+}
+
+#[test]
+fn verdict_live_init_incomplete() {
+    screens("init_incomplete", &Story::init_incomplete(), |_, _| {});
+}
+
+/// Enter on demo-web, then down to its crash-looping pod, whose log has streamed in.
+#[test]
+fn drill_down_into_a_workload_with_its_log() {
+    let story = Story::failed();
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        story.render(&mut ui, w, h);
+        // Rows: demo-agent, demo-api, demo-db, demo-web, then the optional ones.
+        for _ in 0..3 {
+            press(&mut ui, &story.state, KeyCode::Char('j'));
+        }
+        press(&mut ui, &story.state, KeyCode::Enter);
+        press(&mut ui, &story.state, KeyCode::Down);
+        let wanted = ui
+            .wanted_log(&story.state)
+            .expect("a log is wanted for the selected pod");
+        assert_eq!(
+            (wanted.pod.as_str(), wanted.container.as_str()),
+            ("demo-web-7c9f8-d34x2", "app")
+        );
+        ui.log.apply(LogMsg::Started {
+            id: 1,
+            pod: wanted.pod.clone(),
+            container: wanted.container.clone(),
+        });
+        for line in [
+            "2026-12-01T10:00:52Z starting web on :8080",
+            "2026-12-01T10:00:52Z loading config from /etc/deck/web.yaml",
+            "2026-12-01T10:00:53Z fatal: cannot allocate 2GiB cache (limit 512Mi)",
+        ] {
+            ui.log.apply(LogMsg::Line {
+                id: 1,
+                text: line.into(),
+            });
+        }
+        ui.log.apply(LogMsg::Line {
+            id: 0,
+            text: "a line of a stream that was replaced".into(),
+        });
+        ui.log.apply(LogMsg::Ended {
+            id: 1,
+            why: "end of log (the container is not running)".into(),
+        });
+        let screen = story.render(&mut ui, w, h);
+        assert!(screen.contains("fatal: cannot allocate"), "{screen}");
+        assert!(!screen.contains("was replaced"));
+        insta::assert_snapshot!(format!("drilldown_{w}x{h}"), screen);
+    }
+}
+
+/// Enter on the init Job in the hooks pane: its pod and the log the init step streamed.
+#[test]
+fn drill_down_into_the_init_job() {
+    let story = Story::init_incomplete();
+    let mut ui = UiState::new();
+    story.render(&mut ui, 160, 48);
+    press(&mut ui, &story.state, KeyCode::Tab);
+    press(&mut ui, &story.state, KeyCode::Char('G'));
+    press(&mut ui, &story.state, KeyCode::Enter);
+    assert_eq!(
+        ui.wanted_log(&story.state),
+        None,
+        "the engine already streamed this log"
+    );
+    let screen = story.render(&mut ui, 160, 48);
+    assert!(screen.contains("refusing to change roles"), "{screen}");
+    insta::assert_snapshot!("drilldown_init_job_160x48", screen);
+}
+
+#[test]
+fn help_overlay() {
+    screens("help", &Story::rollout(), |ui, state| {
+        press(ui, state, KeyCode::Char('?'));
+    });
+}
+
+#[test]
+fn filtered_workloads() {
+    screens("filtered", &Story::rollout(), |ui, state| {
+        press(ui, state, KeyCode::Char('/'));
+        type_text(ui, state, "gpu");
+        press(ui, state, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn filtered_helm_output() {
+    let story = Story::landed();
+    let mut ui = UiState::new();
+    story.render(&mut ui, 80, 24);
+    press(&mut ui, &story.state, KeyCode::BackTab);
+    press(&mut ui, &story.state, KeyCode::Char('/'));
+    type_text(&mut ui, &story.state, "revision");
+    let screen = story.render(&mut ui, 80, 24);
+    insta::assert_snapshot!("filtered_helm_editing_80x24", screen);
+}
+
+#[test]
+fn cancel_confirmation() {
+    let story = Story::rollout();
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('q'));
+    let screen = story.render(&mut ui, 80, 24);
+    insta::assert_snapshot!("confirm_80x24", screen);
+}
+
+/// A terminal too small for the layout says so rather than drawing garbage.
+#[test]
+fn tiny_terminal() {
+    let story = Story::rollout();
+    let screen = story.render(&mut UiState::new(), 30, 8);
+    assert!(screen.contains("helmdeck needs at"), "{screen}");
+}
+
+#[test]
+fn optional_rows_are_dim_and_never_red() {
+    let story = Story::rollout();
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).unwrap();
+    let mut ui = UiState::new();
+    terminal
+        .draw(|f| crate::ui::screen::draw(f, &story.view(), &mut ui))
+        .unwrap();
+    let buf = terminal.backend().buffer();
+    let row_of = |needle: &str| {
+        (0..buf.area.height)
+            .find(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, *y)].symbol())
+                    .collect::<String>()
+                    .contains(needle)
+            })
+            .unwrap_or_else(|| panic!("{needle} not on screen"))
+    };
+    let y = row_of("demo-gpu-client");
+    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    let x = line.find("demo-gpu-client").unwrap() as u16;
+    let x = line[..x as usize].chars().count() as u16;
+    let cell = &buf[(x, y)];
+    assert!(cell.modifier.contains(Modifier::DIM), "{:?}", cell.style());
+    assert!(line.contains("optional ·"), "{line}");
+    let status_x = line[..line.find("optional ·").unwrap()].chars().count() as u16;
+    assert_ne!(buf[(status_x, y)].fg, ratatui::style::Color::Red);
+    // The blocker, by contrast, is not dim.
+    let y = row_of("demo-web");
+    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    let x = line[..line.find("demo-web").unwrap()].chars().count() as u16;
+    assert!(!buf[(x, y)].modifier.contains(Modifier::DIM));
+}
+
+/// Names, events, logs and helm lines carrying escapes, BiDi controls, replacement characters
+/// (what invalid UTF-8 decodes to) and a 1 MB line: all inert, and every row keeps its width.
+#[test]
+fn hostile_text_renders_inert() {
+    let mut story = Story::rollout();
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{202e}txt.exe\u{2066}\u{fffd}\u{fffd}\u{9b}31m";
+    let huge = "x".repeat(1 << 20);
+    let invalid = String::from_utf8_lossy(b"bad \xff\xfe bytes \xc3\x28").into_owned();
+    story.send(Event::Workload(WorkloadView {
+        ready: false,
+        message: format!("{evil} {huge}"),
+        pod_causes: vec![format!("pod {evil}: {invalid}")],
+        ..workload("Deployment", &format!("demo-{evil}-名前-{huge}"))
+    }));
+    story.send(Event::Pod(PodView {
+        causes: vec![huge.clone()],
+        ..pod(
+            &format!("p-{evil}"),
+            "Deployment/demo-web",
+            "Running",
+            false,
+        )
+    }));
+    story.send(Event::KubeEvent(KubeEventView {
+        object: format!("pod/{evil}"),
+        kind: "Warning".into(),
+        reason: evil.into(),
+        message: format!("{evil}{huge}"),
+        count: 2,
+        last_seen: None,
+    }));
+    story.send(Event::HelmLine {
+        stderr: true,
+        text: format!("{evil} {invalid}"),
+    });
+    story.send(Event::HelmLine {
+        stderr: false,
+        text: huge.clone(),
+    });
+    story.send(Event::Note {
+        step: Step::Rollout,
+        level: crate::engine::event::Level::Warn,
+        text: evil.into(),
+    });
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        story.render(&mut ui, w, h);
+        // Into demo-web's drill-down, where the hostile pod and event are.
+        for _ in 0..4 {
+            press(&mut ui, &story.state, KeyCode::Char('j'));
+        }
+        let main = story.render(&mut ui, w, h);
+        press(&mut ui, &story.state, KeyCode::Enter);
+        ui.log.apply(LogMsg::Started {
+            id: 7,
+            pod: "x".into(),
+            container: "y".into(),
+        });
+        let detail = story.render(&mut ui, w, h);
+        for screen in [&main, &detail] {
+            for c in screen.chars() {
+                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
+                assert!(
+                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+                    "BiDi control on screen"
+                );
+            }
+            for line in screen.lines() {
+                assert!(
+                    !line.contains("Hidden by multi-width"),
+                    "a wide character overlapped: {line}"
+                );
+                let inner = line.trim_start_matches('"').trim_end_matches('"');
+                assert_eq!(fit::width(inner), w as usize, "row width changed: {line}");
+            }
+        }
+        assert!(main.contains("evil"), "{main}");
+        assert!(
+            main.contains("\u{fffd}"),
+            "the replacement character shows as text"
+        );
+        insta::assert_snapshot!(format!("hostile_{w}x{h}"), main);
+    }
+}
+
+#[test]
+fn ui_state_transitions() {
+    let story = Story::rollout();
+    let s = &story.state;
+    let mut ui = UiState::new();
+    ui.sync(s);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("DaemonSet/demo-agent"),
+        "gating rows first, by name"
+    );
+    press(&mut ui, s, KeyCode::Char('G'));
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-monitoring"),
+        "optional rows last"
+    );
+    press(&mut ui, s, KeyCode::Char('g'));
+    press(&mut ui, s, KeyCode::Down);
+    assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-api"));
+    // Focus cycles both ways.
+    press(&mut ui, s, KeyCode::Tab);
+    assert_eq!(ui.focus, Pane::Hooks);
+    press(&mut ui, s, KeyCode::Tab);
+    assert_eq!(ui.focus, Pane::Helm);
+    press(&mut ui, s, KeyCode::Tab);
+    assert_eq!(ui.focus, Pane::Workloads);
+    press(&mut ui, s, KeyCode::BackTab);
+    assert_eq!(ui.focus, Pane::Helm);
+    // Follow toggles off and back on; scrolling up leaves follow mode.
+    assert!(ui.helm.follow);
+    press(&mut ui, s, KeyCode::Char('f'));
+    assert!(!ui.helm.follow);
+    press(&mut ui, s, KeyCode::Char('f'));
+    assert!(ui.helm.follow);
+    press(&mut ui, s, KeyCode::Up);
+    assert!(!ui.helm.follow);
+    press(&mut ui, s, KeyCode::Char('G'));
+    assert!(ui.helm.follow);
+    // Help opens and closes without quitting.
+    press(&mut ui, s, KeyCode::Char('?'));
+    assert_eq!(ui.overlay, crate::ui::app::Overlay::Help);
+    assert_eq!(press(&mut ui, s, KeyCode::Char('q')), Effect::None);
+    assert_eq!(ui.overlay, crate::ui::app::Overlay::None);
+}
+
+#[test]
+fn selection_survives_new_rows_and_changes() {
+    let mut story = Story::rollout();
+    let mut ui = UiState::new();
+    ui.sync(&story.state);
+    for _ in 0..3 {
+        press(&mut ui, &story.state, KeyCode::Down);
+    }
+    assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-web"));
+    // A new workload sorting before it, and demo-web changing, keep the selection on demo-web.
+    story.send(Event::Workload(workload("Deployment", "demo-aaa")));
+    let web = story.state.workloads[&("Deployment".to_string(), "demo-web".to_string())].clone();
+    story.send(Event::Workload(WorkloadView {
+        available: 2,
+        ..web
+    }));
+    ui.sync(&story.state);
+    assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-web"));
+    assert_eq!(ui.workloads.index, 4);
+    // Gone: the selection stays at the same place.
+    story.send(Event::WorkloadGone {
+        kind: "Deployment".into(),
+        name: "demo-web".into(),
+    });
+    ui.sync(&story.state);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-gpu-client")
+    );
+}
+
+#[test]
+fn quitting_asks_before_the_verdict_and_not_after() {
+    let running = Story::rollout();
+    let mut ui = UiState::new();
+    assert_eq!(
+        press(&mut ui, &running.state, KeyCode::Char('q')),
+        Effect::None
+    );
+    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(
+        press(&mut ui, &running.state, KeyCode::Char('n')),
+        Effect::None
+    );
+    assert!(!ui.cancelling);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(ui.on_key(ctrl_c, &running.state), Effect::None);
+    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(
+        press(&mut ui, &running.state, KeyCode::Char('y')),
+        Effect::Cancel
+    );
+    assert!(ui.cancelling);
+    // A second q while cancelling only explains.
+    assert_eq!(
+        press(&mut ui, &running.state, KeyCode::Char('q')),
+        Effect::None
+    );
+    assert!(ui.notice.is_some());
+    assert!(!ui.done(&running.state, false));
+    // The verdict of a cancel ends the screen by itself; otherwise q does, without asking.
+    let landed = Story::landed();
+    assert!(ui.done(&landed.state, false));
+    let mut ui = UiState::new();
+    assert!(!ui.done(&landed.state, false));
+    assert_eq!(
+        press(&mut ui, &landed.state, KeyCode::Char('q')),
+        Effect::Quit
+    );
+    assert_eq!(ui.on_key(ctrl_c, &landed.state), Effect::Quit);
+}
+
+#[test]
+fn drill_down_and_back() {
+    let story = Story::rollout();
+    let s = &story.state;
+    let mut ui = UiState::new();
+    ui.sync(s);
+    press(&mut ui, s, KeyCode::Char('G'));
+    press(&mut ui, s, KeyCode::Char('k'));
+    press(&mut ui, s, KeyCode::Enter);
+    let detail = ui.detail.as_ref().expect("a drill-down");
+    assert_eq!(detail.target.name(), "demo-gpu-client");
+    assert_eq!(
+        detail.pod.key.as_deref(),
+        Some("demo-gpu-client-5b7d9-wsfmt")
+    );
+    assert_eq!(
+        ui.wanted_log(s).map(|r| r.pod),
+        Some("demo-gpu-client-5b7d9-wsfmt".into())
+    );
+    // `/` in the drill-down searches the log, and Esc there clears only the search.
+    press(&mut ui, s, KeyCode::Char('/'));
+    type_text(&mut ui, s, "err");
+    assert_eq!(ui.filters.log, "err");
+    press(&mut ui, s, KeyCode::Esc);
+    assert!(ui.detail.is_some() && ui.filters.log.is_empty());
+    press(&mut ui, s, KeyCode::Esc);
+    assert!(ui.detail.is_none());
+    assert_eq!(ui.wanted_log(s), None);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-gpu-client"),
+        "the selection is where it was"
+    );
+}
+
+#[test]
+fn log_buffer_ignores_replaced_streams() {
+    let mut buf = crate::ui::app::LogBuffer::default();
+    buf.apply(LogMsg::Started {
+        id: 2,
+        pod: "p".into(),
+        container: "c".into(),
+    });
+    buf.apply(LogMsg::Line {
+        id: 1,
+        text: "old".into(),
+    });
+    buf.apply(LogMsg::Line {
+        id: 2,
+        text: "new".into(),
+    });
+    buf.apply(LogMsg::Ended {
+        id: 1,
+        why: "old ended".into(),
+    });
+    assert_eq!(buf.lines, ["new"]);
+    assert_eq!(buf.ended, None);
+    assert!(buf.is_for("p", "c"));
+}
+
+#[test]
+fn an_untouched_selection_stays_on_the_first_row_as_rows_arrive() {
+    let mut story = Story::upgrade();
+    let mut ui = UiState::new();
+    story.send(Event::Workload(workload("Deployment", "demo-web")));
+    ui.sync(&story.state);
+    assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-web"));
+    story.send(Event::Workload(workload("Deployment", "demo-api")));
+    ui.sync(&story.state);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-api"),
+        "the top row, until the operator moves"
+    );
+    press(&mut ui, &story.state, KeyCode::Down);
+    story.send(Event::Workload(workload("Deployment", "demo-aaa")));
+    ui.sync(&story.state);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-web"),
+        "then it stays where they put it"
+    );
+}
+
+/// Under NO_COLOR no cell has a colour, and the optional row keeps DIM and its tag.
+#[test]
+fn no_color_keeps_dim_and_words() {
+    let story = Story::rollout();
+    let view = crate::ui::panes::View {
+        theme: crate::ui::theme::Theme::plain(),
+        ..story.view()
+    };
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    let mut ui = UiState::new();
+    terminal
+        .draw(|f| crate::ui::screen::draw(f, &view, &mut ui))
+        .unwrap();
+    let buf = terminal.backend().buffer();
+    let reset = ratatui::style::Color::Reset;
+    assert!(
+        buf.content.iter().all(|c| c.fg == reset && c.bg == reset),
+        "a colour under NO_COLOR"
+    );
+    let y = (0..buf.area.height)
+        .find(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, *y)].symbol())
+                .collect::<String>()
+                .contains("demo-gpu-client")
+        })
+        .expect("the optional row");
+    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    assert!(line.contains("optional ·") && line.contains('░'), "{line}");
+    let x = line[..line.find("demo-gpu-client").unwrap()]
+        .chars()
+        .count() as u16;
+    assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
+}
+
+/// docs/keys.md (pasted into the README) lists every key the help overlay lists.
+#[test]
+fn the_keys_doc_lists_every_key() {
+    let doc = include_str!("../../docs/keys.md");
+    for (_, what) in crate::ui::KEYS {
+        assert!(doc.contains(what), "docs/keys.md lacks: {what}");
+    }
+}

@@ -1,0 +1,283 @@
+//! The TUI in a real terminal: `helmdeck demo` under tmux, read back with its escapes
+//! (`capture-pane -e`), driven with keys, quit with `q`; then the exit code and the terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::support::tool;
+
+const BANNER_TIMEOUT: Duration = Duration::from_secs(90);
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A private tmux server (its own socket, no user config, a temporary HOME), killed on drop.
+struct Tmux {
+    socket: String,
+    home: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16, command: &str) -> Tmux {
+        match Command::new("tmux").arg("-V").output() {
+            Ok(out) if out.status.success() => {}
+            _ => panic!("tmux is not installed: the TUI test needs it (apt-get install -y tmux)"),
+        }
+        let home = tempfile::tempdir().expect("a temporary HOME");
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmux = Tmux {
+            socket: format!("helmdeck-tui-{}-{nanos}", std::process::id()),
+            home,
+        };
+        let (w, h) = (width.to_string(), height.to_string());
+        // remain-on-exit keeps the pane after the program ends, so the restored terminal can be
+        // inspected; it is set in the same command, before the program can finish.
+        let out = tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            command,
+            ";",
+            "set-option",
+            "-t",
+            "t",
+            "remain-on-exit",
+            "on",
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env("HOME", self.home.path())
+            .env_remove("TMUX")
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("running tmux")
+    }
+
+    /// The pane as text with its SGR escapes.
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-e", "-t", "t"]).stdout)
+            .into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let out = self.run(&["send-keys", "-t", "t", k]);
+            assert!(
+                out.status.success(),
+                "send-keys {k}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn literal(&self, text: &str) {
+        let out = self.run(&["send-keys", "-t", "t", "-l", text]);
+        assert!(out.status.success());
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn display(&self, format: &str) -> String {
+        String::from_utf8_lossy(
+            &self
+                .run(&["display-message", "-p", "-t", "t", format])
+                .stdout,
+        )
+        .trim()
+        .to_string()
+    }
+
+    /// Polls the pane until `pred` holds; fails with the last capture.
+    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out after {timeout:?} waiting for {what}; the pane shows:\n{}",
+                    strip(&screen)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// The text without escapes.
+fn strip(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) && c != '[' {
+                        break;
+                    }
+                }
+            } else {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The SGR attribute numbers in effect before `needle` on `line` (colour arguments skipped).
+fn sgr_before(line: &str, needle: &str) -> Vec<u16> {
+    let at = line.find(needle).expect("the needle is on the line");
+    let mut attrs = Vec::new();
+    let mut rest = &line[..at];
+    while let Some(i) = rest.find("\u{1b}[") {
+        let body = &rest[i + 2..];
+        let end = body
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(body.len());
+        if body[end..].starts_with('m') {
+            let nums: Vec<u16> = body[..end]
+                .split(';')
+                .map(|n| n.parse().unwrap_or(0))
+                .collect();
+            let mut k = 0;
+            while k < nums.len() {
+                match nums[k] {
+                    0 => attrs.clear(),
+                    38 | 48 => {
+                        k += if nums.get(k + 1) == Some(&5) { 2 } else { 4 };
+                    }
+                    n => attrs.push(n),
+                }
+                k += 1;
+            }
+        }
+        rest = &body[end..];
+    }
+    attrs
+}
+
+fn exit_file(dir: &Path) -> PathBuf {
+    dir.join("exit")
+}
+
+#[test]
+fn demo_under_tmux_lands_greys_the_optional_row_drills_down_and_restores_the_terminal() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let command = format!(
+        "{} demo --scenario optional-pending --helm {}; echo EXIT=$? > {}",
+        env!("CARGO_BIN_EXE_helmdeck"),
+        tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(160, 48, &command);
+
+    let screen = tmux.wait_for("the verdict banner", BANNER_TIMEOUT, |s| {
+        s.contains("LANDED")
+    });
+    let plain = strip(&screen);
+    assert!(
+        plain.contains("✓ LANDED") && plain.contains("exit 0"),
+        "{plain}"
+    );
+    assert_eq!(
+        tmux.display("#{alternate_on}"),
+        "1",
+        "the TUI runs on the alternate screen"
+    );
+
+    // The optional row is greyed: DIM (SGR 2) is in effect on its name.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("demo-gpu-client") && l.contains("optional"))
+        .unwrap_or_else(|| panic!("no optional row:\n{plain}"));
+    let attrs = sgr_before(row, "demo-gpu-client");
+    assert!(
+        attrs.contains(&2),
+        "the optional row is not dim: SGR {attrs:?} in {row:?}"
+    );
+    // A gating row is not.
+    let gating = screen
+        .lines()
+        .find(|l| l.contains("demo-api") && l.contains("Deployment"))
+        .expect("the demo-api row");
+    assert!(!sgr_before(gating, "demo-api").contains(&2), "{gating:?}");
+
+    // Select demo-gpu-client (filter, then Enter) and drill down: its pod's reason shows.
+    tmux.literal("/gpu");
+    tmux.keys(&["Enter", "Enter"]);
+    let detail = tmux.wait_for("the drill-down of demo-gpu-client", STEP_TIMEOUT, |s| {
+        let p = strip(s);
+        p.contains("PODS") && p.contains("demo-gpu-client ·") && p.contains("Unschedulable")
+    });
+    assert!(
+        strip(&detail).contains("FailedScheduling"),
+        "{}",
+        strip(&detail)
+    );
+
+    // Back, clear the filter, and into demo-api: its container log streams in on demand.
+    tmux.keys(&["Escape", "Escape"]);
+    tmux.literal("/demo-api");
+    tmux.keys(&["Enter", "Enter"]);
+    tmux.wait_for("demo-api's log", STEP_TIMEOUT, |s| {
+        strip(s).contains("listening on :8080")
+    });
+    tmux.keys(&["Escape"]);
+
+    // q after the verdict quits at once, with the verdict's code, and restores the terminal.
+    tmux.keys(&["q"]);
+    let start = Instant::now();
+    let code = loop {
+        if let Ok(text) = std::fs::read_to_string(&exit)
+            && text.contains("EXIT=")
+        {
+            break text.trim().to_string();
+        }
+        assert!(
+            start.elapsed() < STEP_TIMEOUT,
+            "helmdeck did not exit after q:\n{}",
+            strip(&tmux.capture())
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(code, "EXIT=0");
+    assert_eq!(
+        tmux.display("#{alternate_on}"),
+        "0",
+        "the alternate screen was left"
+    );
+    let after = strip(&tmux.capture());
+    assert!(
+        after.contains("verdict: LANDED (exit 0)"),
+        "the verdict is left in the scrollback:\n{after}"
+    );
+}

@@ -40,7 +40,12 @@ struct Measured {
 }
 
 async fn fresh_sim(n: usize) -> (run::Running, tempfile::TempDir, Instant) {
-    let sim = run::start(Scenario::parse(SCENARIO, "bench").unwrap(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let sim = run::start(
+        Scenario::parse(SCENARIO, "bench").unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     run::write_kubeconfig(&dir.path().join("kubeconfig"), &sim.url(), "apps").unwrap();
     let mut config = Config::new(sim.url().parse().unwrap());
@@ -50,7 +55,11 @@ async fn fresh_sim(n: usize) -> (run::Running, tempfile::TempDir, Instant) {
     futures::stream::iter(0..n)
         .map(|i| {
             let api = api.clone();
-            async move { api.create(&PostParams::default(), &deployment(i)).await.unwrap() }
+            async move {
+                api.create(&PostParams::default(), &deployment(i))
+                    .await
+                    .unwrap()
+            }
         })
         .buffer_unordered(16)
         .collect::<Vec<_>>()
@@ -59,7 +68,10 @@ async fn fresh_sim(n: usize) -> (run::Running, tempfile::TempDir, Instant) {
 }
 
 fn requests(sim: &run::Running) -> u64 {
-    sim.server.stats.requests.load(std::sync::atomic::Ordering::Relaxed)
+    sim.server
+        .stats
+        .requests
+        .load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The slowest Deployment is ready about 4 s after creation (the `-d` rule).
@@ -70,7 +82,18 @@ async fn helmdeck(n: usize) -> Measured {
     let before = requests(&sim);
     let start = Instant::now();
     let status = Command::new(env!("CARGO_BIN_EXE_helmdeck"))
-        .args(["deploy", "bench", ".", "-n", "apps", "--only", "rollout", "--headless", "--timeout", "120s"])
+        .args([
+            "deploy",
+            "bench",
+            ".",
+            "-n",
+            "apps",
+            "--only",
+            "rollout",
+            "--headless",
+            "--timeout",
+            "120s",
+        ])
         .env("KUBECONFIG", dir.path().join("kubeconfig"))
         .env("HOME", dir.path())
         .env("HELM_BIN", repo().join(".tools/bin/helm"))
@@ -78,7 +101,13 @@ async fn helmdeck(n: usize) -> Measured {
         .status()
         .unwrap();
     let wall = start.elapsed();
-    Measured { method: "helmdeck --only rollout", wall, lag: (created.elapsed()).saturating_sub(LAST_READY), requests: requests(&sim) - before, ok: status.code() == Some(0) }
+    Measured {
+        method: "helmdeck --only rollout",
+        wall,
+        lag: (created.elapsed()).saturating_sub(LAST_READY),
+        requests: requests(&sim) - before,
+        ok: status.code() == Some(0),
+    }
 }
 
 fn repo() -> PathBuf {
@@ -93,7 +122,14 @@ async fn kubectl_sequential(n: usize) -> Measured {
     for i in 0..n {
         let name = deployment(i).metadata.name.unwrap();
         let status = Command::new(repo().join(".tools/bin/kubectl"))
-            .args(["rollout", "status", &format!("deployment/{name}"), "-n", "apps", "--timeout=120s"])
+            .args([
+                "rollout",
+                "status",
+                &format!("deployment/{name}"),
+                "-n",
+                "apps",
+                "--timeout=120s",
+            ])
             .env("KUBECONFIG", dir.path().join("kubeconfig"))
             .env("HOME", dir.path())
             .stdout(Stdio::null())
@@ -102,18 +138,41 @@ async fn kubectl_sequential(n: usize) -> Measured {
         ok &= status.success();
     }
     let wall = start.elapsed();
-    Measured { method: "kubectl rollout status, each in turn", wall, lag: created.elapsed().saturating_sub(LAST_READY), requests: requests(&sim) - before, ok }
+    Measured {
+        method: "kubectl rollout status, each in turn",
+        wall,
+        lag: created.elapsed().saturating_sub(LAST_READY),
+        requests: requests(&sim) - before,
+        ok,
+    }
 }
 
 #[tokio::main]
 async fn main() {
-    let n: usize = std::env::args().skip(1).find(|a| !a.starts_with("--")).and_then(|a| a.parse().ok()).unwrap_or(100);
-    assert!(repo().join(".tools/bin/kubectl").exists(), "run scripts/install-tools.sh first");
+    let n: usize = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100);
+    assert!(
+        repo().join(".tools/bin/kubectl").exists(),
+        "run scripts/install-tools.sh first"
+    );
     let results = [helmdeck(n).await, kubectl_sequential(n).await];
     println!("rollout_wait: {n} Deployments x 2 replicas, ready 1-4 s after creation");
-    println!("  {:<38} {:>8} {:>10} {:>9}  ok", "method", "wall s", "lag s", "requests");
+    println!(
+        "  {:<38} {:>8} {:>10} {:>9}  ok",
+        "method", "wall s", "lag s", "requests"
+    );
     for r in &results {
-        println!("  {:<38} {:>8.2} {:>10.2} {:>9}  {}", r.method, r.wall.as_secs_f64(), r.lag.as_secs_f64(), r.requests, r.ok);
+        println!(
+            "  {:<38} {:>8.2} {:>10.2} {:>9}  {}",
+            r.method,
+            r.wall.as_secs_f64(),
+            r.lag.as_secs_f64(),
+            r.requests,
+            r.ok
+        );
     }
     let (a, b) = (&results[0], &results[1]);
     println!(

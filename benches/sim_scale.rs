@@ -41,7 +41,10 @@ fn deployment(i: usize, replicas: i32) -> Deployment {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let workloads: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let replicas: i32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
     let scenario = Scenario::parse(
@@ -49,7 +52,9 @@ async fn main() {
         "bench",
     )
     .expect("bench scenario");
-    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap()).await.expect("start sim");
+    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
+        .await
+        .expect("start sim");
     let mut config = Config::new(sim.url().parse().unwrap());
     config.default_namespace = "apps".into();
     let client = Client::try_from(config).unwrap();
@@ -60,7 +65,10 @@ async fn main() {
     let watch_api = api.clone();
     let all_ready = tokio::spawn(async move {
         let mut done: BTreeMap<String, bool> = BTreeMap::new();
-        let stream = watcher::watcher(watch_api, watcher::Config::default().labels("app.kubernetes.io/instance=scale"));
+        let stream = watcher::watcher(
+            watch_api,
+            watcher::Config::default().labels("app.kubernetes.io/instance=scale"),
+        );
         let mut stream = std::pin::pin!(stream);
         let mut events = 0u64;
         while let Ok(Some(ev)) = stream.try_next().await {
@@ -80,7 +88,11 @@ async fn main() {
     futures::stream::iter(0..workloads)
         .map(|i| {
             let api = api.clone();
-            async move { api.create(&PostParams::default(), &deployment(i, replicas)).await.expect("create") }
+            async move {
+                api.create(&PostParams::default(), &deployment(i, replicas))
+                    .await
+                    .expect("create")
+            }
         })
         .buffer_unordered(16)
         .collect::<Vec<_>>()
@@ -100,11 +112,31 @@ async fn main() {
     let store_events = rv_end - rv_start;
 
     println!("sim_scale: {workloads} Deployments x {replicas} replicas");
-    println!("  create (HTTP, 16 in flight)   {:>8.2} s", created.as_secs_f64());
-    println!("  all rolled out after          {:>8.2} s", rolled_out.as_secs_f64());
-    println!("  store events                  {store_events:>8}  ({:.0}/s over the rollout)", store_events as f64 / rolled_out.as_secs_f64());
+    println!(
+        "  create (HTTP, 16 in flight)   {:>8.2} s",
+        created.as_secs_f64()
+    );
+    println!(
+        "  all rolled out after          {:>8.2} s",
+        rolled_out.as_secs_f64()
+    );
+    println!(
+        "  store events                  {store_events:>8}  ({:.0}/s over the rollout)",
+        store_events as f64 / rolled_out.as_secs_f64()
+    );
     println!("  watch events seen by kube-rs  {watch_events:>8}");
-    println!("  LIST of {} pods               {:>8.3} s", list.items.len(), list_time.as_secs_f64());
-    println!("  peak RSS (sim + client)       {:>8.1} MiB", peak_rss_mib());
-    assert_eq!(list.items.len(), workloads * replicas as usize, "every pod exists");
+    println!(
+        "  LIST of {} pods               {:>8.3} s",
+        list.items.len(),
+        list_time.as_secs_f64()
+    );
+    println!(
+        "  peak RSS (sim + client)       {:>8.1} MiB",
+        peak_rss_mib()
+    );
+    assert_eq!(
+        list.items.len(),
+        workloads * replicas as usize,
+        "every pod exists"
+    );
 }

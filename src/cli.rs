@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "helmdeck", version, about = "Run a Helm deploy step by step, live, with one exit code that says what happened")]
+#[command(
+    name = "helmdeck",
+    version,
+    about = "Run a Helm deploy step by step, live, with one exit code that says what happened"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -57,7 +57,12 @@ pub struct DeployPlan {
 
 /// Helm flags that would make helm wait for workloads itself: that wait knows no deny list,
 /// so an optional workload that legitimately stays Pending would fail the upgrade.
-const FORBIDDEN_EXTRA: &[&str] = &["--wait", "--atomic", "--rollback-on-failure", "--wait-for-jobs"];
+const FORBIDDEN_EXTRA: &[&str] = &[
+    "--wait",
+    "--atomic",
+    "--rollback-on-failure",
+    "--wait-for-jobs",
+];
 
 impl DeployPlan {
     pub fn from_args(args: &DeployArgs) -> Result<Self> {
@@ -66,7 +71,10 @@ impl DeployPlan {
             Some(p) => load_file(p)?,
             None => FileConfig::default(),
         };
-        let base = config_path.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+        let base = config_path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
         let file_values = file.values.iter().map(|v| match &base {
             Some(dir) if v.is_relative() => dir.join(v),
             _ => v.clone(),
@@ -74,12 +82,15 @@ impl DeployPlan {
         let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
         for v in &values {
             if v.as_os_str() != "-" {
-                std::fs::metadata(v).wrap_err_with(|| format!("values file {} is not readable", v.display()))?;
+                std::fs::metadata(v)
+                    .wrap_err_with(|| format!("values file {} is not readable", v.display()))?;
             }
         }
         let timeout_text = args.timeout.clone().or(file.timeout);
         let timeout = match &timeout_text {
-            Some(t) => crate::sim::scenario::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?,
+            Some(t) => {
+                crate::sim::scenario::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?
+            }
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {
@@ -92,7 +103,11 @@ impl DeployPlan {
             .map(|p| KindGlob::new(p))
             .collect::<Result<Vec<_>>>()
             .wrap_err("--optional")?;
-        let extra: Vec<String> = file.extra_args.into_iter().chain(args.extra.iter().cloned()).collect();
+        let extra: Vec<String> = file
+            .extra_args
+            .into_iter()
+            .chain(args.extra.iter().cloned())
+            .collect();
         for arg in &extra {
             let flag = arg.split('=').next().unwrap_or("");
             if FORBIDDEN_EXTRA.contains(&flag) {
@@ -105,7 +120,9 @@ impl DeployPlan {
         let init_toggle = args.init_toggle.clone().or(file.init_toggle);
         let init_job = args.init_job.clone().or(file.init_job);
         if init_toggle.is_some() != init_job.is_some() {
-            bail!("--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)");
+            bail!(
+                "--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)"
+            );
         }
         if let Some(key) = &init_toggle
             && (key.is_empty() || key.contains('=') || key.contains(','))
@@ -117,7 +134,11 @@ impl DeployPlan {
             chart: args.chart.clone(),
             namespace: args.namespace.clone().or(file.namespace),
             values,
-            set: file.set.into_iter().chain(args.set.iter().cloned()).collect(),
+            set: file
+                .set
+                .into_iter()
+                .chain(args.set.iter().cloned())
+                .collect(),
             context: args.kube_context.clone().or(file.kube_context),
             init_toggle,
             init_job,
@@ -133,11 +154,20 @@ impl DeployPlan {
     }
 
     /// Why a workload is optional, or `None` when it gates.
-    pub fn optional_because(&self, kind: &str, name: &str, annotations: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    pub fn optional_because(
+        &self,
+        kind: &str,
+        name: &str,
+        annotations: &std::collections::BTreeMap<String, String>,
+    ) -> Option<String> {
         if let Some(g) = self.optional.iter().find(|g| g.matches(kind, name)) {
             return Some(format!("--optional {}", g.as_str()));
         }
-        let annotated = |key: &str, value: &str| annotations.get(key).is_some_and(|v| v.eq_ignore_ascii_case(value));
+        let annotated = |key: &str, value: &str| {
+            annotations
+                .get(key)
+                .is_some_and(|v| v.eq_ignore_ascii_case(value))
+        };
         if annotated("helmdeck.io/optional", "true") {
             return Some("annotation helmdeck.io/optional".into());
         }
@@ -178,7 +208,8 @@ fn config_path(chart: &str) -> Option<PathBuf> {
 }
 
 fn load_file(path: &Path) -> Result<FileConfig> {
-    let text = std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     toml::from_str(&text).map_err(|e| eyre!("{}: {e}", path.display()))
 }
 
@@ -205,7 +236,17 @@ mod tests {
         )
         .unwrap();
         let chart = dir.path().to_str().unwrap();
-        let plan = parse(&["helmdeck", "deploy", "rel", chart, "-n", "other", "--optional", "Deployment/mon"]).unwrap();
+        let plan = parse(&[
+            "helmdeck",
+            "deploy",
+            "rel",
+            chart,
+            "-n",
+            "other",
+            "--optional",
+            "Deployment/mon",
+        ])
+        .unwrap();
         assert_eq!(plan.namespace.as_deref(), Some("other"));
         assert_eq!(plan.timeout, Duration::from_secs(120));
         assert_eq!(plan.optional.len(), 2);
@@ -215,7 +256,17 @@ mod tests {
 
     #[test]
     fn usage_errors() {
-        assert!(parse(&["helmdeck", "deploy", "rel", "/nonexistent", "-f", "/nonexistent/values.yaml"]).is_err());
+        assert!(
+            parse(&[
+                "helmdeck",
+                "deploy",
+                "rel",
+                "/nonexistent",
+                "-f",
+                "/nonexistent/values.yaml"
+            ])
+            .is_err()
+        );
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--timeout", "soon"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--wait"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--atomic"]).is_err());
@@ -227,20 +278,47 @@ mod tests {
 
     #[test]
     fn optional_by_glob_annotation_or_werf() {
-        let plan = parse(&["helmdeck", "deploy", "rel", "c", "--optional", "Deployment/*-gpu-client"]).unwrap();
+        let plan = parse(&[
+            "helmdeck",
+            "deploy",
+            "rel",
+            "c",
+            "--optional",
+            "Deployment/*-gpu-client",
+        ])
+        .unwrap();
         let none = std::collections::BTreeMap::new();
-        assert!(plan.optional_because("Deployment", "demo-gpu-client", &none).is_some());
-        assert!(plan.optional_because("StatefulSet", "demo-gpu-client", &none).is_none());
-        assert!(plan.optional_because("Deployment", "demo-web", &none).is_none());
+        assert!(
+            plan.optional_because("Deployment", "demo-gpu-client", &none)
+                .is_some()
+        );
+        assert!(
+            plan.optional_because("StatefulSet", "demo-gpu-client", &none)
+                .is_none()
+        );
+        assert!(
+            plan.optional_because("Deployment", "demo-web", &none)
+                .is_none()
+        );
         for (k, v) in [
             ("helmdeck.io/optional", "true"),
             ("werf.io/fail-mode", "IgnoreAndContinueDeployProcess"),
             ("werf.io/track-termination-mode", "NonBlocking"),
         ] {
             let ann = std::collections::BTreeMap::from([(k.to_string(), v.to_string())]);
-            assert!(plan.optional_because("Deployment", "demo-web", &ann).is_some(), "{k}");
+            assert!(
+                plan.optional_because("Deployment", "demo-web", &ann)
+                    .is_some(),
+                "{k}"
+            );
         }
-        let ann = std::collections::BTreeMap::from([("helmdeck.io/optional".to_string(), "false".to_string())]);
-        assert!(plan.optional_because("Deployment", "demo-web", &ann).is_none());
+        let ann = std::collections::BTreeMap::from([(
+            "helmdeck.io/optional".to_string(),
+            "false".to_string(),
+        )]);
+        assert!(
+            plan.optional_because("Deployment", "demo-web", &ann)
+                .is_none()
+        );
     }
 }

@@ -34,7 +34,8 @@ fn write_chart(dir: &Path) -> Result<PathBuf> {
     for (rel, bytes) in CHART {
         let path = root.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).wrap_err_with(|| format!("creating {}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .wrap_err_with(|| format!("creating {}", parent.display()))?;
         }
         std::fs::write(&path, bytes).wrap_err_with(|| format!("writing {}", path.display()))?;
     }
@@ -55,7 +56,9 @@ fn helm_env(dir: &Path, kubeconfig: &Path) -> Vec<(String, String)> {
 /// Starts the simulator for `scenario` and prepares the deploy of the demo chart against it.
 pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
     let helm = locate::find_helm(helm_flag).map_err(|e| eyre!("{e}"))?;
-    let helm_version = locate::helm_version(&helm).await.wrap_err_with(|| format!("{} does not run", helm.display()))?;
+    let helm_version = locate::helm_version(&helm)
+        .await
+        .wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let parsed = Scenario::load(scenario)?;
     let settings = parsed.demo.clone();
     let description = parsed.description.clone();
@@ -89,23 +92,52 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
     if settings.preinstall {
         preinstall(&helm, &chart, &env).await?;
     }
-    let prepared = Prepared { plan, helm, helm_version, cluster, namespace: NAMESPACE.into(), helm_env: env };
-    Ok(Demo { prepared, scenario_name: scenario.to_string(), description, _sim: running, _dir: dir })
+    let prepared = Prepared {
+        plan,
+        helm,
+        helm_version,
+        cluster,
+        namespace: NAMESPACE.into(),
+        helm_env: env,
+    };
+    Ok(Demo {
+        prepared,
+        scenario_name: scenario.to_string(),
+        description,
+        _sim: running,
+        _dir: dir,
+    })
 }
 
 /// The quiet first install of an upgrade story, waited for so the shown deploy is an upgrade
 /// of a healthy release.
 async fn preinstall(helm: &Path, chart: &Path, env: &[(String, String)]) -> Result<()> {
     let out = tokio::process::Command::new(helm)
-        .args(["upgrade", "--install", RELEASE, &chart.display().to_string(), "-n", NAMESPACE])
-        .args(["--set", "initJob.enabled=false", "--wait", "--timeout", "60s"])
+        .args([
+            "upgrade",
+            "--install",
+            RELEASE,
+            &chart.display().to_string(),
+            "-n",
+            NAMESPACE,
+        ])
+        .args([
+            "--set",
+            "initJob.enabled=false",
+            "--wait",
+            "--timeout",
+            "60s",
+        ])
         .envs(env.iter().cloned())
         .stdin(std::process::Stdio::null())
         .output()
         .await
         .wrap_err("running the demo's first install")?;
     if !out.status.success() {
-        return Err(eyre!("the demo's first install failed: {}", crate::text::plain_bytes(&out.stderr)));
+        return Err(eyre!(
+            "the demo's first install failed: {}",
+            crate::text::plain_bytes(&out.stderr)
+        ));
     }
     Ok(())
 }

@@ -20,12 +20,19 @@ impl KindGlob {
         let name = Glob::new(name)
             .wrap_err_with(|| format!("invalid glob {pattern:?}"))?
             .compile_matcher();
-        Ok(KindGlob { kind, name, source: pattern.to_string() })
+        Ok(KindGlob {
+            kind,
+            name,
+            source: pattern.to_string(),
+        })
     }
 
     /// Whole-name match; the kind, when given, compares case-insensitively.
     pub fn matches(&self, kind: &str, name: &str) -> bool {
-        self.kind.as_deref().is_none_or(|k| k.eq_ignore_ascii_case(kind)) && self.name.is_match(name)
+        self.kind
+            .as_deref()
+            .is_none_or(|k| k.eq_ignore_ascii_case(kind))
+            && self.name.is_match(name)
     }
 
     pub fn as_str(&self) -> &str {

@@ -41,19 +41,41 @@ impl Headless {
                 };
                 vec![format!("{t} {:<9} {mark}{text}", step.name())]
             }
-            Event::HelmLine { stderr, text } => vec![format!("{t} helm {} {text}", if *stderr { "!" } else { "│" })],
-            Event::HelmExited { code, signal, cancelled, .. } => {
+            Event::HelmLine { stderr, text } => {
+                vec![format!(
+                    "{t} helm {} {}",
+                    if *stderr { "!" } else { "│" },
+                    crate::text::plain(text)
+                )]
+            }
+            Event::HelmExited {
+                code,
+                signal,
+                cancelled,
+                ..
+            } => {
                 let how = match (code, signal) {
                     (Some(c), _) => format!("exit {c}"),
                     (None, Some(s)) => format!("signal {s}"),
                     _ => "unknown exit".into(),
                 };
-                vec![format!("{t} helm exited ({how}{})", if *cancelled { ", cancelled" } else { "" })]
+                vec![format!(
+                    "{t} helm exited ({how}{})",
+                    if *cancelled { ", cancelled" } else { "" }
+                )]
             }
             Event::Hooks { hooks } => hooks
                 .iter()
                 .filter(|h| h.phase != "not in this run")
-                .map(|h| format!("{t} hook      {} ({}, weight {}): {}", h.name, h.events.join(","), h.weight, h.phase))
+                .map(|h| {
+                    format!(
+                        "{t} hook      {} ({}, weight {}): {}",
+                        h.name,
+                        h.events.join(","),
+                        h.weight,
+                        h.phase
+                    )
+                })
                 .collect(),
             Event::Workload(w) => {
                 let key = (w.kind.clone(), w.name.clone());
@@ -69,7 +91,11 @@ impl Headless {
                     _ => "◐",
                 };
                 let optional = if w.optional { " [optional]" } else { "" };
-                let causes = if w.pod_causes.is_empty() || w.ready { String::new() } else { format!(" · {}", w.pod_causes.join("; ")) };
+                let causes = if w.pod_causes.is_empty() || w.ready {
+                    String::new()
+                } else {
+                    format!(" · {}", w.pod_causes.join("; "))
+                };
                 vec![format!(
                     "{t} rollout   {mark} {}/{}{optional} {}/{} ready · {}{causes}",
                     w.kind, w.name, w.ready_replicas, w.desired, w.message
@@ -80,18 +106,32 @@ impl Headless {
                 if !self.warnings.insert(key) {
                     return vec![];
                 }
-                vec![format!("{t} event     {} {}: {}", e.object, e.reason, e.message)]
+                vec![format!(
+                    "{t} event     {} {}: {}",
+                    e.object, e.reason, e.message
+                )]
             }
-            Event::WatchDegraded { what, error } => vec![format!("{t} watch     {what} failing (retrying): {error}")],
+            Event::WatchDegraded { what, error } => {
+                vec![format!("{t} watch     {what} failing (retrying): {error}")]
+            }
             Event::WatchRecovered { what } => vec![format!("{t} watch     {what} re-synced")],
-            Event::Log { pod, container, text } => vec![format!("{t} log {pod}/{container} │ {text}")],
+            Event::Log {
+                pod,
+                container,
+                text,
+            } => vec![format!("{t} log {pod}/{container} │ {text}")],
             Event::Verdict(v) => {
                 let mut out = vec![String::new()];
                 if !v.evidence.is_empty() {
                     out.push("problems:".into());
                     out.extend(v.evidence.iter().map(|e| format!("  - {e}")));
                 }
-                out.push(format!("verdict: {} (exit {}): {}", v.outcome.title(), v.code, v.reason));
+                out.push(format!(
+                    "verdict: {} (exit {}): {}",
+                    v.outcome.title(),
+                    v.code,
+                    v.reason
+                ));
                 if let Some(next) = &v.next {
                     out.push(format!("next: {next}"));
                 }

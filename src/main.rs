@@ -28,7 +28,9 @@ fn main() {
 fn real_main() -> Result<i32> {
     color_eyre::install()?;
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match cli.command {
         Command::Sim { list: true, .. } => {
             for (name, text) in sim::scenario::EMBEDDED {
@@ -39,13 +41,27 @@ fn real_main() -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Sim { scenario, listen, kubeconfig_out, .. } => {
-            runtime.block_on(sim::run::run(sim::run::SimArgs { scenario, listen, kubeconfig_out }))?;
+        Command::Sim {
+            scenario,
+            listen,
+            kubeconfig_out,
+            ..
+        } => {
+            runtime.block_on(sim::run::run(sim::run::SimArgs {
+                scenario,
+                listen,
+                kubeconfig_out,
+            }))?;
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
         Command::Inspect(args) => runtime.block_on(helmdeck::inspect::run(args)),
-        Command::Demo { scenario, headless, helm, report } => runtime.block_on(demo(scenario, headless, helm, report)),
+        Command::Demo {
+            scenario,
+            headless,
+            helm,
+            report,
+        } => runtime.block_on(demo(scenario, headless, helm, report)),
     }
 }
 
@@ -71,7 +87,12 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     finish(&state, args.report.as_deref())
 }
 
-async fn demo(scenario: String, headless: bool, helm: Option<std::path::PathBuf>, report: Option<std::path::PathBuf>) -> Result<i32> {
+async fn demo(
+    scenario: String,
+    headless: bool,
+    helm: Option<std::path::PathBuf>,
+    report: Option<std::path::PathBuf>,
+) -> Result<i32> {
     let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
         Ok(d) => d,
         Err(e) => {
@@ -82,23 +103,37 @@ async fn demo(scenario: String, headless: bool, helm: Option<std::path::PathBuf>
     let headless = headless || !std::io::stdout().is_terminal();
     if !headless {
         let title = format!("demo · {}", demo.scenario_name);
-        let state = helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?;
+        let state =
+            helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?;
         return finish(&state, report.as_deref());
     }
-    println!("helmdeck demo · scenario {}: {}", demo.scenario_name, demo.description);
+    println!(
+        "helmdeck demo · scenario {}: {}",
+        demo.scenario_name, demo.description
+    );
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone())?;
     let mut printer = Headless::default();
-    let state = run::deploy(demo.prepared, cancel, |event, state| printer.print(event, state)).await?;
+    let state = run::deploy(demo.prepared, cancel, |event, state| {
+        printer.print(event, state)
+    })
+    .await?;
     finish(&state, report.as_deref())
 }
 
 /// Writes the report (if asked) and returns the verdict's exit code.
-fn finish(state: &helmdeck::engine::state::DeployState, report_path: Option<&std::path::Path>) -> Result<i32> {
-    let verdict = state.verdict.clone().ok_or_else(|| eyre!("the deploy ended without a verdict"))?;
+fn finish(
+    state: &helmdeck::engine::state::DeployState,
+    report_path: Option<&std::path::Path>,
+) -> Result<i32> {
+    let verdict = state
+        .verdict
+        .clone()
+        .ok_or_else(|| eyre!("the deploy ended without a verdict"))?;
     if let Some(path) = report_path {
         let json = serde_json::to_string_pretty(&report::build(state))?;
-        std::fs::write(path, json).wrap_err_with(|| format!("writing the report {}", path.display()))?;
+        std::fs::write(path, json)
+            .wrap_err_with(|| format!("writing the report {}", path.display()))?;
     }
     Ok(verdict.code)
 }
@@ -106,10 +141,22 @@ fn finish(state: &helmdeck::engine::state::DeployState, report_path: Option<&std
 async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let plan = DeployPlan::from_args(args)?;
     let helm = locate::find_helm(plan.helm.as_deref()).map_err(|e| eyre!("{e}"))?;
-    let helm_version = locate::helm_version(&helm).await.wrap_err_with(|| format!("{} does not run", helm.display()))?;
+    let helm_version = locate::helm_version(&helm)
+        .await
+        .wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
-    let namespace = plan.namespace.clone().unwrap_or_else(|| cluster.default_namespace.clone());
-    Ok(run::Prepared { plan, helm, helm_version, cluster, namespace, helm_env: vec![] })
+    let namespace = plan
+        .namespace
+        .clone()
+        .unwrap_or_else(|| cluster.default_namespace.clone());
+    Ok(run::Prepared {
+        plan,
+        helm,
+        helm_version,
+        cluster,
+        namespace,
+        helm_env: vec![],
+    })
 }
 
 /// SIGINT/SIGTERM cancel the deploy: helm gets one SIGTERM (never SIGKILL) and is waited for.

@@ -147,7 +147,10 @@ mod tests {
 
     #[test]
     fn colours_survive_only_as_sgr() {
-        let out = sanitize_line("\u{1b}[1;32mgreen\u{1b}[0m\u{1b}[2J\u{1b}[?1049h", Keep::Colours);
+        let out = sanitize_line(
+            "\u{1b}[1;32mgreen\u{1b}[0m\u{1b}[2J\u{1b}[?1049h",
+            Keep::Colours,
+        );
         assert_eq!(out, "\u{1b}[1;32mgreen\u{1b}[0m");
     }
 
@@ -162,7 +165,11 @@ mod tests {
         let line = "x".repeat(MAX_LINE_CHARS + 10);
         let out = plain(&line);
         assert!(out.starts_with(&"x".repeat(MAX_LINE_CHARS)));
-        assert!(out.ends_with("…[10 more characters]"), "{}", &out[out.len() - 30..]);
+        assert!(
+            out.ends_with("…[10 more characters]"),
+            "{}",
+            &out[out.len() - 30..]
+        );
     }
 
     #[test]

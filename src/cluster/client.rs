@@ -19,30 +19,44 @@ pub struct Cluster {
 
 /// Builds a client for the context; does not contact the cluster.
 pub async fn connect(context: Option<&str>) -> Result<Cluster> {
-    let options = KubeConfigOptions { context: context.map(String::from), ..Default::default() };
+    let options = KubeConfigOptions {
+        context: context.map(String::from),
+        ..Default::default()
+    };
     let config = match Kubeconfig::read() {
         Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .wrap_err("reading the kubeconfig")?,
-        Err(_) if context.is_none() => kube::Config::infer().await.wrap_err("no kubeconfig and not in a cluster")?,
+        Err(_) if context.is_none() => kube::Config::infer()
+            .await
+            .wrap_err("no kubeconfig and not in a cluster")?,
         Err(e) => return Err(eyre!("reading the kubeconfig: {e}")),
     };
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
     let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
-    Ok(Cluster { client, default_namespace, server })
+    Ok(Cluster {
+        client,
+        default_namespace,
+        server,
+    })
 }
 
 /// A client for one kubeconfig file (the demo's, pointing at the embedded simulator).
 pub async fn connect_file(path: &std::path::Path) -> Result<Cluster> {
-    let kubeconfig = Kubeconfig::read_from(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let kubeconfig =
+        Kubeconfig::read_from(path).wrap_err_with(|| format!("reading {}", path.display()))?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .wrap_err("reading the kubeconfig")?;
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
     let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
-    Ok(Cluster { client, default_namespace, server })
+    Ok(Cluster {
+        client,
+        default_namespace,
+        server,
+    })
 }
 
 /// `GET /version` within [`REACH_TIMEOUT`]; the server's gitVersion.
@@ -50,6 +64,10 @@ pub async fn reachable(cluster: &Cluster) -> Result<String> {
     match tokio::time::timeout(REACH_TIMEOUT, cluster.client.apiserver_version()).await {
         Ok(Ok(info)) => Ok(info.git_version),
         Ok(Err(e)) => Err(eyre!("cluster {} unreachable: {e}", cluster.server)),
-        Err(_) => Err(eyre!("cluster {} unreachable: no answer within {}s", cluster.server, REACH_TIMEOUT.as_secs())),
+        Err(_) => Err(eyre!(
+            "cluster {} unreachable: no answer within {}s",
+            cluster.server,
+            REACH_TIMEOUT.as_secs()
+        )),
     }
 }

@@ -20,7 +20,11 @@ pub struct Revision {
 }
 
 /// Every stored revision of a release, oldest first.
-pub async fn revisions(client: &kube::Client, namespace: &str, release: &str) -> Result<Vec<Revision>> {
+pub async fn revisions(
+    client: &kube::Client,
+    namespace: &str,
+    release: &str,
+) -> Result<Vec<Revision>> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let list = api
         .list_metadata(&ListParams::default().labels(&format!("owner=helm,name={release}")))
@@ -48,9 +52,13 @@ pub async fn revisions(client: &kube::Client, namespace: &str, release: &str) ->
 /// The decoded release record of one revision (helm's JSON, without touching `config`).
 pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let secret = api.get(secret_name).await.wrap_err_with(|| format!("reading {secret_name}"))?;
+    let secret = api
+        .get(secret_name)
+        .await
+        .wrap_err_with(|| format!("reading {secret_name}"))?;
     let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
-    let mut release = decode_release_secret(&value).map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    let mut release = decode_release_secret(&value)
+        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
     // Values may hold secrets: drop them as soon as the record is read.
     if let Some(obj) = release.as_object_mut() {
         obj.remove("config");
@@ -59,6 +67,18 @@ pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -
         }
     }
     Ok(release)
+}
+
+/// `name version` of the chart of the newest revision (helm status leaves the chart out).
+pub async fn latest_chart(client: &kube::Client, namespace: &str, release: &str) -> Option<String> {
+    let revisions = revisions(client, namespace, release).await.ok()?;
+    let record = record(client, namespace, &revisions.last()?.secret_name)
+        .await
+        .ok()?;
+    let meta = record.pointer("/chart/metadata")?;
+    let name = meta.get("name")?.as_str()?;
+    let version = meta.get("version").and_then(Value::as_str).unwrap_or("");
+    Some(crate::text::plain(format!("{name} {version}").trim()))
 }
 
 /// The lock a `pending-*` latest revision puts on the release, described for the operator.
@@ -83,9 +103,16 @@ pub fn lock(revisions: &[Revision], release: &str, namespace: &str) -> Option<Lo
     let fix = match last_deployed {
         Some(v) => format!("helm rollback {release} {v} -n {namespace}"),
         // Nothing to roll back to: only removing the stuck record unblocks the release.
-        None => format!("kubectl delete secret {} -n {namespace}", latest.secret_name),
+        None => format!(
+            "kubectl delete secret {} -n {namespace}",
+            latest.secret_name
+        ),
     };
-    Some(Lock { pending: latest.clone(), last_deployed, fix })
+    Some(Lock {
+        pending: latest.clone(),
+        last_deployed,
+        fix,
+    })
 }
 
 /// Workloads named in a release manifest (kind, name), for the label cross-check.
@@ -100,7 +127,10 @@ pub fn manifest_workloads(manifest: &str) -> Vec<(String, String)> {
             if !matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet") {
                 return None;
             }
-            Some((kind.to_string(), d.pointer("/metadata/name")?.as_str()?.to_string()))
+            Some((
+                kind.to_string(),
+                d.pointer("/metadata/name")?.as_str()?.to_string(),
+            ))
         })
         .collect()
 }
@@ -110,12 +140,26 @@ mod tests {
     use super::*;
 
     fn rev(version: i64, status: &str) -> Revision {
-        Revision { version, status: status.into(), written_at: None, secret_name: format!("sh.helm.release.v1.demo.v{version}") }
+        Revision {
+            version,
+            status: status.into(),
+            written_at: None,
+            secret_name: format!("sh.helm.release.v1.demo.v{version}"),
+        }
     }
 
     #[test]
     fn pending_latest_revision_is_a_lock_with_a_rollback_fix() {
-        let l = lock(&[rev(1, "superseded"), rev(2, "deployed"), rev(3, "pending-upgrade")], "demo", "apps").unwrap();
+        let l = lock(
+            &[
+                rev(1, "superseded"),
+                rev(2, "deployed"),
+                rev(3, "pending-upgrade"),
+            ],
+            "demo",
+            "apps",
+        )
+        .unwrap();
         assert_eq!(l.pending.version, 3);
         assert_eq!(l.last_deployed, Some(2));
         assert_eq!(l.fix, "helm rollback demo 2 -n apps");
@@ -127,12 +171,21 @@ mod tests {
     fn pending_install_without_a_deployed_revision_names_the_record_to_delete() {
         let l = lock(&[rev(1, "pending-install")], "demo", "apps").unwrap();
         assert_eq!(l.last_deployed, None);
-        assert_eq!(l.fix, "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps");
+        assert_eq!(
+            l.fix,
+            "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps"
+        );
     }
 
     #[test]
     fn manifest_workloads_are_found() {
         let m = "---\n# Source: c/templates/a.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n";
-        assert_eq!(manifest_workloads(m), vec![("Deployment".into(), "web".into()), ("StatefulSet".into(), "db".into())]);
+        assert_eq!(
+            manifest_workloads(m),
+            vec![
+                ("Deployment".into(), "web".into()),
+                ("StatefulSet".into(), "db".into())
+            ]
+        );
     }
 }

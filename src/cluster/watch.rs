@@ -95,7 +95,11 @@ pub struct Collection<K> {
 
 impl<K> Default for Collection<K> {
     fn default() -> Self {
-        Collection { items: BTreeMap::new(), synced: false, error: None }
+        Collection {
+            items: BTreeMap::new(),
+            synced: false,
+            error: None,
+        }
     }
 }
 
@@ -121,14 +125,22 @@ impl<K: Resource> Collection<K> {
             Change::Resynced(all) => {
                 self.items = all.into_iter().map(|o| (o.name_any(), o)).collect();
                 self.synced = true;
-                if self.error.take().is_some() { Health::Recovered } else { Health::Unchanged }
+                if self.error.take().is_some() {
+                    Health::Recovered
+                } else {
+                    Health::Unchanged
+                }
             }
             Change::Failed(e) => {
                 // Until a relist succeeds, what we hold may be stale.
                 self.synced = false;
                 let first = self.error.is_none();
                 self.error = Some(e.clone());
-                if first { Health::Degraded(e) } else { Health::Unchanged }
+                if first {
+                    Health::Degraded(e)
+                } else {
+                    Health::Unchanged
+                }
             }
         }
     }
@@ -140,7 +152,13 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     fn cm(name: &str) -> ConfigMap {
-        ConfigMap { metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() }
+        ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -149,7 +167,10 @@ mod tests {
         assert!(!c.synced);
         assert_eq!(c.apply(Change::Resynced(vec![cm("a")])), Health::Unchanged);
         assert!(c.synced);
-        assert_eq!(c.apply(Change::Failed("boom".into())), Health::Degraded("boom".into()));
+        assert_eq!(
+            c.apply(Change::Failed("boom".into())),
+            Health::Degraded("boom".into())
+        );
         assert!(!c.synced);
         assert_eq!(c.apply(Change::Failed("again".into())), Health::Unchanged);
         c.apply(Change::Applied(cm("b")));

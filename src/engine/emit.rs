@@ -20,7 +20,11 @@ impl Emitter {
     }
 
     pub fn note(&self, step: Step, level: Level, text: impl Into<String>) {
-        self.send(Event::Note { step, level, text: text.into() });
+        self.send(Event::Note {
+            step,
+            level,
+            text: text.into(),
+        });
     }
 
     pub fn info(&self, step: Step, text: impl Into<String>) {
@@ -36,7 +40,10 @@ impl Emitter {
     }
 
     pub fn ended(&self, step: Step, outcome: StepOutcome) -> StepOutcome {
-        self.send(Event::StepEnded { step, outcome: outcome.clone() });
+        self.send(Event::StepEnded {
+            step,
+            outcome: outcome.clone(),
+        });
         outcome
     }
 }

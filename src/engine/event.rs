@@ -32,9 +32,13 @@ impl Step {
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum StepOutcome {
     Succeeded,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     /// Did not need to run (init not configured, chart renders no init Job, `--only`).
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
     Cancelled,
 }
 
@@ -115,23 +119,60 @@ pub struct HookView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    StepStarted { step: Step },
-    StepEnded { step: Step, outcome: StepOutcome },
+    StepStarted {
+        step: Step,
+    },
+    StepEnded {
+        step: Step,
+        outcome: StepOutcome,
+    },
     /// A fact a step established (tool versions, cluster reachable, lock state, command run).
-    Note { step: Step, level: Level, text: String },
+    Note {
+        step: Step,
+        level: Level,
+        text: String,
+    },
     /// The release and revision this deploy is about.
-    Release { revision_before: Option<i64>, revision: Option<i64>, chart: Option<String> },
-    HelmLine { stderr: bool, text: String },
-    HelmExited { code: Option<i32>, signal: Option<i32>, cancelled: bool, stderr_tail: Vec<String> },
-    Hooks { hooks: Vec<HookView> },
+    Release {
+        revision_before: Option<i64>,
+        revision: Option<i64>,
+        chart: Option<String>,
+    },
+    HelmLine {
+        stderr: bool,
+        text: String,
+    },
+    HelmExited {
+        code: Option<i32>,
+        signal: Option<i32>,
+        cancelled: bool,
+        stderr_tail: Vec<String>,
+    },
+    Hooks {
+        hooks: Vec<HookView>,
+    },
     Workload(WorkloadView),
-    WorkloadGone { kind: String, name: String },
+    WorkloadGone {
+        kind: String,
+        name: String,
+    },
     Pod(PodView),
-    PodGone { name: String },
+    PodGone {
+        name: String,
+    },
     KubeEvent(KubeEventView),
-    WatchDegraded { what: String, error: String },
-    WatchRecovered { what: String },
+    WatchDegraded {
+        what: String,
+        error: String,
+    },
+    WatchRecovered {
+        what: String,
+    },
     /// A line of a container log (the init Job's pods).
-    Log { pod: String, container: String, text: String },
+    Log {
+        pod: String,
+        container: String,
+        text: String,
+    },
     Verdict(Verdict),
 }

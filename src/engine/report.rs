@@ -47,7 +47,11 @@ pub fn build(state: &DeployState) -> Value {
         .map(|h| json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight, "phase": h.phase,
                         "startedAt": h.started_at, "completedAt": h.completed_at}))
         .collect();
-    let notes: Vec<Value> = state.notes.iter().map(|n| json!({"step": n.step, "level": n.level, "text": n.text})).collect();
+    let notes: Vec<Value> = state
+        .notes
+        .iter()
+        .map(|n| json!({"step": n.step, "level": n.level, "text": n.text}))
+        .collect();
     json!({
         "reportVersion": REPORT_VERSION,
         "verdict": verdict.map(|v| json!({"code": v.code, "outcome": v.outcome, "reason": v.reason, "evidence": v.evidence, "next": v.next})),

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Only;
+use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::emit::Emitter;
 use crate::engine::event::{Event, Step, StepOutcome};
@@ -17,7 +18,6 @@ use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
 use crate::helm::process::redact_args;
-use crate::cluster::client::Cluster;
 
 /// Everything needed to start, resolved before the first cluster request.
 pub struct Prepared {
@@ -46,7 +46,12 @@ async fn run_steps(ctx: Ctx, helm_version: String) {
     let emit = ctx.emit.clone();
     let skip = |step: Step, reason: &str| {
         emit.started(step);
-        emit.ended(step, StepOutcome::Skipped { reason: reason.into() });
+        emit.ended(
+            step,
+            StepOutcome::Skipped {
+                reason: reason.into(),
+            },
+        );
     };
     let (outcome, revision_before) = steps::preflight::run(&ctx, &helm_version).await;
     if outcome != StepOutcome::Succeeded {
@@ -85,8 +90,19 @@ async fn dry_run(ctx: &Ctx) {
     let emit = &ctx.emit;
     let reason = "dry run: nothing written";
     emit.started(Step::Upgrade);
-    emit.info(Step::Upgrade, format!("would run: helm {}", redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")));
-    emit.ended(Step::Upgrade, StepOutcome::Skipped { reason: reason.into() });
+    emit.info(
+        Step::Upgrade,
+        format!(
+            "would run: helm {}",
+            redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")
+        ),
+    );
+    emit.ended(
+        Step::Upgrade,
+        StepOutcome::Skipped {
+            reason: reason.into(),
+        },
+    );
     emit.started(Step::Rollout);
     emit.info(
         Step::Rollout,
@@ -98,16 +114,32 @@ async fn dry_run(ctx: &Ctx) {
             if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
         ),
     );
-    emit.ended(Step::Rollout, StepOutcome::Skipped { reason: reason.into() });
+    emit.ended(
+        Step::Rollout,
+        StepOutcome::Skipped {
+            reason: reason.into(),
+        },
+    );
     emit.started(Step::Init);
     match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
         (Some(toggle), Some(job)) => {
-            emit.info(Step::Init, format!("would render: helm {}", redact_args(&steps::init::template_args(ctx, toggle)).join(" ")));
+            emit.info(
+                Step::Init,
+                format!(
+                    "would render: helm {}",
+                    redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
+                ),
+            );
             emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
         }
         _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
     }
-    emit.ended(Step::Init, StepOutcome::Skipped { reason: reason.into() });
+    emit.ended(
+        Step::Init,
+        StepOutcome::Skipped {
+            reason: reason.into(),
+        },
+    );
 }
 
 /// Runs the deploy to its verdict. `render` sees every event after it was applied.
@@ -137,15 +169,30 @@ pub async fn deploy(
     }
     if let Err(e) = steps_task.await {
         // A panicking step must not read as success: record it as that step's failure.
-        let running = Step::ALL.into_iter().find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
+        let running = Step::ALL
+            .into_iter()
+            .find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
         if let Some(step) = running {
-            let event = Event::StepEnded { step, outcome: StepOutcome::Failed { reason: format!("internal error: {e}") } };
-            state.apply(&event, started.elapsed().as_secs_f64(), &crate::sim::store::now_rfc3339());
+            let event = Event::StepEnded {
+                step,
+                outcome: StepOutcome::Failed {
+                    reason: format!("internal error: {e}"),
+                },
+            };
+            state.apply(
+                &event,
+                started.elapsed().as_secs_f64(),
+                &crate::sim::store::now_rfc3339(),
+            );
             render(&event, &state);
         }
     }
     let verdict = Event::Verdict(verdict::decide(&state));
-    state.apply(&verdict, started.elapsed().as_secs_f64(), &crate::sim::store::now_rfc3339());
+    state.apply(
+        &verdict,
+        started.elapsed().as_secs_f64(),
+        &crate::sim::store::now_rfc3339(),
+    );
     render(&verdict, &state);
     Ok(state)
 }

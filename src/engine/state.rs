@@ -80,7 +80,10 @@ pub struct DeployState {
 
 impl DeployState {
     pub fn new(plan: PlanSummary) -> Self {
-        DeployState { plan, ..Default::default() }
+        DeployState {
+            plan,
+            ..Default::default()
+        }
     }
 
     /// Applies one event. `at_secs` is the time since the deploy started; `wall` the RFC 3339 time.
@@ -98,10 +101,16 @@ impl DeployState {
                 s.ended_secs = Some(at_secs);
                 s.outcome = Some(outcome.clone());
             }
-            Event::Note { step, level, text } => {
-                self.notes.push(NoteLine { step: *step, level: *level, text: text.clone() })
-            }
-            Event::Release { revision_before, revision, chart } => {
+            Event::Note { step, level, text } => self.notes.push(NoteLine {
+                step: *step,
+                level: *level,
+                text: text.clone(),
+            }),
+            Event::Release {
+                revision_before,
+                revision,
+                chart,
+            } => {
                 if revision_before.is_some() {
                     self.revision_before = *revision_before;
                 }
@@ -118,7 +127,12 @@ impl DeployState {
                 }
                 self.helm.lines.push_back((*stderr, text.clone()));
             }
-            Event::HelmExited { code, signal, cancelled, stderr_tail } => {
+            Event::HelmExited {
+                code,
+                signal,
+                cancelled,
+                stderr_tail,
+            } => {
                 self.helm.exited = true;
                 self.helm.exit_code = *code;
                 self.helm.signal = *signal;
@@ -127,7 +141,8 @@ impl DeployState {
             }
             Event::Hooks { hooks } => self.hooks = hooks.clone(),
             Event::Workload(w) => {
-                self.workloads.insert((w.kind.clone(), w.name.clone()), w.clone());
+                self.workloads
+                    .insert((w.kind.clone(), w.name.clone()), w.clone());
             }
             Event::WorkloadGone { kind, name } => {
                 self.workloads.remove(&(kind.clone(), name.clone()));
@@ -139,11 +154,9 @@ impl DeployState {
                 self.pods.remove(name);
             }
             Event::KubeEvent(e) => {
-                if let Some(existing) = self
-                    .events
-                    .iter_mut()
-                    .find(|x| x.object == e.object && x.reason == e.reason && x.message == e.message)
-                {
+                if let Some(existing) = self.events.iter_mut().find(|x| {
+                    x.object == e.object && x.reason == e.reason && x.message == e.message
+                }) {
                     *existing = e.clone();
                 } else {
                     if self.events.len() >= EVENTS_KEPT {
@@ -158,7 +171,11 @@ impl DeployState {
             Event::WatchRecovered { what } => {
                 self.degraded.remove(what);
             }
-            Event::Log { pod, container, text } => {
+            Event::Log {
+                pod,
+                container,
+                text,
+            } => {
                 let lines = self.logs.entry(format!("{pod}/{container}")).or_default();
                 if lines.len() >= LOG_LINES_KEPT {
                     lines.pop_front();
@@ -208,11 +225,22 @@ mod tests {
             notes: vec![],
         };
         s.apply(&Event::Workload(w.clone()), 1.0, "t");
-        s.apply(&Event::Workload(WorkloadView { ready: true, ..w }), 2.0, "t");
+        s.apply(
+            &Event::Workload(WorkloadView { ready: true, ..w }),
+            2.0,
+            "t",
+        );
         assert_eq!(s.workloads.len(), 1);
         assert!(s.gating().all(|w| w.ready));
         for i in 0..(HELM_LINES_KEPT + 5) {
-            s.apply(&Event::HelmLine { stderr: false, text: i.to_string() }, 3.0, "t");
+            s.apply(
+                &Event::HelmLine {
+                    stderr: false,
+                    text: i.to_string(),
+                },
+                3.0,
+                "t",
+            );
         }
         assert_eq!(s.helm.lines.len(), HELM_LINES_KEPT);
         assert_eq!(s.helm.lines.front().unwrap().1, "5");

@@ -51,8 +51,19 @@ pub struct Verdict {
     pub next: Option<String>,
 }
 
-fn verdict(outcome: Outcome, reason: impl Into<String>, evidence: Vec<String>, next: Option<String>) -> Verdict {
-    Verdict { code: outcome.code(), outcome, reason: reason.into(), evidence, next }
+fn verdict(
+    outcome: Outcome,
+    reason: impl Into<String>,
+    evidence: Vec<String>,
+    next: Option<String>,
+) -> Verdict {
+    Verdict {
+        code: outcome.code(),
+        outcome,
+        reason: reason.into(),
+        evidence,
+        next,
+    }
 }
 
 /// The steps that must end well for the release to count as live.
@@ -64,15 +75,28 @@ pub fn decide(state: &DeployState) -> Verdict {
         match state.outcome(step) {
             Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {}
             Some(StepOutcome::Failed { reason }) => {
-                return verdict(Outcome::Failed, format!("{} failed: {reason}", step.name()), evidence, next_after_failure(state, step));
+                return verdict(
+                    Outcome::Failed,
+                    format!("{} failed: {reason}", step.name()),
+                    evidence,
+                    next_after_failure(state, step),
+                );
             }
             Some(StepOutcome::Cancelled) => {
-                return verdict(Outcome::Failed, "cancelled", evidence, next_after_failure(state, step));
+                return verdict(
+                    Outcome::Failed,
+                    "cancelled",
+                    evidence,
+                    next_after_failure(state, step),
+                );
             }
             None => {
                 return verdict(
                     Outcome::Failed,
-                    format!("{} did not report an outcome (evidence missing)", step.name()),
+                    format!(
+                        "{} did not report an outcome (evidence missing)",
+                        step.name()
+                    ),
                     evidence,
                     None,
                 );
@@ -85,7 +109,12 @@ pub fn decide(state: &DeployState) -> Verdict {
     match state.outcome(Step::Init) {
         Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {
             if state.plan.dry_run {
-                return verdict(Outcome::Landed, "dry run: nothing was written to the cluster", evidence, None);
+                return verdict(
+                    Outcome::Landed,
+                    "dry run: nothing was written to the cluster",
+                    evidence,
+                    None,
+                );
             }
             let optional_waiting = state.optional().filter(|w| !w.ready).count();
             let mut reason = String::from("every step succeeded");
@@ -110,7 +139,12 @@ pub fn decide(state: &DeployState) -> Verdict {
             evidence,
             Some(only_init_command(state)),
         ),
-        None => verdict(Outcome::Failed, "init did not report an outcome (evidence missing)", evidence, None),
+        None => verdict(
+            Outcome::Failed,
+            "init did not report an outcome (evidence missing)",
+            evidence,
+            None,
+        ),
     }
 }
 
@@ -122,9 +156,16 @@ fn rollout_contradiction(state: &DeployState) -> Option<String> {
     if state.gating().next().is_none() {
         return Some("rollout reported success but no gating workload was seen".into());
     }
-    let not_ready: Vec<String> = state.gating().filter(|w| !w.ready).map(|w| format!("{}/{}", w.kind, w.name)).collect();
+    let not_ready: Vec<String> = state
+        .gating()
+        .filter(|w| !w.ready)
+        .map(|w| format!("{}/{}", w.kind, w.name))
+        .collect();
     if !not_ready.is_empty() {
-        return Some(format!("rollout reported success but {} not ready", not_ready.join(", ")));
+        return Some(format!(
+            "rollout reported success but {} not ready",
+            not_ready.join(", ")
+        ));
     }
     None
 }
@@ -141,13 +182,20 @@ fn evidence(state: &DeployState) -> Vec<String> {
     for h in &state.hooks {
         match h.phase.as_str() {
             "Failed" => out.push(format!("hook {} ({}) failed", h.name, h.events.join(","))),
-            "skipped" => out.push(format!("hook {} ({}) skipped: never ran", h.name, h.events.join(","))),
+            "skipped" => out.push(format!(
+                "hook {} ({}) skipped: never ran",
+                h.name,
+                h.events.join(",")
+            )),
             "Running" | "Unknown" => out.push(format!("hook {} left {}", h.name, h.phase)),
             _ => {}
         }
     }
     for w in state.optional().filter(|w| !w.ready) {
-        let mut line = format!("optional {}/{} not ready (not gating): {}", w.kind, w.name, w.message);
+        let mut line = format!(
+            "optional {}/{} not ready (not gating): {}",
+            w.kind, w.name, w.message
+        );
         for cause in &w.pod_causes {
             line.push_str(&format!("; {cause}"));
         }
@@ -168,7 +216,12 @@ fn ns_flag(state: &DeployState) -> String {
 }
 
 fn only_init_command(state: &DeployState) -> String {
-    format!("helmdeck deploy {} {} {} --only init", state.plan.release, state.plan.chart, ns_flag(state))
+    format!(
+        "helmdeck deploy {} {} {} --only init",
+        state.plan.release,
+        state.plan.chart,
+        ns_flag(state)
+    )
 }
 
 fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
@@ -176,8 +229,19 @@ fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
         Step::Preflight => None,
         Step::Upgrade | Step::Rollout => state
             .revision_before
-            .filter(|_| state.revision.is_some_and(|r| Some(r) != state.revision_before) || step == Step::Rollout)
-            .map(|rev| format!("helm rollback {} {rev} {}", state.plan.release, ns_flag(state))),
+            .filter(|_| {
+                state
+                    .revision
+                    .is_some_and(|r| Some(r) != state.revision_before)
+                    || step == Step::Rollout
+            })
+            .map(|rev| {
+                format!(
+                    "helm rollback {} {rev} {}",
+                    state.plan.release,
+                    ns_flag(state)
+                )
+            }),
         Step::Init => Some(only_init_command(state)),
     }
 }
@@ -196,14 +260,22 @@ mod tests {
             optional_because: optional.then(|| "--optional".into()),
             ready,
             failed: false,
-            message: if ready { "successfully rolled out".into() } else { "1 of 2 updated replicas are available".into() },
+            message: if ready {
+                "successfully rolled out".into()
+            } else {
+                "1 of 2 updated replicas are available".into()
+            },
             desired: 2,
             ready_replicas: 1,
             updated: 2,
             available: 1,
             generation: 1,
             created: None,
-            pod_causes: if ready { vec![] } else { vec!["pod x: CrashLoopBackOff (exit 1)".into()] },
+            pod_causes: if ready {
+                vec![]
+            } else {
+                vec!["pod x: CrashLoopBackOff (exit 1)".into()]
+            },
             notes: vec![],
         }
     }
@@ -220,7 +292,14 @@ mod tests {
             s.apply(&Event::Workload(w.clone()), 0.0, "t");
         }
         for (step, outcome) in outcomes {
-            s.apply(&Event::StepEnded { step: *step, outcome: outcome.clone() }, 1.0, "t");
+            s.apply(
+                &Event::StepEnded {
+                    step: *step,
+                    outcome: outcome.clone(),
+                },
+                1.0,
+                "t",
+            );
         }
         s
     }
@@ -232,21 +311,43 @@ mod tests {
         StepOutcome::Failed { reason: r.into() }
     }
     fn skipped() -> StepOutcome {
-        StepOutcome::Skipped { reason: "not configured".into() }
+        StepOutcome::Skipped {
+            reason: "not configured".into(),
+        }
     }
 
     use Step::*;
 
     #[test]
     fn banner_words_and_codes() {
-        assert_eq!((Outcome::Landed.title(), Outcome::Landed.code()), ("LANDED", 0));
-        assert_eq!((Outcome::Failed.title(), Outcome::Failed.code()), ("FAILED", 1));
-        assert_eq!((Outcome::LiveInitIncomplete.title(), Outcome::LiveInitIncomplete.code()), ("LIVE — INIT INCOMPLETE", 3));
+        assert_eq!(
+            (Outcome::Landed.title(), Outcome::Landed.code()),
+            ("LANDED", 0)
+        );
+        assert_eq!(
+            (Outcome::Failed.title(), Outcome::Failed.code()),
+            ("FAILED", 1)
+        );
+        assert_eq!(
+            (
+                Outcome::LiveInitIncomplete.title(),
+                Outcome::LiveInitIncomplete.code()
+            ),
+            ("LIVE — INIT INCOMPLETE", 3)
+        );
     }
 
     #[test]
     fn all_steps_succeeded_is_landed() {
-        let s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, ok())], &[workload("web", false, true)]);
+        let s = state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, ok()),
+            ],
+            &[workload("web", false, true)],
+        );
         let v = decide(&s);
         assert_eq!((v.code, v.outcome), (0, Outcome::Landed));
         assert_eq!(v.reason, "1/1 gating workloads ready");
@@ -256,47 +357,89 @@ mod tests {
     #[test]
     fn optional_not_ready_does_not_gate_but_is_reported() {
         let s = state(
-            &[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, skipped())],
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, skipped()),
+            ],
             &[workload("web", false, true), workload("gpu", true, false)],
         );
         let v = decide(&s);
         assert_eq!(v.code, 0);
         assert!(v.reason.contains("1 optional not ready"), "{}", v.reason);
-        assert!(v.evidence.iter().any(|e| e.starts_with("optional Deployment/gpu not ready")), "{:?}", v.evidence);
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.starts_with("optional Deployment/gpu not ready")),
+            "{:?}",
+            v.evidence
+        );
     }
 
     #[test]
     fn each_failing_live_step_is_exit_1() {
         for step in [Preflight, Upgrade, Rollout] {
-            let outcomes: Vec<(Step, StepOutcome)> =
-                [Preflight, Upgrade, Rollout, Init].iter().map(|s| (*s, if *s == step { failed("boom") } else { ok() })).collect();
+            let outcomes: Vec<(Step, StepOutcome)> = [Preflight, Upgrade, Rollout, Init]
+                .iter()
+                .map(|s| (*s, if *s == step { failed("boom") } else { ok() }))
+                .collect();
             let v = decide(&state(&outcomes, &[workload("web", false, true)]));
             assert_eq!(v.code, 1, "{step:?}");
-            assert!(v.reason.starts_with(step.name()) && v.reason.ends_with("boom"), "{}", v.reason);
+            assert!(
+                v.reason.starts_with(step.name()) && v.reason.ends_with("boom"),
+                "{}",
+                v.reason
+            );
         }
     }
 
     #[test]
     fn init_failure_after_a_good_rollout_is_exit_3_with_the_rerun_command() {
-        let s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, failed("Job demo-init failed"))], &[workload("web", false, true)]);
+        let s = state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, failed("Job demo-init failed")),
+            ],
+            &[workload("web", false, true)],
+        );
         let v = decide(&s);
         assert_eq!((v.code, v.outcome), (3, Outcome::LiveInitIncomplete));
-        assert_eq!(v.next.as_deref(), Some("helmdeck deploy demo ./chart -n apps --only init"));
+        assert_eq!(
+            v.next.as_deref(),
+            Some("helmdeck deploy demo ./chart -n apps --only init")
+        );
     }
 
     #[test]
     fn cancel_is_1_except_during_init_where_it_is_3() {
-        let v = decide(&state(&[(Preflight, ok()), (Upgrade, StepOutcome::Cancelled)], &[]));
+        let v = decide(&state(
+            &[(Preflight, ok()), (Upgrade, StepOutcome::Cancelled)],
+            &[],
+        ));
         assert_eq!((v.code, v.reason.as_str()), (1, "cancelled"));
-        let v = decide(&state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, StepOutcome::Cancelled)], &[workload("w", false, true)]));
+        let v = decide(&state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, StepOutcome::Cancelled),
+            ],
+            &[workload("w", false, true)],
+        ));
         assert_eq!((v.code, v.reason.as_str()), (3, "cancelled during init"));
     }
 
     #[test]
     fn a_step_without_an_outcome_fails_closed() {
         for missing in [Preflight, Upgrade, Rollout, Init] {
-            let outcomes: Vec<(Step, StepOutcome)> =
-                [Preflight, Upgrade, Rollout, Init].iter().filter(|s| **s != missing).map(|s| (*s, ok())).collect();
+            let outcomes: Vec<(Step, StepOutcome)> = [Preflight, Upgrade, Rollout, Init]
+                .iter()
+                .filter(|s| **s != missing)
+                .map(|s| (*s, ok()))
+                .collect();
             let v = decide(&state(&outcomes, &[workload("web", false, true)]));
             assert_eq!(v.code, 1, "missing {missing:?}");
             assert!(v.reason.contains("evidence missing"), "{}", v.reason);
@@ -305,10 +448,19 @@ mod tests {
 
     #[test]
     fn a_rollout_success_contradicted_by_the_workloads_fails_closed() {
-        let all_ok = [(Preflight, ok()), (Upgrade, ok()), (Rollout, ok()), (Init, ok())];
+        let all_ok = [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, ok()),
+            (Init, ok()),
+        ];
         let v = decide(&state(&all_ok, &[workload("web", false, false)]));
         assert_eq!(v.code, 1);
-        assert!(v.reason.contains("Deployment/web not ready"), "{}", v.reason);
+        assert!(
+            v.reason.contains("Deployment/web not ready"),
+            "{}",
+            v.reason
+        );
         let v = decide(&state(&all_ok, &[workload("gpu", true, true)]));
         assert_eq!(v.code, 1, "only optional workloads: nothing gated");
         assert!(v.reason.contains("no gating workload"), "{}", v.reason);
@@ -316,14 +468,25 @@ mod tests {
 
     #[test]
     fn skipped_steps_count_as_done_for_only_modes() {
-        let v = decide(&state(&[(Preflight, ok()), (Upgrade, skipped()), (Rollout, skipped()), (Init, ok())], &[]));
+        let v = decide(&state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, skipped()),
+                (Rollout, skipped()),
+                (Init, ok()),
+            ],
+            &[],
+        ));
         assert_eq!(v.code, 0);
         assert_eq!(v.reason, "every step succeeded");
     }
 
     #[test]
     fn evidence_names_blockers_failed_and_skipped_hooks() {
-        let mut s = state(&[(Preflight, ok()), (Upgrade, failed("helm exited 1"))], &[workload("web", false, false)]);
+        let mut s = state(
+            &[(Preflight, ok()), (Upgrade, failed("helm exited 1"))],
+            &[workload("web", false, false)],
+        );
         let hook = |name: &str, phase: &str| HookView {
             name: name.into(),
             kind: "Job".into(),
@@ -333,34 +496,87 @@ mod tests {
             started_at: None,
             completed_at: None,
         };
-        s.apply(&Event::Hooks { hooks: vec![hook("init", "Succeeded"), hook("seed", "Failed"), hook("later", "skipped"), hook("stuck", "Running")] }, 2.0, "t");
+        s.apply(
+            &Event::Hooks {
+                hooks: vec![
+                    hook("init", "Succeeded"),
+                    hook("seed", "Failed"),
+                    hook("later", "skipped"),
+                    hook("stuck", "Running"),
+                ],
+            },
+            2.0,
+            "t",
+        );
         let v = decide(&s);
         assert_eq!(v.code, 1);
-        assert!(v.evidence.contains(&"hook seed (post-upgrade) failed".to_string()), "{:?}", v.evidence);
-        assert!(v.evidence.contains(&"hook later (post-upgrade) skipped: never ran".to_string()), "{:?}", v.evidence);
-        assert!(v.evidence.contains(&"hook stuck left Running".to_string()), "{:?}", v.evidence);
-        assert!(!v.evidence.iter().any(|e| e.contains("hook init")), "succeeded hooks are not problems");
-        assert!(v.evidence.iter().any(|e| e.contains("Deployment/web not ready") && e.contains("CrashLoopBackOff")));
+        assert!(
+            v.evidence
+                .contains(&"hook seed (post-upgrade) failed".to_string()),
+            "{:?}",
+            v.evidence
+        );
+        assert!(
+            v.evidence
+                .contains(&"hook later (post-upgrade) skipped: never ran".to_string()),
+            "{:?}",
+            v.evidence
+        );
+        assert!(
+            v.evidence.contains(&"hook stuck left Running".to_string()),
+            "{:?}",
+            v.evidence
+        );
+        assert!(
+            !v.evidence.iter().any(|e| e.contains("hook init")),
+            "succeeded hooks are not problems"
+        );
+        assert!(
+            v.evidence
+                .iter()
+                .any(|e| e.contains("Deployment/web not ready") && e.contains("CrashLoopBackOff"))
+        );
     }
 
     #[test]
     fn rollback_is_suggested_after_a_failed_upgrade_only_when_it_wrote_a_revision() {
         let mut s = state(&[(Preflight, ok()), (Upgrade, failed("render error"))], &[]);
         s.revision = Some(4);
-        assert_eq!(decide(&s).next, None, "nothing new was written: nothing to roll back");
+        assert_eq!(
+            decide(&s).next,
+            None,
+            "nothing new was written: nothing to roll back"
+        );
         s.revision = None;
         assert_eq!(decide(&s).next, None, "no record read: no suggestion");
         s.revision = Some(5);
-        assert_eq!(decide(&s).next.as_deref(), Some("helm rollback demo 4 -n apps"));
+        assert_eq!(
+            decide(&s).next.as_deref(),
+            Some("helm rollback demo 4 -n apps")
+        );
         s.plan.context = Some("prod".into());
-        assert_eq!(decide(&s).next.as_deref(), Some("helm rollback demo 4 -n apps --kube-context prod"));
+        assert_eq!(
+            decide(&s).next.as_deref(),
+            Some("helm rollback demo 4 -n apps --kube-context prod")
+        );
         s.revision_before = None;
-        assert_eq!(decide(&s).next, None, "a first install has nothing to roll back to");
+        assert_eq!(
+            decide(&s).next,
+            None,
+            "a first install has nothing to roll back to"
+        );
     }
 
     #[test]
     fn rollback_is_suggested_after_a_failed_rollout() {
-        let mut s = state(&[(Preflight, ok()), (Upgrade, ok()), (Rollout, failed("timed out"))], &[workload("web", false, false)]);
+        let mut s = state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, failed("timed out")),
+            ],
+            &[workload("web", false, false)],
+        );
         s.revision = Some(5);
         let v = decide(&s);
         assert_eq!(v.next.as_deref(), Some("helm rollback demo 4 -n apps"));

@@ -14,7 +14,12 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>, details: Value) -> Self {
-        ApiError { code, reason, message: message.into(), details }
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details,
+        }
     }
 
     fn details(res: ResourceId, name: &str) -> Value {
@@ -24,12 +29,22 @@ impl ApiError {
 
     pub fn not_found(res: ResourceId, name: &str) -> Self {
         let rt = resources::get(res);
-        Self::new(404, "NotFound", format!("{} \"{name}\" not found", rt.qualified()), Self::details(res, name))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", rt.qualified()),
+            Self::details(res, name),
+        )
     }
 
     pub fn already_exists(res: ResourceId, name: &str) -> Self {
         let rt = resources::get(res);
-        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", rt.qualified()), Self::details(res, name))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", rt.qualified()),
+            Self::details(res, name),
+        )
     }
 
     pub fn conflict(res: ResourceId, name: &str) -> Self {
@@ -48,17 +63,29 @@ impl ApiError {
     /// 422 Invalid, worded as the API server words it: `Kind.group "name" is invalid: <causes>`.
     pub fn invalid(res: ResourceId, name: &str, causes: &str) -> Self {
         let rt = resources::get(res);
-        let kind = if rt.group.is_empty() { rt.kind.to_string() } else { format!("{}.{}", rt.kind, rt.group) };
+        let kind = if rt.group.is_empty() {
+            rt.kind.to_string()
+        } else {
+            format!("{}.{}", rt.kind, rt.group)
+        };
         let mut details = Self::details(res, name);
         details["kind"] = json!(rt.kind);
-        details["causes"] = json!(causes
-            .split("; ")
-            .map(|c| match c.split_once(": ") {
-                Some((field, msg)) => json!({"reason": "FieldValueInvalid", "message": msg, "field": field}),
-                None => json!({"reason": "FieldValueInvalid", "message": c}),
-            })
-            .collect::<Vec<_>>());
-        Self::new(422, "Invalid", format!("{kind} \"{name}\" is invalid: {causes}"), details)
+        details["causes"] = json!(
+            causes
+                .split("; ")
+                .map(|c| match c.split_once(": ") {
+                    Some((field, msg)) =>
+                        json!({"reason": "FieldValueInvalid", "message": msg, "field": field}),
+                    None => json!({"reason": "FieldValueInvalid", "message": c}),
+                })
+                .collect::<Vec<_>>()
+        );
+        Self::new(
+            422,
+            "Invalid",
+            format!("{kind} \"{name}\" is invalid: {causes}"),
+            details,
+        )
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -74,7 +101,14 @@ impl ApiError {
     }
 
     pub fn unsupported_media_type(content_type: &str) -> Self {
-        Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"), Value::Null)
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"
+            ),
+            Value::Null,
+        )
     }
 
     pub fn gone(message: impl Into<String>) -> Self {

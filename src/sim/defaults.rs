@@ -30,7 +30,11 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/strategy/type", json!("RollingUpdate"));
             if obj.pointer("/spec/strategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
                 set_default(obj, "/spec/strategy/rollingUpdate/maxSurge", json!("25%"));
-                set_default(obj, "/spec/strategy/rollingUpdate/maxUnavailable", json!("25%"));
+                set_default(
+                    obj,
+                    "/spec/strategy/rollingUpdate/maxUnavailable",
+                    json!("25%"),
+                );
             }
             pod_template(obj);
         }
@@ -39,16 +43,32 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/podManagementPolicy", json!("OrderedReady"));
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
             set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
-            if obj.pointer("/spec/updateStrategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
-                set_default(obj, "/spec/updateStrategy/rollingUpdate/partition", json!(0));
+            if obj
+                .pointer("/spec/updateStrategy/type")
+                .and_then(Value::as_str)
+                == Some("RollingUpdate")
+            {
+                set_default(
+                    obj,
+                    "/spec/updateStrategy/rollingUpdate/partition",
+                    json!(0),
+                );
             }
             pod_template(obj);
         }
         "DaemonSet" => {
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
             set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
-            if obj.pointer("/spec/updateStrategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
-                set_default(obj, "/spec/updateStrategy/rollingUpdate/maxUnavailable", json!(1));
+            if obj
+                .pointer("/spec/updateStrategy/type")
+                .and_then(Value::as_str)
+                == Some("RollingUpdate")
+            {
+                set_default(
+                    obj,
+                    "/spec/updateStrategy/rollingUpdate/maxUnavailable",
+                    json!(1),
+                );
                 set_default(obj, "/spec/updateStrategy/rollingUpdate/maxSurge", json!(0));
             }
             pod_template(obj);
@@ -80,9 +100,17 @@ fn pod_template(obj: &mut Value) {
 
 fn pod_spec(obj: &mut Value, at: &str) {
     set_default(obj, &format!("{at}/restartPolicy"), json!("Always"));
-    set_default(obj, &format!("{at}/terminationGracePeriodSeconds"), json!(30));
+    set_default(
+        obj,
+        &format!("{at}/terminationGracePeriodSeconds"),
+        json!(30),
+    );
     set_default(obj, &format!("{at}/dnsPolicy"), json!("ClusterFirst"));
-    set_default(obj, &format!("{at}/schedulerName"), json!("default-scheduler"));
+    set_default(
+        obj,
+        &format!("{at}/schedulerName"),
+        json!("default-scheduler"),
+    );
 }
 
 #[cfg(test)]
@@ -105,6 +133,9 @@ mod tests {
         assert_eq!(j["spec"]["template"]["spec"]["restartPolicy"], "Never");
         let mut ds = json!({});
         apply("DaemonSet", &mut ds);
-        assert_eq!(ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"], 1);
+        assert_eq!(
+            ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"],
+            1
+        );
     }
 }

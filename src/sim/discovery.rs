@@ -32,20 +32,40 @@ pub fn group_list() -> Value {
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-const VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// `APIResourceList` for one group-version; `None` if it is not served.
 pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
-    for r in RESOURCES.iter().filter(|r| r.group == group && r.version == version) {
+    for r in RESOURCES
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
         let mut entry = json!({"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
             "kind": r.kind, "verbs": VERBS});
         if !r.short_names.is_empty() {
             entry["shortNames"] = json!(r.short_names);
         }
-        if matches!(r.kind, "Deployment" | "StatefulSet" | "DaemonSet" | "Pod" | "Service" | "Job"
-            | "ReplicaSet" | "CronJob")
-        {
+        if matches!(
+            r.kind,
+            "Deployment"
+                | "StatefulSet"
+                | "DaemonSet"
+                | "Pod"
+                | "Service"
+                | "Job"
+                | "ReplicaSet"
+                | "CronJob"
+        ) {
             entry["categories"] = json!(["all"]);
         }
         resources.push(entry);
@@ -55,19 +75,31 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
                 "scale" => ("Scale", &["get", "patch", "update"]),
                 _ => (r.kind, &["get", "patch", "update"]),
             };
-            resources.push(json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
-                "namespaced": r.namespaced, "kind": kind, "verbs": verbs}));
+            resources.push(
+                json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
+                "namespaced": r.namespaced, "kind": kind, "verbs": verbs}),
+            );
         }
     }
     if resources.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }
 
 fn gv_path(group: &str, version: &str) -> String {
-    if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") }
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
 }
 
 /// `/openapi/v3`: one entry per group-version.
@@ -75,7 +107,10 @@ pub fn openapi_root() -> Value {
     let mut paths = serde_json::Map::new();
     for (g, v) in group_versions() {
         let p = gv_path(g, v);
-        paths.insert(p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=helmdeck-sim-1")}));
+        paths.insert(
+            p.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=helmdeck-sim-1")}),
+        );
     }
     json!({"paths": paths})
 }
@@ -88,7 +123,10 @@ pub fn openapi_group_version(path: &str) -> Option<Value> {
         _ => return None,
     };
     let mut paths = serde_json::Map::new();
-    for r in RESOURCES.iter().filter(|r| r.group == group && r.version == version) {
+    for r in RESOURCES
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
         let base = format!("/{}", gv_path(group, version));
         let item = if r.namespaced {
             format!("{base}/namespaces/{{namespace}}/{}/{{name}}", r.plural)
@@ -109,8 +147,10 @@ pub fn openapi_group_version(path: &str) -> Option<Value> {
     if paths.is_empty() {
         return None;
     }
-    Some(json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "paths": paths, "components": {"schemas": {}}}))
+    Some(
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "paths": paths, "components": {"schemas": {}}}),
+    )
 }
 
 #[cfg(test)]
@@ -124,7 +164,10 @@ mod tests {
             let gv = g["preferredVersion"]["groupVersion"].as_str().unwrap();
             let (group, version) = gv.split_once('/').unwrap();
             assert!(resource_list(group, version).is_some(), "{gv}");
-            assert!(openapi_group_version(&format!("apis/{gv}")).is_some(), "{gv}");
+            assert!(
+                openapi_group_version(&format!("apis/{gv}")).is_some(),
+                "{gv}"
+            );
         }
         assert!(resource_list("", "v1").is_some());
         assert!(resource_list("nope", "v1").is_none());
@@ -135,6 +178,12 @@ mod tests {
         let doc = openapi_group_version("apis/apps/v1").unwrap();
         let op = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
         assert_eq!(op["x-kubernetes-group-version-kind"]["kind"], "Deployment");
-        assert!(op["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "fieldValidation"));
+        assert!(
+            op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "fieldValidation")
+        );
     }
 }

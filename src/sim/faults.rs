@@ -72,10 +72,13 @@ impl Faults {
                     self.drop_epoch.send_modify(|e| *e += 1);
                 }
                 FaultAction::GoneNextWatch => {
-                    self.gone_budget.fetch_add(fault.count.unwrap_or(1), Ordering::SeqCst);
+                    self.gone_budget
+                        .fetch_add(fault.count.unwrap_or(1), Ordering::SeqCst);
                 }
                 FaultAction::Errors500 => *lock(&self.errors_until) = Some(until),
-                FaultAction::Latency => *lock(&self.latency) = Some((until, fault.delay.unwrap_or_default())),
+                FaultAction::Latency => {
+                    *lock(&self.latency) = Some((until, fault.delay.unwrap_or_default()))
+                }
                 FaultAction::RefuseConnections => *lock(&self.refuse_until) = Some(until),
             }
         }
@@ -101,7 +104,9 @@ impl Faults {
     }
 
     pub fn latency(&self) -> Option<Duration> {
-        lock(&self.latency).filter(|(t, _)| Instant::now() < *t).map(|(_, d)| d)
+        lock(&self.latency)
+            .filter(|(t, _)| Instant::now() < *t)
+            .map(|(_, d)| d)
     }
 
     /// Takes one 410 from the budget, if any is left.

@@ -59,7 +59,9 @@ impl PodLogs {
     }
 
     pub fn append(&self, ns: &str, pod: &str, container: &str, line: &str) {
-        let ts = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.9fZ").to_string();
+        let ts = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%.9fZ")
+            .to_string();
         self.with(key(ns, pod, container), |b| {
             b.current.push((ts, line.to_string()));
             Self::notify(b);
@@ -90,16 +92,30 @@ impl PodLogs {
     }
 
     /// The lines of the current (or previous) run; `None` when the container never ran.
-    pub fn read(&self, ns: &str, pod: &str, container: &str, previous: bool) -> Option<Vec<(String, String)>> {
+    pub fn read(
+        &self,
+        ns: &str,
+        pod: &str,
+        container: &str,
+        previous: bool,
+    ) -> Option<Vec<(String, String)>> {
         let map = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         let b = map.get(&key(ns, pod, container))?;
-        Some(if previous { b.previous.clone() } else { b.current.clone() })
+        Some(if previous {
+            b.previous.clone()
+        } else {
+            b.current.clone()
+        })
     }
 
     pub fn follow(&self, ns: &str, pod: &str, container: &str) -> Follow {
         self.with(key(ns, pod, container), |b| {
             let tx = b.changed.get_or_insert_with(|| watch::channel(0).0);
-            Follow { lines: b.current.clone(), running: b.running, changed: tx.subscribe() }
+            Follow {
+                lines: b.current.clone(),
+                running: b.running,
+                changed: tx.subscribe(),
+            }
         })
     }
 }
@@ -118,8 +134,14 @@ mod tests {
         logs.append("ns", "p", "c", "second run");
         let cur = logs.read("ns", "p", "c", false).unwrap();
         let prev = logs.read("ns", "p", "c", true).unwrap();
-        assert_eq!(cur.iter().map(|l| l.1.as_str()).collect::<Vec<_>>(), ["second run"]);
-        assert_eq!(prev.iter().map(|l| l.1.as_str()).collect::<Vec<_>>(), ["first run"]);
+        assert_eq!(
+            cur.iter().map(|l| l.1.as_str()).collect::<Vec<_>>(),
+            ["second run"]
+        );
+        assert_eq!(
+            prev.iter().map(|l| l.1.as_str()).collect::<Vec<_>>(),
+            ["first run"]
+        );
         assert!(logs.read("ns", "p", "other", false).is_none());
     }
 }

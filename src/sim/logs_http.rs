@@ -10,15 +10,21 @@ use hyper::Response;
 use hyper::body::Frame;
 use serde_json::Value;
 
+use super::SimState;
 use super::api_error::ApiError;
 use super::resources::ids;
 use super::server::Body;
-use super::SimState;
 
 fn render(lines: &[(String, String)], timestamps: bool) -> String {
     lines
         .iter()
-        .map(|(ts, text)| if timestamps { format!("{ts} {text}\n") } else { format!("{text}\n") })
+        .map(|(ts, text)| {
+            if timestamps {
+                format!("{ts} {text}\n")
+            } else {
+                format!("{text}\n")
+            }
+        })
         .collect()
 }
 
@@ -70,7 +76,10 @@ pub fn serve(
         )));
     }
     if !flag("follow") || previous {
-        let lines = sim.logs.read(ns, name, &container, previous).unwrap_or_default();
+        let lines = sim
+            .logs
+            .read(ns, name, &container, previous)
+            .unwrap_or_default();
         return Ok(text(tail_of(&lines)));
     }
     let follow = sim.logs.follow(ns, name, &container);
@@ -108,7 +117,9 @@ pub fn serve(
         }
     });
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     Ok(Response::builder()
         .status(200)

@@ -47,7 +47,11 @@ pub fn strategic_merge(target: &mut Value, patch: &Value) {
                 let mut merged = Vec::with_capacity(new.len());
                 for item in new {
                     let name = &item["name"];
-                    let mut base = old.iter().find(|o| &o["name"] == name).cloned().unwrap_or(Value::Null);
+                    let mut base = old
+                        .iter()
+                        .find(|o| &o["name"] == name)
+                        .cloned()
+                        .unwrap_or(Value::Null);
                     strategic_merge(&mut base, item);
                     merged.push(base);
                 }
@@ -59,12 +63,17 @@ pub fn strategic_merge(target: &mut Value, patch: &Value) {
 }
 
 fn named(items: &[Value]) -> bool {
-    !items.is_empty() && items.iter().all(|i| i.get("name").is_some_and(Value::is_string))
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|i| i.get("name").is_some_and(Value::is_string))
 }
 
 /// RFC 6902 JSON patch (add, remove, replace, test; move and copy too).
 pub fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> {
-    let ops = ops.as_array().ok_or("a JSON patch must be an array of operations")?;
+    let ops = ops
+        .as_array()
+        .ok_or("a JSON patch must be an array of operations")?;
     for op in ops {
         let kind = op["op"].as_str().ok_or("operation without \"op\"")?;
         let path = op["path"].as_str().ok_or("operation without \"path\"")?;
@@ -87,7 +96,10 @@ pub fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> {
                 let value = if kind == "move" {
                     remove(target, from)?
                 } else {
-                    target.pointer(from).cloned().ok_or_else(|| format!("no value at {from}"))?
+                    target
+                        .pointer(from)
+                        .cloned()
+                        .ok_or_else(|| format!("no value at {from}"))?
                 };
                 add(target, path, value)?;
             }
@@ -98,8 +110,13 @@ pub fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> {
 }
 
 fn split(path: &str) -> Result<(&str, String), String> {
-    let i = path.rfind('/').ok_or_else(|| format!("bad path {path:?}"))?;
-    Ok((&path[..i], path[i + 1..].replace("~1", "/").replace("~0", "~")))
+    let i = path
+        .rfind('/')
+        .ok_or_else(|| format!("bad path {path:?}"))?;
+    Ok((
+        &path[..i],
+        path[i + 1..].replace("~1", "/").replace("~0", "~"),
+    ))
 }
 
 fn add(target: &mut Value, path: &str, value: Value) -> Result<(), String> {
@@ -114,7 +131,11 @@ fn add(target: &mut Value, path: &str, value: Value) -> Result<(), String> {
             Ok(())
         }
         Some(Value::Array(a)) => {
-            let i = if key == "-" { a.len() } else { key.parse().map_err(|_| format!("bad index in {path}"))? };
+            let i = if key == "-" {
+                a.len()
+            } else {
+                key.parse().map_err(|_| format!("bad index in {path}"))?
+            };
             if i > a.len() {
                 return Err(format!("index out of range in {path}"));
             }
@@ -155,8 +176,11 @@ mod tests {
     #[test]
     fn strategic_merge_merges_named_lists() {
         let mut t = json!({"spec": {"containers": [{"name": "web", "image": "a:1", "ports": [{"containerPort": 80}]}]}});
-        strategic_merge(&mut t, &json!({"$setElementOrder/containers": [{"name": "web"}],
-            "spec": {"containers": [{"name": "web", "image": "a:2"}]}}));
+        strategic_merge(
+            &mut t,
+            &json!({"$setElementOrder/containers": [{"name": "web"}],
+            "spec": {"containers": [{"name": "web", "image": "a:2"}]}}),
+        );
         assert_eq!(t["spec"]["containers"][0]["image"], "a:2");
         assert_eq!(t["spec"]["containers"][0]["ports"][0]["containerPort"], 80);
         assert!(t.get("$setElementOrder/containers").is_none());
@@ -165,9 +189,13 @@ mod tests {
     #[test]
     fn json_patch_ops() {
         let mut t = json!({"a": [1, 2], "b": {"c": 1}});
-        json_patch(&mut t, &json!([{"op": "add", "path": "/a/-", "value": 3},
+        json_patch(
+            &mut t,
+            &json!([{"op": "add", "path": "/a/-", "value": 3},
             {"op": "replace", "path": "/b/c", "value": 2}, {"op": "remove", "path": "/a/0"},
-            {"op": "test", "path": "/b/c", "value": 2}])).unwrap();
+            {"op": "test", "path": "/b/c", "value": 2}]),
+        )
+        .unwrap();
         assert_eq!(t, json!({"a": [2, 3], "b": {"c": 2}}));
         assert!(json_patch(&mut t, &json!([{"op": "remove", "path": "/nope"}])).is_err());
         assert!(json_patch(&mut t, &json!({"op": "add"})).is_err());

@@ -39,18 +39,27 @@ pub async fn start(scenario: Scenario, listen: SocketAddr) -> Result<Running> {
     let listener = TcpListener::bind(listen)
         .await
         .wrap_err_with(|| format!("cannot listen on {listen}"))?;
-    let addr = listener.local_addr().wrap_err("reading the bound address")?;
+    let addr = listener
+        .local_addr()
+        .wrap_err("reading the bound address")?;
     let sim = SimState::new(scenario);
     server::seed(&sim)?;
     let server = Server::new(sim.clone());
-    let mut tasks = vec![controllers::spawn(sim.clone()), tokio::spawn(server.faults.clone().run())];
+    let mut tasks = vec![
+        controllers::spawn(sim.clone()),
+        tokio::spawn(server.faults.clone().run()),
+    ];
     let srv = server.clone();
     tasks.push(tokio::spawn(async move {
         if let Err(e) = srv.serve(listener).await {
             eprintln!("helmdeck sim: server stopped: {e:#}");
         }
     }));
-    Ok(Running { addr, server, tasks })
+    Ok(Running {
+        addr,
+        server,
+        tasks,
+    })
 }
 
 /// A kubeconfig whose current context points at the simulator.
@@ -79,7 +88,11 @@ pub struct SimArgs {
 /// The `helmdeck sim` command: prints one `ready` line, then serves until killed.
 pub async fn run(args: SimArgs) -> Result<()> {
     let scenario = Scenario::load(&args.scenario)?;
-    let namespace = scenario.namespaces.first().cloned().unwrap_or_else(|| "default".into());
+    let namespace = scenario
+        .namespaces
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "default".into());
     let running = start(scenario, args.listen).await?;
     if let Some(path) = &args.kubeconfig_out {
         write_kubeconfig(path, &running.url(), &namespace)?;

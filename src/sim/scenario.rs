@@ -269,7 +269,9 @@ impl Scenario {
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
         let scenario: Scenario =
             serde_saphyr::from_str(text).map_err(|e| eyre!("scenario {origin}: {e}"))?;
-        scenario.validate().wrap_err_with(|| format!("scenario {origin}"))?;
+        scenario
+            .validate()
+            .wrap_err_with(|| format!("scenario {origin}"))?;
         Ok(scenario)
     }
 
@@ -283,7 +285,9 @@ impl Scenario {
                 .wrap_err_with(|| format!("workloads[{i}]: bad match {pattern:?}"))?;
         }
         if self.defaults.pattern.is_some() {
-            return Err(eyre!("defaults: `match` makes no sense here (defaults apply to every workload no rule matches)"));
+            return Err(eyre!(
+                "defaults: `match` makes no sense here (defaults apply to every workload no rule matches)"
+            ));
         }
         for rule in &self.jobs {
             crate::glob::KindGlob::new(&rule.pattern)
@@ -343,7 +347,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use ms, s, m or h)"
+            ));
+        }
     };
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("{text:?} is not a duration"));
@@ -422,11 +430,17 @@ mod tests {
         )
         .unwrap();
         assert!(!s.workload_rule("Deployment", "demo-web", 1).never_observe);
-        assert_eq!(s.workload_rule("Deployment", "demo-web", 1).crash_loop, Some(3));
+        assert_eq!(
+            s.workload_rule("Deployment", "demo-web", 1).crash_loop,
+            Some(3)
+        );
         assert!(s.workload_rule("Deployment", "demo-web", 2).never_observe);
         assert!(!s.workload_rule("StatefulSet", "demo-web", 2).never_observe);
         let empty = Scenario::parse("{}", "t").unwrap();
-        assert_eq!(empty.workload_rule("Deployment", "x", 1), &WorkloadRule::default());
+        assert_eq!(
+            empty.workload_rule("Deployment", "x", 1),
+            &WorkloadRule::default()
+        );
     }
 
     #[test]

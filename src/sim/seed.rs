@@ -19,13 +19,16 @@ pub fn release_secrets(release: &SeedRelease) -> Vec<Value> {
             let stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
             let chart = rev.chart.clone().unwrap_or_else(|| "deckapp".into());
             let version = rev.chart_version.clone().unwrap_or_else(|| "0.4.2".into());
-            let description = rev.description.clone().unwrap_or_else(|| match rev.status.as_str() {
-                "pending-upgrade" => "Preparing upgrade".into(),
-                "pending-install" => "Initial install underway".into(),
-                "deployed" if rev.version == 1 => "Install complete".into(),
-                "failed" => format!("Upgrade \"{}\" failed: seeded failure", release.name),
-                _ => "Upgrade complete".into(),
-            });
+            let description =
+                rev.description
+                    .clone()
+                    .unwrap_or_else(|| match rev.status.as_str() {
+                        "pending-upgrade" => "Preparing upgrade".into(),
+                        "pending-install" => "Initial install underway".into(),
+                        "deployed" if rev.version == 1 => "Install complete".into(),
+                        "failed" => format!("Upgrade \"{}\" failed: seeded failure", release.name),
+                        _ => "Upgrade complete".into(),
+                    });
             let record = json!({
                 "name": release.name,
                 "namespace": release.namespace,

@@ -57,7 +57,9 @@ fn parse_set(key: &str, rest: &str, text: &str) -> Result<Vec<String>, String> {
         .trim()
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("unable to parse requirement: {text:?}: expected ( values ) after {key}"))?;
+        .ok_or_else(|| {
+            format!("unable to parse requirement: {text:?}: expected ( values ) after {key}")
+        })?;
     Ok(inner
         .split(',')
         .map(|v| v.trim().to_string())
@@ -107,7 +109,9 @@ impl Selector {
                 | Requirement::DoesNotExist(k) => k,
             };
             if !valid_key(key) {
-                return Err(format!("unable to parse requirement: invalid label key {key:?}"));
+                return Err(format!(
+                    "unable to parse requirement: invalid label key {key:?}"
+                ));
             }
             requirements.push(req);
         }
@@ -141,7 +145,10 @@ impl Selector {
         let mut requirements = Vec::new();
         if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object) {
             for (k, v) in labels {
-                requirements.push(Requirement::Equals(k.clone(), v.as_str().unwrap_or("").into()));
+                requirements.push(Requirement::Equals(
+                    k.clone(),
+                    v.as_str().unwrap_or("").into(),
+                ));
             }
         }
         for expr in sel
@@ -175,7 +182,12 @@ impl Selector {
     pub fn matches_labels(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels");
         self.requirements.iter().all(|r| {
-            r.matches(|k| labels.and_then(|l| l.get(k)).and_then(Value::as_str).map(String::from))
+            r.matches(|k| {
+                labels
+                    .and_then(|l| l.get(k))
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
         })
     }
 
@@ -207,15 +219,36 @@ mod tests {
     #[test]
     fn label_selectors() {
         let o = obj();
-        let yes = ["app=web", "app==web,owner=helm", "app!=db", "missing!=x", "tier in (front,back)",
-            "tier notin (back)", "missing notin (x)", "app", "!missing", ""];
-        let no = ["app=db", "app!=web", "tier in (back)", "tier notin (front)", "missing", "!app",
-            "app=web,owner=other", "missing in (x)"];
+        let yes = [
+            "app=web",
+            "app==web,owner=helm",
+            "app!=db",
+            "missing!=x",
+            "tier in (front,back)",
+            "tier notin (back)",
+            "missing notin (x)",
+            "app",
+            "!missing",
+            "",
+        ];
+        let no = [
+            "app=db",
+            "app!=web",
+            "tier in (back)",
+            "tier notin (front)",
+            "missing",
+            "!app",
+            "app=web,owner=other",
+            "missing in (x)",
+        ];
         for s in yes {
             assert!(Selector::parse_labels(s).unwrap().matches_labels(&o), "{s}");
         }
         for s in no {
-            assert!(!Selector::parse_labels(s).unwrap().matches_labels(&o), "{s}");
+            assert!(
+                !Selector::parse_labels(s).unwrap().matches_labels(&o),
+                "{s}"
+            );
         }
     }
 
@@ -228,10 +261,26 @@ mod tests {
     #[test]
     fn field_selectors() {
         let o = obj();
-        assert!(Selector::parse_fields("metadata.name=web").unwrap().matches_fields(&o));
-        assert!(Selector::parse_fields("spec.nodeName=node-1,metadata.name!=db").unwrap().matches_fields(&o));
-        assert!(!Selector::parse_fields("metadata.name=db").unwrap().matches_fields(&o));
-        assert!(Selector::parse_fields("metadata.namespace=").unwrap().matches_fields(&o));
+        assert!(
+            Selector::parse_fields("metadata.name=web")
+                .unwrap()
+                .matches_fields(&o)
+        );
+        assert!(
+            Selector::parse_fields("spec.nodeName=node-1,metadata.name!=db")
+                .unwrap()
+                .matches_fields(&o)
+        );
+        assert!(
+            !Selector::parse_fields("metadata.name=db")
+                .unwrap()
+                .matches_fields(&o)
+        );
+        assert!(
+            Selector::parse_fields("metadata.namespace=")
+                .unwrap()
+                .matches_fields(&o)
+        );
         assert!(Selector::parse_fields("nonsense").is_err());
     }
 

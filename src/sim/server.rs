@@ -44,10 +44,18 @@ pub struct Stats {
 impl Stats {
     fn record(&self, method: &Method, uri: &str, verb: &str) {
         self.requests.fetch_add(1, Ordering::Relaxed);
-        if matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE) {
+        if matches!(
+            *method,
+            Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+        ) {
             self.writes.fetch_add(1, Ordering::Relaxed);
         }
-        *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()).entry(verb.to_string()).or_default() += 1;
+        *self
+            .by_verb
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(verb.to_string())
+            .or_default() += 1;
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if recent.len() >= 2000 {
             recent.pop_front();
@@ -127,7 +135,9 @@ pub fn parse_route(path: &str) -> Option<Route> {
     };
     match rest {
         // Namespaced collection or item: namespaces/NS/PLURAL[/NAME[/SUB]]
-        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 && !matches!(*plural, "status" | "finalize") => {
+        ["namespaces", ns, plural, tail @ ..]
+            if tail.len() <= 2 && !matches!(*plural, "status" | "finalize") =>
+        {
             let res = by(plural).filter(|r| resources::get(*r).namespaced)?;
             Some(route(res, Some(ns), tail.first(), tail.get(1)))
         }
@@ -141,7 +151,9 @@ pub fn parse_route(path: &str) -> Option<Route> {
 }
 
 fn query_map(query: Option<&str>) -> HashMap<String, String> {
-    form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect()
+    form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
 }
 
 fn flag(q: &HashMap<String, String>, key: &str) -> bool {
@@ -165,7 +177,9 @@ fn decode_body(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
                 // Kinds we cannot decode: client-go retries these as JSON after a 415.
                 ApiError::unsupported_media_type(content_type)
             } else {
-                ApiError::bad_request(format!("the body of the request could not be decoded as protobuf: {e}"))
+                ApiError::bad_request(format!(
+                    "the body of the request could not be decoded as protobuf: {e}"
+                ))
             }
         });
     }
@@ -175,11 +189,15 @@ fn decode_body(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => Ok(v),
         Err(json_err) if ct.ends_with("yaml") => {
-            let text = std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
-            serde_saphyr::from_str::<Value>(text)
-                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e} (as JSON: {json_err})")))
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| ApiError::bad_request("the YAML body is not UTF-8"))?;
+            serde_saphyr::from_str::<Value>(text).map_err(|e| {
+                ApiError::bad_request(format!("error decoding YAML: {e} (as JSON: {json_err})"))
+            })
         }
-        Err(e) => Err(ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: {e}"
+        ))),
     }
 }
 
@@ -196,7 +214,11 @@ fn patch_kind(content_type: &str) -> Option<PatchKind> {
 impl Server {
     pub fn new(sim: Arc<SimState>) -> Arc<Self> {
         let faults = Faults::new(&sim.scenario);
-        Arc::new(Server { sim, faults, stats: Stats::default() })
+        Arc::new(Server {
+            sim,
+            faults,
+            stats: Stats::default(),
+        })
     }
 
     /// Accepts connections until the listener fails. Loopback only is enforced by the caller.
@@ -214,7 +236,9 @@ impl Server {
                     async move { Ok::<_, Infallible>(server.handle(req, peer).await) }
                 });
                 // Errors here are client disconnects mid-request; nothing to report.
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
             });
         }
     }
@@ -238,7 +262,9 @@ impl Server {
             tokio::time::sleep(delay).await;
         }
         if self.faults.erroring() {
-            return error_response(&ApiError::internal("simulated fault: the server is failing requests"));
+            return error_response(&ApiError::internal(
+                "simulated fault: the server is failing requests",
+            ));
         }
         match self.route(req, &method, &path, &query, is_watch).await {
             Ok(resp) => resp,
@@ -284,7 +310,9 @@ impl Server {
                 p => {
                     if let Some(gv) = p.strip_prefix("/openapi/v3/") {
                         Some(discovery::openapi_group_version(gv).ok_or_else(not_found)?)
-                    } else if let ["apis", g, v] = p.trim_matches('/').split('/').collect::<Vec<_>>()[..] {
+                    } else if let ["apis", g, v] =
+                        p.trim_matches('/').split('/').collect::<Vec<_>>()[..]
+                    {
                         Some(discovery::resource_list(g, v).ok_or_else(not_found)?)
                     } else {
                         None
@@ -319,28 +347,47 @@ impl Server {
             .and_then(|v| v.to_str().ok())
             .is_some_and(table::wanted);
         let dry_run = query.contains_key("dryRun");
-        let part = if route.subresource.as_deref() == Some("status") { Part::Status } else { Part::Main };
+        let part = if route.subresource.as_deref() == Some("status") {
+            Part::Status
+        } else {
+            Part::Main
+        };
 
         match (method, route.name.as_deref(), route.subresource.as_deref()) {
             (&Method::GET, None, None) if is_watch => {
                 self.stats.watches.fetch_add(1, Ordering::Relaxed);
                 let (labels, fields) = selectors(query)?;
-                Ok(watch::serve(&self.sim, &self.faults, route.resource, ns, labels, fields, query))
+                Ok(watch::serve(
+                    &self.sim,
+                    &self.faults,
+                    route.resource,
+                    ns,
+                    labels,
+                    fields,
+                    query,
+                ))
             }
             (&Method::GET, None, None) => {
                 let (labels, fields) = selectors(query)?;
-                let (items, rv) = store.list(route.resource, ns, |o| labels.matches_labels(o) && fields.matches_fields(o));
+                let (items, rv) = store.list(route.resource, ns, |o| {
+                    labels.matches_labels(o) && fields.matches_fields(o)
+                });
                 if as_table {
                     let refs: Vec<&Value> = items.iter().map(|o| &**o).collect();
                     return Ok(json_response(200, &table::table(route.resource, &refs, rv)));
                 }
                 Ok(list_response(route.resource, &items, rv))
             }
-            (&Method::GET, Some(name), Some("log")) => logs_http::serve(&self.sim, ns.unwrap_or(""), name, query),
+            (&Method::GET, Some(name), Some("log")) => {
+                logs_http::serve(&self.sim, ns.unwrap_or(""), name, query)
+            }
             (&Method::GET, Some(name), _) => {
                 let obj = store.get(route.resource, ns, name)?;
                 if as_table && route.subresource.is_none() {
-                    return Ok(json_response(200, &table::table(route.resource, &[&*obj], store.current_rv())));
+                    return Ok(json_response(
+                        200,
+                        &table::table(route.resource, &[&*obj], store.current_rv()),
+                    ));
                 }
                 Ok(json_response(200, &obj))
             }
@@ -358,10 +405,14 @@ impl Server {
                 if dry_run {
                     return Ok(json_response(200, &body));
                 }
-                Ok(json_response(200, &*store.replace(route.resource, ns, name, body, part)?))
+                Ok(json_response(
+                    200,
+                    &*store.replace(route.resource, ns, name, body, part)?,
+                ))
             }
             (&Method::PATCH, Some(name), None | Some("status")) => {
-                let kind = patch_kind(&content_type).ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
+                let kind = patch_kind(&content_type)
+                    .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
                 let body = read_body(req, &content_type).await?;
                 if dry_run {
                     return Ok(json_response(200, &body));
@@ -381,16 +432,24 @@ impl Server {
             }
             (&Method::DELETE, None, None) => {
                 let (labels, fields) = selectors(query)?;
-                let (items, _) = store.list(route.resource, ns, |o| labels.matches_labels(o) && fields.matches_fields(o));
+                let (items, _) = store.list(route.resource, ns, |o| {
+                    labels.matches_labels(o) && fields.matches_fields(o)
+                });
                 let mut gone = Vec::new();
                 for item in items {
-                    let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+                    let name = item
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
                     let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
                     if !dry_run && let Ok(g) = store.delete(route.resource, item_ns, name) {
                         gone.push((*g).clone());
                     }
                 }
-                Ok(json_response(200, &list_doc(route.resource, gone, store.current_rv())))
+                Ok(json_response(
+                    200,
+                    &list_doc(route.resource, gone, store.current_rv()),
+                ))
             }
             _ => Err(ApiError::method_not_allowed(format!(
                 "the server does not allow this method on the requested resource ({method} {path})"
@@ -407,7 +466,9 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
         .to_bytes();
     let value = decode_body(content_type, &bytes)?;
     if !value.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
     }
     Ok(value)
 }
@@ -416,8 +477,10 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
 /// pods is the largest response the simulator gives).
 fn list_response(res: ResourceId, items: &[std::sync::Arc<Value>], rv: u64) -> Response<Body> {
     let rt = resources::get(res);
-    let mut body = serde_json::to_vec(&json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
-        "metadata": {"resourceVersion": rv.to_string()}}))
+    let mut body = serde_json::to_vec(
+        &json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
+        "metadata": {"resourceVersion": rv.to_string()}}),
+    )
     .unwrap_or_default();
     body.pop(); // reopen the object to append the items
     body.extend_from_slice(b",\"items\":[");
@@ -455,17 +518,18 @@ pub fn seed(sim: &SimState) -> Result<()> {
     for obj in &sim.scenario.seed.objects {
         let api_version = obj["apiVersion"].as_str().unwrap_or("v1");
         let kind = obj["kind"].as_str().unwrap_or("");
-        let res = resources::by_kind(api_version, kind)
-            .ok_or_else(|| color_eyre::eyre::eyre!("seed object of unknown kind {api_version}/{kind}"))?;
+        let res = resources::by_kind(api_version, kind).ok_or_else(|| {
+            color_eyre::eyre::eyre!("seed object of unknown kind {api_version}/{kind}")
+        })?;
         store
             .ensure(res, obj.clone())
             .map_err(|e| color_eyre::eyre::eyre!("seeding {kind}: {}", e.message))?;
     }
     for release in &sim.scenario.seed.releases {
         for secret in crate::sim::seed::release_secrets(release) {
-            store
-                .ensure(*ids::SECRETS, secret)
-                .map_err(|e| color_eyre::eyre::eyre!("seeding release {}: {}", release.name, e.message))?;
+            store.ensure(*ids::SECRETS, secret).map_err(|e| {
+                color_eyre::eyre::eyre!("seeding release {}: {}", release.name, e.message)
+            })?;
         }
     }
     Ok(())

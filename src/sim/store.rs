@@ -95,11 +95,15 @@ pub struct Store {
 
 /// Now, as Kubernetes writes timestamps (`2026-12-01T00:00:00Z`).
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 fn name_of(obj: &Value) -> &str {
-    obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("")
+    obj.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 /// The subscription a watch starts with: the retained events after its rv, then the live feed.
@@ -128,7 +132,10 @@ impl Store {
         Store {
             inner: Mutex::new(Inner {
                 rv: 1000,
-                objects: resources::RESOURCES.iter().map(|_| BTreeMap::new()).collect(),
+                objects: resources::RESOURCES
+                    .iter()
+                    .map(|_| BTreeMap::new())
+                    .collect(),
                 log: VecDeque::new(),
                 uid_seq: 0,
             }),
@@ -162,13 +169,22 @@ impl Store {
     }
 
     /// Stamps the rv, stores (or removes) the object, logs and broadcasts the event.
-    fn commit(&self, inner: &mut Inner, res: ResourceId, kind: EventType, mut obj: Value) -> Arc<Value> {
+    fn commit(
+        &self,
+        inner: &mut Inner,
+        res: ResourceId,
+        kind: EventType,
+        mut obj: Value,
+    ) -> Arc<Value> {
         inner.rv += 1;
         let rv = inner.rv;
         obj["metadata"]["resourceVersion"] = json!(rv.to_string());
         let obj = Arc::new(obj);
         let key = (
-            obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string(),
+            obj.pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             name_of(&obj).to_string(),
         );
         if kind == EventType::Deleted {
@@ -176,7 +192,12 @@ impl Store {
         } else {
             inner.objects[res].insert(key, obj.clone());
         }
-        let event = Arc::new(WatchEvent { rv, kind, resource: res, object: obj.clone() });
+        let event = Arc::new(WatchEvent {
+            rv,
+            kind,
+            resource: res,
+            object: obj.clone(),
+        });
         if inner.log.len() >= LOG_CAPACITY {
             inner.log.pop_front();
         }
@@ -187,11 +208,20 @@ impl Store {
     }
 
     fn key(res: ResourceId, ns: Option<&str>, name: &str) -> Key {
-        let ns = if resources::get(res).namespaced { ns.unwrap_or("") } else { "" };
+        let ns = if resources::get(res).namespaced {
+            ns.unwrap_or("")
+        } else {
+            ""
+        };
         (ns.to_string(), name.to_string())
     }
 
-    pub fn get(&self, res: ResourceId, ns: Option<&str>, name: &str) -> Result<Arc<Value>, ApiError> {
+    pub fn get(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
         self.lock().objects[res]
             .get(&Self::key(res, ns, name))
             .cloned()
@@ -255,27 +285,54 @@ impl Store {
                 if from + 1 < oldest {
                     return Err(());
                 }
-                inner.log.iter().filter(|e| e.rv > from && e.resource == res).cloned().collect()
+                inner
+                    .log
+                    .iter()
+                    .filter(|e| e.rv > from && e.resource == res)
+                    .cloned()
+                    .collect()
             }
         };
-        Ok(Subscription { backlog, live, rv, initial })
+        Ok(Subscription {
+            backlog,
+            live,
+            rv,
+            initial,
+        })
     }
 
     /// Creates an object (POST). Fills metadata, applies API defaults.
-    pub fn create(&self, res: ResourceId, ns: Option<&str>, mut obj: Value) -> Result<Arc<Value>, ApiError> {
+    pub fn create(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        mut obj: Value,
+    ) -> Result<Arc<Value>, ApiError> {
         let rt = resources::get(res);
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be an object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be an object",
+            ));
         }
-        if obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").is_empty()
-            && let Some(prefix) = obj.pointer("/metadata/generateName").and_then(Value::as_str)
+        if obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+            && let Some(prefix) = obj
+                .pointer("/metadata/generateName")
+                .and_then(Value::as_str)
         {
             let suffix = self.random_suffix();
             obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
         }
         let name = name_of(&obj).to_string();
         if name.is_empty() {
-            return Err(ApiError::invalid(res, "", "metadata.name: Required value: name or generateName is required"));
+            return Err(ApiError::invalid(
+                res,
+                "",
+                "metadata.name: Required value: name or generateName is required",
+            ));
         }
         let mut inner = self.lock();
         let namespace = if rt.namespaced {
@@ -301,7 +358,9 @@ impl Store {
             return Err(ApiError::invalid(res, &name, &msg));
         }
         let uid = self.new_uid(&mut inner);
-        let meta = obj["metadata"].as_object_mut().expect("metadata is an object after defaults");
+        let meta = obj["metadata"]
+            .as_object_mut()
+            .expect("metadata is an object after defaults");
         meta.insert("uid".into(), json!(uid));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
         meta.remove("resourceVersion");
@@ -336,7 +395,10 @@ impl Store {
     fn random_suffix(&self) -> String {
         let mut inner = self.lock();
         inner.uid_seq += 1;
-        suffix_from(self.uid_seed ^ inner.uid_seq.wrapping_mul(0x9E37_79B9_7F4A_7C15), 5)
+        suffix_from(
+            self.uid_seed ^ inner.uid_seq.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            5,
+        )
     }
 
     /// Replaces an object (PUT) or its status. `metadata.resourceVersion` in the body, when
@@ -350,7 +412,9 @@ impl Store {
         part: Part,
     ) -> Result<Arc<Value>, ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be an object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be an object",
+            ));
         }
         if name_of(&obj) != name {
             return Err(ApiError::bad_request(format!(
@@ -363,8 +427,14 @@ impl Store {
         let Some(old) = inner.objects[res].get(&key).cloned() else {
             return Err(ApiError::not_found(res, name));
         };
-        if let Some(want) = obj.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
-            let have = old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+        if let Some(want) = obj
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+        {
+            let have = old
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if !want.is_empty() && want != have {
                 return Err(ApiError::conflict(res, name));
             }
@@ -402,11 +472,19 @@ impl Store {
         match kind {
             PatchKind::Apply | PatchKind::Merge => patch::merge(&mut merged, body),
             PatchKind::Strategic => patch::strategic_merge(&mut merged, body),
-            PatchKind::Json => patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?,
+            PatchKind::Json => {
+                patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?
+            }
         }
         // The body's rv (if any) is a precondition, as for PUT.
-        if let Some(want) = body.pointer("/metadata/resourceVersion").and_then(Value::as_str)
-            && want != old.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("")
+        if let Some(want) = body
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            && want
+                != old
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
         {
             return Err(ApiError::conflict(res, name));
         }
@@ -420,12 +498,21 @@ impl Store {
         }
         merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
         let new = self.merge_update(res, &old, merged, part)?;
-        Ok((self.commit(&mut inner, res, EventType::Modified, new), false))
+        Ok((
+            self.commit(&mut inner, res, EventType::Modified, new),
+            false,
+        ))
     }
 
     /// Builds the stored object for an update: keeps server-owned metadata, keeps the part
     /// the write may not touch, applies defaults, validates, bumps generation.
-    fn merge_update(&self, res: ResourceId, old: &Value, mut new: Value, part: Part) -> Result<Value, ApiError> {
+    fn merge_update(
+        &self,
+        res: ResourceId,
+        old: &Value,
+        mut new: Value,
+        part: Part,
+    ) -> Result<Value, ApiError> {
         let rt = resources::get(res);
         let name = name_of(old).to_string();
         if part == Part::Status {
@@ -440,8 +527,16 @@ impl Store {
         if let Err(msg) = validate::on_update(rt.kind, old, &new) {
             return Err(ApiError::invalid(res, &name, &msg));
         }
-        let new_meta = new["metadata"].as_object_mut().expect("metadata is an object after defaults");
-        for field in ["uid", "creationTimestamp", "namespace", "name", "deletionTimestamp"] {
+        let new_meta = new["metadata"]
+            .as_object_mut()
+            .expect("metadata is an object after defaults");
+        for field in [
+            "uid",
+            "creationTimestamp",
+            "namespace",
+            "name",
+            "deletionTimestamp",
+        ] {
             match old["metadata"].get(field) {
                 Some(v) => {
                     new_meta.insert(field.into(), v.clone());
@@ -452,7 +547,10 @@ impl Store {
             }
         }
         if rt.has_generation {
-            let old_gen = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+            let old_gen = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
             let changed = old.get("spec") != new.get("spec");
             new["metadata"]["generation"] = json!(if changed { old_gen + 1 } else { old_gen });
         }
@@ -471,7 +569,12 @@ impl Store {
 
     /// Deletes an object and, in the background as the garbage collector would, every object
     /// whose ownerReferences name it.
-    pub fn delete(&self, res: ResourceId, ns: Option<&str>, name: &str) -> Result<Arc<Value>, ApiError> {
+    pub fn delete(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
         let mut inner = self.lock();
         let key = Self::key(res, ns, name);
         let Some(old) = inner.objects[res].get(&key).cloned() else {
@@ -486,7 +589,11 @@ impl Store {
         if res == *ids::NAMESPACES {
             // Namespace deletion takes everything in it.
             for r in 0..inner.objects.len() {
-                let keys: Vec<Key> = inner.objects[r].keys().filter(|(n, _)| n == name).cloned().collect();
+                let keys: Vec<Key> = inner.objects[r]
+                    .keys()
+                    .filter(|(n, _)| n == name)
+                    .cloned()
+                    .collect();
                 for k in keys {
                     if let Some(o) = inner.objects[r].get(&k).cloned() {
                         self.commit(&mut inner, r, EventType::Deleted, (*o).clone());
@@ -534,7 +641,10 @@ impl Store {
 
     /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is.
     pub fn ensure(&self, res: ResourceId, obj: Value) -> Result<Arc<Value>, ApiError> {
-        let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).map(String::from);
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(String::from);
         match self.create(res, ns.as_deref(), obj.clone()) {
             Err(e) if e.code == 409 => self.get(res, ns.as_deref(), name_of(&obj)),
             other => other,
@@ -565,7 +675,9 @@ pub fn suffix_from(mut x: u64, len: usize) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut out = String::with_capacity(len);
     for _ in 0..len {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         out.push(ALPHABET[((x >> 33) % ALPHABET.len() as u64) as usize] as char);
     }
     out
@@ -577,7 +689,8 @@ mod tests {
 
     fn store_with_ns() -> Store {
         let s = Store::new();
-        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "apps"}})).unwrap();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "apps"}}))
+            .unwrap();
         s
     }
 
@@ -592,32 +705,53 @@ mod tests {
     #[test]
     fn create_stamps_metadata_and_defaults() {
         let s = store_with_ns();
-        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        let d = s
+            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
+            .unwrap();
         assert_eq!(d["metadata"]["generation"], 1);
         assert_eq!(d["metadata"]["namespace"], "apps");
         assert!(d["metadata"]["uid"].as_str().unwrap().len() == 36);
         assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
         assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
-        let err = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap_err();
+        let err = s
+            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
+            .unwrap_err();
         assert_eq!(err.code, 409);
-        let err = s.create(*ids::DEPLOYMENTS, Some("nope"), deploy("web", 2)).unwrap_err();
+        let err = s
+            .create(*ids::DEPLOYMENTS, Some("nope"), deploy("web", 2))
+            .unwrap_err();
         assert_eq!(err.code, 404);
     }
 
     #[test]
     fn generation_bumps_only_on_spec_change_and_status_is_kept() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
-        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| o["status"] = json!({"replicas": 2}));
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
+            .unwrap();
+        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
+            o["status"] = json!({"replicas": 2})
+        });
         let (d, created) = s
-            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Merge,
-                &json!({"metadata": {"labels": {"x": "y"}}}), Part::Main)
+            .patch(
+                *ids::DEPLOYMENTS,
+                Some("apps"),
+                "web",
+                PatchKind::Merge,
+                &json!({"metadata": {"labels": {"x": "y"}}}),
+                Part::Main,
+            )
             .unwrap();
         assert!(!created);
         assert_eq!(d["metadata"]["generation"], 1);
         let (d, _) = s
-            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Apply,
-                &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}), Part::Main)
+            .patch(
+                *ids::DEPLOYMENTS,
+                Some("apps"),
+                "web",
+                PatchKind::Apply,
+                &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}),
+                Part::Main,
+            )
             .unwrap();
         assert_eq!(d["metadata"]["generation"], 2);
         assert_eq!(d["status"]["replicas"], 2, "main writes never touch status");
@@ -626,21 +760,34 @@ mod tests {
     #[test]
     fn put_with_stale_rv_conflicts() {
         let s = store_with_ns();
-        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        let d = s
+            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
+            .unwrap();
         let mut stale = (*d).clone();
-        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| o["metadata"]["labels"]["z"] = json!("1"));
+        s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
+            o["metadata"]["labels"]["z"] = json!("1")
+        });
         stale["spec"]["replicas"] = json!(5);
-        let err = s.replace(*ids::DEPLOYMENTS, Some("apps"), "web", stale, Part::Main).unwrap_err();
+        let err = s
+            .replace(*ids::DEPLOYMENTS, Some("apps"), "web", stale, Part::Main)
+            .unwrap_err();
         assert_eq!(err.code, 409);
     }
 
     #[test]
     fn immutable_selector_is_invalid() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2)).unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
+            .unwrap();
         let err = s
-            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Merge,
-                &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}), Part::Main)
+            .patch(
+                *ids::DEPLOYMENTS,
+                Some("apps"),
+                "web",
+                PatchKind::Merge,
+                &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
+                Part::Main,
+            )
             .unwrap_err();
         assert_eq!(err.code, 422);
     }
@@ -649,7 +796,14 @@ mod tests {
     fn apply_creates_when_absent() {
         let s = store_with_ns();
         let (d, created) = s
-            .patch(*ids::DEPLOYMENTS, Some("apps"), "web", PatchKind::Apply, &deploy("web", 1), Part::Main)
+            .patch(
+                *ids::DEPLOYMENTS,
+                Some("apps"),
+                "web",
+                PatchKind::Apply,
+                &deploy("web", 1),
+                Part::Main,
+            )
             .unwrap();
         assert!(created);
         assert_eq!(d["metadata"]["name"], "web");
@@ -658,10 +812,19 @@ mod tests {
     #[test]
     fn watch_resumes_strictly_after_rv_and_gone_when_too_old() {
         let s = store_with_ns();
-        let a = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1)).unwrap();
-        let rv_a: u64 = a["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("b", 1)).unwrap();
-        let sub = s.subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None).unwrap();
+        let a = s
+            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
+            .unwrap();
+        let rv_a: u64 = a["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("b", 1))
+            .unwrap();
+        let sub = s
+            .subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None)
+            .unwrap();
         assert_eq!(sub.backlog.len(), 1);
         assert_eq!(name_of(&sub.backlog[0].object), "b");
         assert!(s.subscribe(*ids::DEPLOYMENTS, None, Some(1), None).is_err());
@@ -670,7 +833,9 @@ mod tests {
     #[test]
     fn delete_cascades_through_owner_references() {
         let s = store_with_ns();
-        let d = s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 1)).unwrap();
+        let d = s
+            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 1))
+            .unwrap();
         let rs = json!({"metadata": {"name": "web-1", "ownerReferences": [{"uid": d["metadata"]["uid"], "kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}]},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}});
         let rs = s.create(*ids::REPLICASETS, Some("apps"), rs).unwrap();
@@ -684,9 +849,12 @@ mod tests {
     #[test]
     fn list_filters_by_namespace() {
         let s = store_with_ns();
-        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "other"}})).unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1)).unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("other"), deploy("b", 1)).unwrap();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "other"}}))
+            .unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
+            .unwrap();
+        s.create(*ids::DEPLOYMENTS, Some("other"), deploy("b", 1))
+            .unwrap();
         let (items, _) = s.list(*ids::DEPLOYMENTS, Some("apps"), |_| true);
         assert_eq!(items.len(), 1);
         let (items, _) = s.list(*ids::DEPLOYMENTS, None, |_| true);

@@ -20,7 +20,9 @@ fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
 
 /// `5s`, `3m12s`, `2h`, `4d` as kubectl prints ages.
 pub fn age(created: &str, now: jiff::Timestamp) -> String {
-    let Ok(t) = created.parse::<jiff::Timestamp>() else { return "<unknown>".into() };
+    let Ok(t) = created.parse::<jiff::Timestamp>() else {
+        return "<unknown>".into();
+    };
     let secs = (now.as_second() - t.as_second()).max(0);
     match secs {
         s if s < 120 => format!("{s}s"),
@@ -36,15 +38,19 @@ fn pod_status(pod: &Value) -> String {
     if pod.pointer("/metadata/deletionTimestamp").is_some() {
         return "Terminating".into();
     }
-    let statuses = pod.pointer("/status/containerStatuses").and_then(Value::as_array);
+    let statuses = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array);
     for c in statuses.into_iter().flatten() {
         if let Some(r) = c.pointer("/state/waiting/reason").and_then(Value::as_str) {
             return r.into();
         }
-        if let Some(r) = c.pointer("/state/terminated/reason").and_then(Value::as_str) {
-            if s(pod, "/status/phase") != "Succeeded" || r != "Completed" {
-                return r.into();
-            }
+        if let Some(r) = c
+            .pointer("/state/terminated/reason")
+            .and_then(Value::as_str)
+            && (s(pod, "/status/phase") != "Succeeded" || r != "Completed")
+        {
+            return r.into();
         }
     }
     match s(pod, "/status/phase") {
@@ -56,13 +62,51 @@ fn pod_status(pod: &Value) -> String {
 
 fn columns(kind: &str) -> Vec<(&'static str, &'static str)> {
     match kind {
-        "Pod" => vec![("Name", "name"), ("Ready", ""), ("Status", ""), ("Restarts", ""), ("Age", ""), ("Node", "")],
-        "Deployment" => vec![("Name", "name"), ("Ready", ""), ("Up-to-date", ""), ("Available", ""), ("Age", "")],
+        "Pod" => vec![
+            ("Name", "name"),
+            ("Ready", ""),
+            ("Status", ""),
+            ("Restarts", ""),
+            ("Age", ""),
+            ("Node", ""),
+        ],
+        "Deployment" => vec![
+            ("Name", "name"),
+            ("Ready", ""),
+            ("Up-to-date", ""),
+            ("Available", ""),
+            ("Age", ""),
+        ],
         "StatefulSet" => vec![("Name", "name"), ("Ready", ""), ("Age", "")],
-        "DaemonSet" => vec![("Name", "name"), ("Desired", ""), ("Current", ""), ("Ready", ""), ("Up-to-date", ""), ("Available", ""), ("Age", "")],
-        "ReplicaSet" => vec![("Name", "name"), ("Desired", ""), ("Current", ""), ("Ready", ""), ("Age", "")],
-        "Job" => vec![("Name", "name"), ("Status", ""), ("Completions", ""), ("Age", "")],
-        "Event" => vec![("Last Seen", ""), ("Type", ""), ("Reason", ""), ("Object", ""), ("Message", "")],
+        "DaemonSet" => vec![
+            ("Name", "name"),
+            ("Desired", ""),
+            ("Current", ""),
+            ("Ready", ""),
+            ("Up-to-date", ""),
+            ("Available", ""),
+            ("Age", ""),
+        ],
+        "ReplicaSet" => vec![
+            ("Name", "name"),
+            ("Desired", ""),
+            ("Current", ""),
+            ("Ready", ""),
+            ("Age", ""),
+        ],
+        "Job" => vec![
+            ("Name", "name"),
+            ("Status", ""),
+            ("Completions", ""),
+            ("Age", ""),
+        ],
+        "Event" => vec![
+            ("Last Seen", ""),
+            ("Type", ""),
+            ("Reason", ""),
+            ("Object", ""),
+            ("Message", ""),
+        ],
         _ => vec![("Name", "name"), ("Age", "")],
     }
 }
@@ -72,22 +116,53 @@ fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
     let age_cell = json!(age(s(o, "/metadata/creationTimestamp"), now));
     match kind {
         "Pod" => {
-            let statuses = o.pointer("/status/containerStatuses").and_then(Value::as_array).cloned().unwrap_or_default();
-            let total = o.pointer("/spec/containers").and_then(Value::as_array).map_or(0, Vec::len);
-            let ready = statuses.iter().filter(|c| c["ready"].as_bool() == Some(true)).count();
-            let restarts: i64 = statuses.iter().map(|c| c["restartCount"].as_i64().unwrap_or(0)).sum();
+            let statuses = o
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let total = o
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let ready = statuses
+                .iter()
+                .filter(|c| c["ready"].as_bool() == Some(true))
+                .count();
+            let restarts: i64 = statuses
+                .iter()
+                .map(|c| c["restartCount"].as_i64().unwrap_or(0))
+                .sum();
             let node = s(o, "/spec/nodeName");
-            vec![name, json!(format!("{ready}/{total}")), json!(pod_status(o)), json!(restarts), age_cell,
-                 json!(if node.is_empty() { "<none>" } else { node })]
+            vec![
+                name,
+                json!(format!("{ready}/{total}")),
+                json!(pod_status(o)),
+                json!(restarts),
+                age_cell,
+                json!(if node.is_empty() { "<none>" } else { node }),
+            ]
         }
         "Deployment" => vec![
             name,
-            json!(format!("{}/{}", i(o, "/status/readyReplicas"), i(o, "/spec/replicas"))),
+            json!(format!(
+                "{}/{}",
+                i(o, "/status/readyReplicas"),
+                i(o, "/spec/replicas")
+            )),
             json!(i(o, "/status/updatedReplicas")),
             json!(i(o, "/status/availableReplicas")),
             age_cell,
         ],
-        "StatefulSet" => vec![name, json!(format!("{}/{}", i(o, "/status/readyReplicas"), i(o, "/spec/replicas"))), age_cell],
+        "StatefulSet" => vec![
+            name,
+            json!(format!(
+                "{}/{}",
+                i(o, "/status/readyReplicas"),
+                i(o, "/spec/replicas")
+            )),
+            age_cell,
+        ],
         "DaemonSet" => vec![
             name,
             json!(i(o, "/status/desiredNumberScheduled")),
@@ -97,18 +172,51 @@ fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
             json!(i(o, "/status/numberAvailable")),
             age_cell,
         ],
-        "ReplicaSet" => vec![name, json!(i(o, "/spec/replicas")), json!(i(o, "/status/replicas")), json!(i(o, "/status/readyReplicas")), age_cell],
+        "ReplicaSet" => vec![
+            name,
+            json!(i(o, "/spec/replicas")),
+            json!(i(o, "/status/replicas")),
+            json!(i(o, "/status/readyReplicas")),
+            age_cell,
+        ],
         "Job" => {
-            let conds = o.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
-            let has = |t: &str| conds.iter().any(|c| c["type"] == t && c["status"] == "True");
-            let status = if has("Complete") { "Complete" } else if has("Failed") { "Failed" } else { "Running" };
-            vec![name, json!(status), json!(format!("{}/{}", i(o, "/status/succeeded"), i(o, "/spec/completions").max(1))), age_cell]
+            let conds = o
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let has = |t: &str| {
+                conds
+                    .iter()
+                    .any(|c| c["type"] == t && c["status"] == "True")
+            };
+            let status = if has("Complete") {
+                "Complete"
+            } else if has("Failed") {
+                "Failed"
+            } else {
+                "Running"
+            };
+            vec![
+                name,
+                json!(status),
+                json!(format!(
+                    "{}/{}",
+                    i(o, "/status/succeeded"),
+                    i(o, "/spec/completions").max(1)
+                )),
+                age_cell,
+            ]
         }
         "Event" => vec![
             json!(age(s(o, "/lastTimestamp"), now)),
             json!(s(o, "/type")),
             json!(s(o, "/reason")),
-            json!(format!("{}/{}", s(o, "/involvedObject/kind").to_lowercase(), s(o, "/involvedObject/name"))),
+            json!(format!(
+                "{}/{}",
+                s(o, "/involvedObject/kind").to_lowercase(),
+                s(o, "/involvedObject/name")
+            )),
             json!(s(o, "/message")),
         ],
         _ => vec![name, age_cell],
@@ -142,7 +250,10 @@ mod tests {
     fn pod_status_prefers_waiting_reasons() {
         let pod = json!({"status": {"phase": "Running", "containerStatuses": [{"state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
         assert_eq!(pod_status(&pod), "CrashLoopBackOff");
-        assert_eq!(pod_status(&json!({"status": {"phase": "Succeeded"}})), "Completed");
+        assert_eq!(
+            pod_status(&json!({"status": {"phase": "Succeeded"}})),
+            "Completed"
+        );
         assert_eq!(pod_status(&json!({})), "Pending");
     }
 
@@ -157,7 +268,9 @@ mod tests {
 
     #[test]
     fn accept_header() {
-        assert!(wanted("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+        assert!(wanted(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+        ));
         assert!(!wanted("application/json"));
     }
 }

@@ -68,12 +68,20 @@ pub fn on_update(kind: &str, old: &Value, new: &Value) -> Result<(), String> {
         }
         _ => {}
     }
-    if causes.is_empty() { Ok(()) } else { Err(causes.join("; ")) }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(causes.join("; "))
+    }
 }
 
 fn compact(v: Option<&Value>) -> String {
     let s = v.map(|v| v.to_string()).unwrap_or_else(|| "null".into());
-    if s.len() > 200 { format!("{}…", &s[..s.floor_char_boundary(200)]) } else { s }
+    if s.len() > 200 {
+        format!("{}…", &s[..s.floor_char_boundary(200)])
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
@@ -89,7 +97,8 @@ mod tests {
         new["spec"]["template"] = json!({"a": 2});
         new["spec"]["replicas"] = json!(3);
         assert!(on_update("StatefulSet", &old, &new).is_ok());
-        new["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
+        new["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] =
+            json!("2Gi");
         let err = on_update("StatefulSet", &old, &new).unwrap_err();
         assert!(err.contains("Forbidden"), "{err}");
         let mut renamed = old.clone();
@@ -102,9 +111,17 @@ mod tests {
         let old = json!({"spec": {"selector": {"a": 1}, "template": {"x": 1}}});
         let mut new = old.clone();
         new["spec"]["template"] = json!({"x": 2});
-        assert!(on_update("Job", &old, &new).unwrap_err().contains("spec.template"));
+        assert!(
+            on_update("Job", &old, &new)
+                .unwrap_err()
+                .contains("spec.template")
+        );
         assert!(on_update("Deployment", &old, &new).is_ok());
         new["spec"]["selector"] = json!({"a": 2});
-        assert!(on_update("Deployment", &old, &new).unwrap_err().contains("spec.selector"));
+        assert!(
+            on_update("Deployment", &old, &new)
+                .unwrap_err()
+                .contains("spec.selector")
+        );
     }
 }

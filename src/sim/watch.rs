@@ -39,7 +39,10 @@ fn bookmark(res: ResourceId, rv: u64, initial_end: bool) -> Bytes {
     if initial_end {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
-    event_line("BOOKMARK", &json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta}))
+    event_line(
+        "BOOKMARK",
+        &json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta}),
+    )
 }
 
 struct Filter {
@@ -67,7 +70,9 @@ impl Filter {
 
 fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     Response::builder()
         .status(200)
@@ -97,7 +102,12 @@ pub fn serve(
     if faults.take_gone() {
         return gone_response("simulated fault: too old resource version".into());
     }
-    let filter = Filter { res, namespace: namespace.map(String::from), labels, fields };
+    let filter = Filter {
+        res,
+        namespace: namespace.map(String::from),
+        labels,
+        fields,
+    };
     let send_initial = q.get("sendInitialEvents").is_some_and(|v| v == "true");
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|v| v == "true");
     let timeout = q
@@ -112,7 +122,8 @@ pub fn serve(
             Ok(n) => (Some(n), send_initial),
             Err(_) => {
                 let (tx, rx) = mpsc::channel(1);
-                let status = ApiError::bad_request(format!("invalid resource version {rv:?}")).to_status();
+                let status =
+                    ApiError::bad_request(format!("invalid resource version {rv:?}")).to_status();
                 let _ = tx.try_send(event_line("ERROR", &status));
                 return stream_response(rx);
             }
@@ -149,7 +160,8 @@ pub fn serve(
             }
         }
         let mut live = sub.live;
-        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+        let mut ticker =
+            tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
         loop {
             tokio::select! {
                 _ = tx.closed() => return,

@@ -19,7 +19,12 @@ fn all_green_lands_with_exit_0() {
     assert_eq!(run.report["verdict"]["outcome"], "landed");
     assert_eq!(run.step("init")["status"], "succeeded");
     assert_eq!(run.report["revision"], 1);
-    for (kind, name) in [("Deployment", "demo-api"), ("Deployment", "demo-web"), ("StatefulSet", "demo-db"), ("DaemonSet", "demo-agent")] {
+    for (kind, name) in [
+        ("Deployment", "demo-api"),
+        ("Deployment", "demo-web"),
+        ("StatefulSet", "demo-db"),
+        ("DaemonSet", "demo-agent"),
+    ] {
         assert_eq!(run.workload(kind, name)["ready"], true, "{kind}/{name}");
     }
     // The init Job's log lines were streamed.
@@ -30,23 +35,50 @@ fn all_green_lands_with_exit_0() {
 fn optional_pending_workload_on_the_deny_list_still_lands() {
     let sim = Sim::start("optional-pending");
     // Not annotated, denied by the flag instead.
-    let run = sim.deploy(&with_init(&["--timeout", "60s", "--set", "gpuClient.optional=false", "--optional", "Deployment/*-gpu-client"]));
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "60s",
+        "--set",
+        "gpuClient.optional=false",
+        "--optional",
+        "Deployment/*-gpu-client",
+    ]));
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let gpu = run.workload("Deployment", "demo-gpu-client");
     assert_eq!(gpu["optional"], true);
     assert_eq!(gpu["ready"], false);
-    assert!(gpu["optionalBecause"].as_str().unwrap().contains("--optional"), "{gpu}");
-    assert!(run.report["verdict"]["evidence"].to_string().contains("Unschedulable"), "{}", run.describe());
+    assert!(
+        gpu["optionalBecause"]
+            .as_str()
+            .unwrap()
+            .contains("--optional"),
+        "{gpu}"
+    );
+    assert!(
+        run.report["verdict"]["evidence"]
+            .to_string()
+            .contains("Unschedulable"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
 fn the_same_pending_workload_not_denied_fails_naming_it() {
     let sim = Sim::start("optional-pending");
-    let run = sim.deploy(&with_init(&["--timeout", "8s", "--set", "gpuClient.optional=false"]));
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "8s",
+        "--set",
+        "gpuClient.optional=false",
+    ]));
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert!(run.reason().contains("demo-gpu-client"), "{}", run.reason());
     assert!(run.reason().contains("Unschedulable"), "{}", run.reason());
-    assert_eq!(run.workload("Deployment", "demo-gpu-client")["optional"], false);
+    assert_eq!(
+        run.workload("Deployment", "demo-gpu-client")["optional"],
+        false
+    );
 }
 
 #[test]
@@ -57,16 +89,33 @@ fn init_job_failure_is_exit_3_live_init_incomplete() {
     assert_eq!(run.report["verdict"]["outcome"], "live-init-incomplete");
     assert_eq!(run.step("rollout")["status"], "succeeded");
     assert!(run.reason().contains("demo-init"), "{}", run.reason());
-    assert!(run.report["verdict"]["next"].as_str().unwrap().contains("--only init"));
+    assert!(
+        run.report["verdict"]["next"]
+            .as_str()
+            .unwrap()
+            .contains("--only init")
+    );
 }
 
 #[test]
 fn chart_rendering_no_init_job_lands_with_init_skipped() {
     let sim = Sim::start("all-green");
-    let run = sim.deploy(&["--init-toggle", "initJob.enabled", "--init-job", "demo-bootstrap", "--timeout", "60s"]);
+    let run = sim.deploy(&[
+        "--init-toggle",
+        "initJob.enabled",
+        "--init-job",
+        "demo-bootstrap",
+        "--timeout",
+        "60s",
+    ]);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(run.step("init")["status"], "skipped");
-    assert!(run.step("init")["reason"].as_str().unwrap().contains("renders no Job demo-bootstrap"));
+    assert!(
+        run.step("init")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("renders no Job demo-bootstrap")
+    );
 }
 
 #[test]
@@ -77,7 +126,12 @@ fn a_later_post_upgrade_hook_failure_is_exit_1_naming_it() {
     assert_eq!(run.step("upgrade")["status"], "failed");
     assert!(run.reason().contains("demo-seed"), "{}", run.reason());
     let hooks = run.report["hooks"].as_array().unwrap();
-    let phase = |n: &str| hooks.iter().find(|h| h["name"] == n).map(|h| h["phase"].as_str().unwrap().to_string());
+    let phase = |n: &str| {
+        hooks
+            .iter()
+            .find(|h| h["name"] == n)
+            .map(|h| h["phase"].as_str().unwrap().to_string())
+    };
     assert_eq!(phase("demo-seed").as_deref(), Some("Failed"));
     assert_eq!(phase("demo-migrate").as_deref(), Some("Succeeded"));
 }
@@ -89,7 +143,10 @@ fn immutable_field_upgrade_rejected_is_exit_1() {
     let run = sim.deploy(&["--timeout", "60s", "--set", "db.storage=5Gi"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert!(run.reason().contains("Forbidden"), "{}", run.reason());
-    assert_eq!(run.report["verdict"]["next"], "helm rollback demo 1 -n apps");
+    assert_eq!(
+        run.report["verdict"]["next"],
+        "helm rollback demo 1 -n apps"
+    );
 }
 
 /// Installs cleanly, then upgrades with a new image tag (generation 2) into the scenario's trap.
@@ -104,21 +161,36 @@ fn second_deploy(scenario: &str) -> crate::support::DeployRun {
 fn new_generation_never_observed_while_old_pods_stay_ready_is_exit_1() {
     let run = second_deploy("never-observed");
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("demo-web") && run.reason().contains("spec update to be observed"), "{}", run.reason());
+    assert!(
+        run.reason().contains("demo-web") && run.reason().contains("spec update to be observed"),
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]
 fn old_surge_pod_that_never_terminates_is_exit_1() {
     let run = second_deploy("surge-stuck");
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("demo-web") && run.reason().contains("old replicas are pending termination"), "{}", run.reason());
+    assert!(
+        run.reason().contains("demo-web")
+            && run
+                .reason()
+                .contains("old replicas are pending termination"),
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]
 fn statefulset_revision_never_converging_is_exit_1() {
     let run = second_deploy("sts-revision-stuck");
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("demo-db") && run.reason().contains("revision"), "{}", run.reason());
+    assert!(
+        run.reason().contains("demo-db") && run.reason().contains("revision"),
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]
@@ -126,9 +198,17 @@ fn progress_deadline_exceeded_fails_fast_well_before_the_timeout() {
     let sim = Sim::start("progress-deadline");
     let run = sim.deploy(&["--timeout", "300s"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("exceeded its progress deadline"), "{}", run.reason());
+    assert!(
+        run.reason().contains("exceeded its progress deadline"),
+        "{}",
+        run.reason()
+    );
     // The deadline is 5s; the budget 300s. A 10x margin either way.
-    assert!(run.elapsed < Duration::from_secs(120), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(120),
+        "took {:?}",
+        run.elapsed
+    );
 }
 
 #[test]
@@ -140,12 +220,20 @@ fn cluster_unreachable_is_exit_1_within_seconds() {
     drop(dead);
     let text = std::fs::read_to_string(&sim.kubeconfig).unwrap();
     let url = sim.url.clone();
-    std::fs::write(&sim.kubeconfig, text.replace(&url, &format!("http://127.0.0.1:{port}"))).unwrap();
+    std::fs::write(
+        &sim.kubeconfig,
+        text.replace(&url, &format!("http://127.0.0.1:{port}")),
+    )
+    .unwrap();
     let run = sim.deploy(&[]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert!(run.reason().contains("unreachable"), "{}", run.reason());
     assert_eq!(run.step("upgrade")["status"], "not-run");
-    assert!(run.elapsed < Duration::from_secs(60), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(60),
+        "took {:?}",
+        run.elapsed
+    );
 }
 
 #[test]
@@ -153,7 +241,11 @@ fn no_gating_workloads_fails_closed() {
     let sim = Sim::start("all-green");
     let run = sim.deploy(&["--timeout", "60s", "--optional", "*"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("no gating workloads"), "{}", run.reason());
+    assert!(
+        run.reason().contains("no gating workloads"),
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]
@@ -166,7 +258,10 @@ fn pending_upgrade_lock_is_exit_1_without_running_helm() {
     assert!(reason.contains("revision 3 is pending-upgrade"), "{reason}");
     assert!(reason.contains("last deployed revision 2"), "{reason}");
     assert!(reason.contains("helm rollback demo 2 -n apps"), "{reason}");
-    assert_eq!(run.report["helm"]["exited"], false, "helm upgrade must not run");
+    assert_eq!(
+        run.report["helm"]["exited"], false,
+        "helm upgrade must not run"
+    );
     let after = sim.get_json("/_sim/stats");
     assert_eq!(before["writes"], after["writes"], "nothing was written");
 }
@@ -177,7 +272,10 @@ fn dropped_watches_and_a_410_mid_rollout_still_land() {
     let run = sim.deploy(&with_init(&["--timeout", "60s"]));
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let stats = sim.get_json("/_sim/stats");
-    assert!(stats["byVerb"]["WATCH"].as_u64().unwrap() > 8, "the faults forced re-watches: {stats}");
+    assert!(
+        stats["byVerb"]["WATCH"].as_u64().unwrap() > 8,
+        "the faults forced re-watches: {stats}"
+    );
 }
 
 #[test]
@@ -185,26 +283,45 @@ fn sigterm_during_helm_exits_1_and_leaves_the_release_failed_not_pending() {
     // A migration hook that takes a while, so helm is mid-upgrade when the signal comes.
     let dir = tempfile::tempdir().unwrap();
     let slow = dir.path().join("slow.yaml");
-    std::fs::write(&slow, "namespaces: [apps]\njobs:\n  - {match: '*-migrate', after: 60s}\n").unwrap();
+    std::fs::write(
+        &slow,
+        "namespaces: [apps]\njobs:\n  - {match: '*-migrate', after: 60s}\n",
+    )
+    .unwrap();
     let sim = Sim::start(slow.to_str().unwrap());
     let report = sim.home().join("cancel.json");
     let chart = crate::support::chart();
     let started = Instant::now();
     let child = sim
-        .helmdeck_command(&["deploy", "demo", chart.to_str().unwrap(), "-n", "apps", "--headless", "--report", report.to_str().unwrap()])
+        .helmdeck_command(&[
+            "deploy",
+            "demo",
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+            "--headless",
+            "--report",
+            report.to_str().unwrap(),
+        ])
         .spawn()
         .unwrap();
     // Wait until helm has stored the pending revision (the hook runs after that).
-    sim.wait_for("a pending-install release record", Duration::from_secs(30), |s| {
-        s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm").contains("pending-install")
-    });
+    sim.wait_for(
+        "a pending-install release record",
+        Duration::from_secs(30),
+        |s| {
+            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
+                .contains("pending-install")
+        },
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
     let run = crate::support::finish(out, &report, started);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert_eq!(run.reason(), "cancelled", "{}", run.describe());
     let history = sim.helm(&["history", "demo", "-n", "apps", "-o", "json"]);
-    let history: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap_or_else(|_| panic!("{}", text(&history)));
+    let history: serde_json::Value =
+        serde_json::from_slice(&history.stdout).unwrap_or_else(|_| panic!("{}", text(&history)));
     assert_eq!(history[0]["status"], "failed", "{history}");
 }
 
@@ -225,7 +342,11 @@ fn only_rollout_diagnoses_a_stuck_rollout_someone_else_started() {
     assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
     let run = sim.deploy(&["--only", "rollout", "--timeout", "6s"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("demo-web") && run.reason().contains("CrashLoopBackOff"), "{}", run.reason());
+    assert!(
+        run.reason().contains("demo-web") && run.reason().contains("CrashLoopBackOff"),
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]
@@ -236,19 +357,39 @@ fn only_init_reruns_the_init_job_against_the_live_release() {
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(run.step("upgrade")["status"], "skipped");
     assert_eq!(run.step("init")["status"], "succeeded");
-    assert!(run.stdout.contains("deleted the previous Job demo-init"), "{}", run.describe());
+    assert!(
+        run.stdout.contains("deleted the previous Job demo-init"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
 fn dry_run_writes_nothing() {
     let sim = Sim::start("all-green");
     let before = sim.get_json("/_sim/stats");
-    let run = sim.deploy(&with_init(&["--dry-run", "--set", "api.secretToken=hunter2"]));
+    let run = sim.deploy(&with_init(&[
+        "--dry-run",
+        "--set",
+        "api.secretToken=hunter2",
+    ]));
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let after = sim.get_json("/_sim/stats");
-    assert_eq!(before["writes"], after["writes"], "a dry run wrote to the cluster: {after}");
-    assert!(run.stdout.contains("would run: helm upgrade --install demo"), "{}", run.describe());
-    assert!(run.stdout.contains("api.secretToken=***"), "{}", run.describe());
+    assert_eq!(
+        before["writes"], after["writes"],
+        "a dry run wrote to the cluster: {after}"
+    );
+    assert!(
+        run.stdout
+            .contains("would run: helm upgrade --install demo"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout.contains("api.secretToken=***"),
+        "{}",
+        run.describe()
+    );
     assert!(!run.stdout.contains("hunter2") && !run.report.to_string().contains("hunter2"));
 }
 
@@ -264,5 +405,9 @@ fn usage_errors_exit_2_before_touching_the_cluster() {
         let run = sim.deploy(&args);
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.describe());
     }
-    assert_eq!(sim.get_json("/_sim/stats")["requests"], 1, "only the stats request itself");
+    assert_eq!(
+        sim.get_json("/_sim/stats")["requests"],
+        1,
+        "only the stats request itself"
+    );
 }

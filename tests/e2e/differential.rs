@@ -18,14 +18,34 @@ enum Kubectl {
 }
 
 fn kubectl_verdict(sim: &Sim, kind: &str, name: &str) -> (Kubectl, String) {
-    let out = sim.kubectl(&["rollout", "status", &format!("{kind}/{name}"), "-n", "apps", "--watch=false"]);
+    let out = sim.kubectl(&[
+        "rollout",
+        "status",
+        &format!("{kind}/{name}"),
+        "-n",
+        "apps",
+        "--watch=false",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     if !out.status.success() {
         return (Kubectl::Error, stderr);
     }
-    let done = ["successfully rolled out", "roll out complete", "rolling update complete"].iter().any(|m| stdout.contains(m));
-    (if done { Kubectl::Done } else { Kubectl::Waiting }, stdout)
+    let done = [
+        "successfully rolled out",
+        "roll out complete",
+        "rolling update complete",
+    ]
+    .iter()
+    .any(|m| stdout.contains(m));
+    (
+        if done {
+            Kubectl::Done
+        } else {
+            Kubectl::Waiting
+        },
+        stdout,
+    )
 }
 
 fn get(sim: &Sim, kind: &str, name: &str) -> Value {
@@ -46,7 +66,11 @@ fn helmdeck_verdict(kind: &str, obj: &Value) -> Progress {
 /// 0 whose revisions differ.
 fn revision_rule_applies(kind: &str, obj: &Value) -> bool {
     kind == "statefulset"
-        && obj.pointer("/spec/updateStrategy/rollingUpdate/partition").and_then(Value::as_i64).unwrap_or(0) == 0
+        && obj
+            .pointer("/spec/updateStrategy/rollingUpdate/partition")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            == 0
         && obj.pointer("/status/currentRevision") != obj.pointer("/status/updateRevision")
 }
 
@@ -64,11 +88,16 @@ fn compare(sim: &Sim, kind: &str, name: &str, seen: &mut Vec<String>) -> bool {
     }
     let ours = helmdeck_verdict(kind, &before);
     let agree = match (&ours, &kubectl) {
-        (Progress::Done, Kubectl::Done) | (Progress::Waiting, Kubectl::Waiting) | (Progress::Failed, Kubectl::Error) => true,
+        (Progress::Done, Kubectl::Done)
+        | (Progress::Waiting, Kubectl::Waiting)
+        | (Progress::Failed, Kubectl::Error) => true,
         (Progress::Waiting, Kubectl::Done) => revision_rule_applies(kind, &before),
         _ => false,
     };
-    assert!(agree, "{kind}/{name}: helmdeck {ours:?}, kubectl {kubectl:?} ({said})\nobject: {before}");
+    assert!(
+        agree,
+        "{kind}/{name}: helmdeck {ours:?}, kubectl {kubectl:?} ({said})\nobject: {before}"
+    );
     seen.push(format!("{kind}/{name}:{ours:?}"));
     true
 }
@@ -86,10 +115,25 @@ fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
     let sim = Sim::start(scenario);
     let mut seen = Vec::new();
     let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
-    assert!(out.status.success() || !upgrade, "install: {}", crate::support::text(&out));
+    assert!(
+        out.status.success() || !upgrade,
+        "install: {}",
+        crate::support::text(&out)
+    );
     if upgrade {
-        let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false", "--set", "image.tag=1.4.3"]);
-        assert!(out.status.success(), "upgrade: {}", crate::support::text(&out));
+        let out = sim.install_demo(&[
+            "--timeout",
+            "60s",
+            "--set",
+            "initJob.enabled=false",
+            "--set",
+            "image.tag=1.4.3",
+        ]);
+        assert!(
+            out.status.success(),
+            "upgrade: {}",
+            crate::support::text(&out)
+        );
     }
     // Sample through the rollout: early, mid, late.
     for _ in 0..4 {
@@ -108,7 +152,15 @@ fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
 #[test]
 fn readiness_agrees_with_kubectl_rollout_status_on_first_installs() {
     let mut all = Vec::new();
-    for scenario in ["all-green", "optional-pending", "crashloop", "image-pull", "oom", "readiness-never", "progress-deadline"] {
+    for scenario in [
+        "all-green",
+        "optional-pending",
+        "crashloop",
+        "image-pull",
+        "oom",
+        "readiness-never",
+        "progress-deadline",
+    ] {
         all.extend(sample_scenario(scenario, false));
     }
     // The samples must cover both outcomes, or the test proves little.
@@ -120,9 +172,22 @@ fn readiness_agrees_with_kubectl_rollout_status_on_first_installs() {
 #[test]
 fn readiness_agrees_with_kubectl_rollout_status_on_upgrades() {
     let mut all = Vec::new();
-    for scenario in ["never-observed", "surge-stuck", "sts-revision-stuck", "all-green"] {
+    for scenario in [
+        "never-observed",
+        "surge-stuck",
+        "sts-revision-stuck",
+        "all-green",
+    ] {
         all.extend(sample_scenario(scenario, true));
     }
-    assert!(all.iter().any(|s| s.starts_with("statefulset/demo-db:Waiting")), "{all:?}");
-    assert!(all.iter().any(|s| s.starts_with("deployment/demo-web:Waiting")), "{all:?}");
+    assert!(
+        all.iter()
+            .any(|s| s.starts_with("statefulset/demo-db:Waiting")),
+        "{all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|s| s.starts_with("deployment/demo-web:Waiting")),
+        "{all:?}"
+    );
 }

@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Config};
 
-use helmdeck::sim::run;
 use helmdeck::sim::Scenario;
+use helmdeck::sim::run;
 
 async fn client(url: &str) -> Client {
     let mut config = Config::new(url.parse().unwrap());
@@ -21,7 +21,10 @@ async fn client(url: &str) -> Client {
 
 fn cm(name: &str, value: &str) -> ConfigMap {
     ConfigMap {
-        metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() },
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
         data: Some(BTreeMap::from([("v".to_string(), value.to_string())])),
         ..Default::default()
     }
@@ -36,7 +39,9 @@ async fn watcher_converges(scenario: &str) -> (u64, u64) {
 /// As [`watcher_converges`], also returning how many watch requests the simulator served.
 async fn watcher_converges_with(scenario: &str) -> ((u64, u64), u64) {
     let scenario = Scenario::parse(scenario, "test").unwrap();
-    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
     let client = client(&sim.url()).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "apps");
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
@@ -51,17 +56,23 @@ async fn watcher_converges_with(scenario: &str) -> ((u64, u64), u64) {
                 match api.get_opt(&name).await.unwrap() {
                     Some(mut c) => {
                         c.data = cm(&name, &i.to_string()).data;
-                        api.replace(&name, &PostParams::default(), &c).await.unwrap();
+                        api.replace(&name, &PostParams::default(), &c)
+                            .await
+                            .unwrap();
                     }
                     None => {
-                        api.create(&PostParams::default(), &cm(&name, &i.to_string())).await.unwrap();
+                        api.create(&PostParams::default(), &cm(&name, &i.to_string()))
+                            .await
+                            .unwrap();
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(60)).await;
             }
         })
     };
-    let want: BTreeMap<String, String> = (20..30).map(|i| (format!("cm-{}", i % 10), i.to_string())).collect();
+    let want: BTreeMap<String, String> = (20..30)
+        .map(|i| (format!("cm-{}", i % 10), i.to_string()))
+        .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while seen != want {
         let next = tokio::time::timeout_at(deadline, stream.try_next()).await;
@@ -80,7 +91,12 @@ async fn watcher_converges_with(scenario: &str) -> ((u64, u64), u64) {
                 }
                 Event::InitApply(c) | Event::Apply(c) => {
                     let name = c.metadata.name.clone().unwrap();
-                    let v = c.data.as_ref().and_then(|d| d.get("v")).cloned().unwrap_or_default();
+                    let v = c
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("v"))
+                        .cloned()
+                        .unwrap_or_default();
                     seen.insert(name, v);
                 }
                 Event::Delete(c) => {
@@ -91,8 +107,11 @@ async fn watcher_converges_with(scenario: &str) -> ((u64, u64), u64) {
         }
     }
     writer.await.unwrap();
-    let _ = stream.next();
-    let watches = sim.server.stats.watches.load(std::sync::atomic::Ordering::Relaxed);
+    let watches = sim
+        .server
+        .stats
+        .watches
+        .load(std::sync::atomic::Ordering::Relaxed);
     ((inits, restarts), watches)
 }
 
@@ -109,7 +128,10 @@ async fn watcher_resumes_after_dropped_watches_without_relisting() {
     )
     .await;
     assert_eq!(inits, 1, "a dropped watch resumes from its rv; no relist");
-    assert!(watches >= 3, "two drops mean at least three watch requests, saw {watches}");
+    assert!(
+        watches >= 3,
+        "two drops mean at least three watch requests, saw {watches}"
+    );
 }
 
 #[tokio::test]
@@ -119,5 +141,8 @@ async fn watcher_relists_after_410() {
     )
     .await;
     // The re-watch after the drop gets the 410, which forces a relist: a second Init.
-    assert!(inits >= 2, "expected a relist after the 410, saw {inits} inits");
+    assert!(
+        inits >= 2,
+        "expected a relist after the 410, saw {inits} inits"
+    );
 }

@@ -40,7 +40,14 @@ impl Sim {
         let dir = tempfile::tempdir().expect("temp dir");
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_helmdeck"))
-            .args(["sim", "--scenario", scenario, "--listen", "127.0.0.1:0", "--kubeconfig-out"])
+            .args([
+                "sim",
+                "--scenario",
+                scenario,
+                "--listen",
+                "127.0.0.1:0",
+                "--kubeconfig-out",
+            ])
             .arg(&kubeconfig)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -48,13 +55,20 @@ impl Sim {
             .expect("spawn helmdeck sim");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read ready line");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read ready line");
         let url = line
             .strip_prefix("ready ")
             .and_then(|r| r.split_whitespace().next())
             .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
             .to_string();
-        Sim { child, url, dir, kubeconfig }
+        Sim {
+            child,
+            url,
+            dir,
+            kubeconfig,
+        }
     }
 
     pub fn home(&self) -> &Path {
@@ -88,7 +102,14 @@ impl Sim {
     /// `helm upgrade --install demo <chart> -n apps` plus extra args.
     pub fn install_demo(&self, extra: &[&str]) -> Output {
         let chart = chart();
-        let mut args = vec!["upgrade", "--install", "demo", chart.to_str().unwrap(), "-n", "apps"];
+        let mut args = vec![
+            "upgrade",
+            "--install",
+            "demo",
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+        ];
         args.extend_from_slice(extra);
         self.helm(&args)
     }
@@ -102,7 +123,11 @@ impl Sim {
     pub fn get(&self, path: &str) -> String {
         let host = self.url.trim_start_matches("http://");
         let mut stream = TcpStream::connect(host).expect("connect to sim");
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let (_, body) = response.split_once("\r\n\r\n").expect("HTTP response");
@@ -186,12 +211,20 @@ impl DeployRun {
     }
 
     pub fn describe(&self) -> String {
-        format!("exit {:?} after {:?}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.elapsed, self.stdout, self.stderr)
+        format!(
+            "exit {:?} after {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.elapsed, self.stdout, self.stderr
+        )
     }
 }
 
 /// The demo deploy's usual flags: release `demo`, namespace `apps`, init step configured.
-pub const DEMO_INIT: [&str; 4] = ["--init-toggle", "initJob.enabled", "--init-job", "demo-init"];
+pub const DEMO_INIT: [&str; 4] = [
+    "--init-toggle",
+    "initJob.enabled",
+    "--init-job",
+    "demo-init",
+];
 
 impl Sim {
     pub fn helmdeck_command(&self, args: &[&str]) -> Command {
@@ -213,10 +246,21 @@ impl Sim {
 
     /// `helmdeck deploy demo <chart> -n apps --headless --report … <extra>`.
     pub fn deploy(&self, extra: &[&str]) -> DeployRun {
-        let report = self.home().join(format!("report-{}.json", std::process::id()));
+        let report = self
+            .home()
+            .join(format!("report-{}.json", std::process::id()));
         let _ = std::fs::remove_file(&report);
         let chart = chart();
-        let mut args = vec!["deploy", "demo", chart.to_str().unwrap(), "-n", "apps", "--headless", "--report", report.to_str().unwrap()];
+        let mut args = vec![
+            "deploy",
+            "demo",
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+            "--headless",
+            "--report",
+            report.to_str().unwrap(),
+        ];
         args.extend_from_slice(extra);
         let started = Instant::now();
         let out = self.helmdeck_command(&args).output().expect("run helmdeck");
@@ -225,7 +269,10 @@ impl Sim {
 }
 
 pub fn finish(out: Output, report: &Path, started: Instant) -> DeployRun {
-    let report = std::fs::read_to_string(report).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(Value::Null);
+    let report = std::fs::read_to_string(report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
     DeployRun {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -8,15 +8,15 @@ use std::time::Duration;
 use futures::{AsyncBufReadExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
 use kube::api::{DeleteParams, LogParams, PostParams};
 use kube::runtime::watcher;
-use kube::Api;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, PodView, Step, StepOutcome};
 use crate::engine::steps::Ctx;
-use crate::cluster::watch::{self, Change, Collection};
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
@@ -27,7 +27,14 @@ const DELETE_POLL: Duration = Duration::from_millis(250);
 /// `helm template` arguments that render the chart as the upgrade did, with the toggle on.
 pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
     let plan = &ctx.plan;
-    let mut args = vec!["template".into(), plan.release.clone(), plan.chart.clone(), "-n".into(), ctx.namespace.clone(), "--is-upgrade".into()];
+    let mut args = vec![
+        "template".into(),
+        plan.release.clone(),
+        plan.chart.clone(),
+        "-n".into(),
+        ctx.namespace.clone(),
+        "--is-upgrade".into(),
+    ];
     args.extend(plan.value_args());
     args.push("--set".into());
     args.push(format!("{toggle}=true"));
@@ -36,10 +43,17 @@ pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
 
 /// Picks the Job named `name` from rendered YAML and makes it a plain object of the release:
 /// hook annotations off (helm does not own this run), the instance label on.
-pub fn pick_job(rendered: &str, name: &str, release: &str, namespace: &str) -> Result<Option<Value>, String> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(rendered).map_err(|e| format!("cannot parse helm template output: {e}"))?;
+pub fn pick_job(
+    rendered: &str,
+    name: &str,
+    release: &str,
+    namespace: &str,
+) -> Result<Option<Value>, String> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(rendered)
+        .map_err(|e| format!("cannot parse helm template output: {e}"))?;
     let Some(mut job) = docs.into_iter().find(|d| {
-        d.get("kind").and_then(Value::as_str) == Some("Job") && d.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
+        d.get("kind").and_then(Value::as_str) == Some("Job")
+            && d.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
     }) else {
         return Ok(None);
     };
@@ -51,9 +65,14 @@ pub fn pick_job(rendered: &str, name: &str, release: &str, namespace: &str) -> R
         ann.retain(|k, _| !k.starts_with("helm.sh/hook"));
     }
     meta.insert("namespace".into(), Value::String(namespace.into()));
-    let labels = meta.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+    let labels = meta
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Default::default()));
     if let Some(labels) = labels.as_object_mut() {
-        labels.insert("app.kubernetes.io/instance".into(), Value::String(release.into()));
+        labels.insert(
+            "app.kubernetes.io/instance".into(),
+            Value::String(release.into()),
+        );
     }
     Ok(Some(job))
 }
@@ -67,22 +86,34 @@ async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
     .map_err(|_| "helm template did not finish".to_string())?
     .map_err(|e| format!("running helm template: {e}"))?;
     if !out.status.success() {
-        return Err(format!("helm template failed: {}", text::plain_bytes(&out.stderr).trim()));
+        return Err(format!(
+            "helm template failed: {}",
+            text::plain_bytes(&out.stderr).trim()
+        ));
     }
     String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".to_string())
 }
 
 /// Deletes a Job of that name (with its pods) and waits until it is gone.
-async fn delete_stale(api: &Api<Job>, name: &str, ctx: &Ctx, deadline: tokio::time::Instant) -> Result<(), String> {
+async fn delete_stale(
+    api: &Api<Job>,
+    name: &str,
+    ctx: &Ctx,
+    deadline: tokio::time::Instant,
+) -> Result<(), String> {
     match api.delete(name, &DeleteParams::background()).await {
-        Ok(_) => ctx.emit.info(Step::Init, format!("deleted the previous Job {name}")),
+        Ok(_) => ctx
+            .emit
+            .info(Step::Init, format!("deleted the previous Job {name}")),
         Err(kube::Error::Api(e)) if e.code == 404 => return Ok(()),
         Err(e) => return Err(format!("cannot delete the previous Job {name}: {e}")),
     }
     loop {
         match api.get_opt(name).await {
             Ok(None) => return Ok(()),
-            Ok(Some(_)) if tokio::time::Instant::now() < deadline => tokio::time::sleep(DELETE_POLL).await,
+            Ok(Some(_)) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(DELETE_POLL).await
+            }
             Ok(Some(_)) => return Err(format!("the previous Job {name} is still there")),
             Err(e) => return Err(format!("cannot read Job {name}: {e}")),
         }
@@ -96,14 +127,28 @@ enum Msg {
 }
 
 /// Follows one container's log, sending each line as an event.
-fn follow_log(ctx: &Ctx, pods: Api<Pod>, pod: String, container: String, tx: mpsc::UnboundedSender<Msg>) -> tokio::task::JoinHandle<()> {
+fn follow_log(
+    ctx: &Ctx,
+    pods: Api<Pod>,
+    pod: String,
+    container: String,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> tokio::task::JoinHandle<()> {
     let emit = ctx.emit.clone();
     tokio::spawn(async move {
-        let params = LogParams { follow: true, container: Some(container.clone()), ..Default::default() };
+        let params = LogParams {
+            follow: true,
+            container: Some(container.clone()),
+            ..Default::default()
+        };
         if let Ok(stream) = pods.log_stream(&pod, &params).await {
             let mut lines = stream.lines();
             while let Ok(Some(line)) = lines.try_next().await {
-                emit.send(Event::Log { pod: text::plain(&pod), container: text::plain(&container), text: text::plain(&line) });
+                emit.send(Event::Log {
+                    pod: text::plain(&pod),
+                    container: text::plain(&container),
+                    text: text::plain(&line),
+                });
             }
         }
         let _ = tx.send(Msg::LogDone);
@@ -119,7 +164,11 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &Collection<Pod>) -
     let mut exits: Vec<String> = Vec::new();
     for pod in pods.items.values() {
         for cause in diagnosis::pod_causes(pod, &[]) {
-            exits.push(format!("pod {}: {}", text::plain(pod.metadata.name.as_deref().unwrap_or("")), text::plain(&cause.summary())));
+            exits.push(format!(
+                "pod {}: {}",
+                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+                text::plain(&cause.summary())
+            ));
         }
     }
     if !exits.is_empty() {
@@ -133,8 +182,14 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let step = Step::Init;
     let emit = &ctx.emit;
     emit.started(step);
-    let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone()) else {
-        return emit.ended(step, StepOutcome::Skipped { reason: "not configured (no --init-toggle/--init-job)".into() });
+    let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone())
+    else {
+        return emit.ended(
+            step,
+            StepOutcome::Skipped {
+                reason: "not configured (no --init-toggle/--init-job)".into(),
+            },
+        );
     };
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
     let rendered = match render(ctx, &toggle).await {
@@ -144,13 +199,25 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let job_obj = match pick_job(&rendered, &job_name, &ctx.plan.release, &ctx.namespace) {
         Ok(Some(j)) => j,
         Ok(None) => {
-            return emit.ended(step, StepOutcome::Skipped { reason: format!("the chart renders no Job {job_name} with {toggle}=true") });
+            return emit.ended(
+                step,
+                StepOutcome::Skipped {
+                    reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
+                },
+            );
         }
         Err(e) => return emit.ended(step, StepOutcome::Failed { reason: e }),
     };
     let job: Job = match serde_json::from_value(job_obj) {
         Ok(j) => j,
-        Err(e) => return emit.ended(step, StepOutcome::Failed { reason: format!("the rendered Job {job_name} is not a valid Job: {e}") }),
+        Err(e) => {
+            return emit.ended(
+                step,
+                StepOutcome::Failed {
+                    reason: format!("the rendered Job {job_name} is not a valid Job: {e}"),
+                },
+            );
+        }
     };
     let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), &ctx.namespace);
     let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), &ctx.namespace);
@@ -160,12 +227,27 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
     let mut tasks = vec![
-        watch::spawn(jobs.clone(), watcher::Config::default().fields(&format!("metadata.name={job_name}")), tx.clone(), |c| Msg::Job(Box::new(c))),
-        watch::spawn(pods.clone(), watcher::Config::default().labels(&format!("job-name={job_name}")), tx.clone(), |c| Msg::Pod(Box::new(c))),
+        watch::spawn(
+            jobs.clone(),
+            watcher::Config::default().fields(&format!("metadata.name={job_name}")),
+            tx.clone(),
+            |c| Msg::Job(Box::new(c)),
+        ),
+        watch::spawn(
+            pods.clone(),
+            watcher::Config::default().labels(&format!("job-name={job_name}")),
+            tx.clone(),
+            |c| Msg::Pod(Box::new(c)),
+        ),
     ];
     if let Err(e) = jobs.create(&PostParams::default(), &job).await {
         tasks.iter().for_each(|t| t.abort());
-        return emit.ended(step, StepOutcome::Failed { reason: format!("cannot create Job {job_name}: {e}") });
+        return emit.ended(
+            step,
+            StepOutcome::Failed {
+                reason: format!("cannot create Job {job_name}: {e}"),
+            },
+        );
     }
     emit.info(step, format!("created Job {job_name}"));
     let mut job_c: Collection<Job> = Collection::default();
@@ -180,7 +262,11 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
         {
             break done.clone();
         }
-        let drain_deadline = if finished.is_some() { tokio::time::Instant::now() + Duration::from_secs(3) } else { deadline };
+        let drain_deadline = if finished.is_some() {
+            tokio::time::Instant::now() + Duration::from_secs(3)
+        } else {
+            deadline
+        };
         tokio::select! {
             _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
             _ = tokio::time::sleep_until(drain_deadline) => {
@@ -246,13 +332,22 @@ mod tests {
     #[test]
     fn pick_job_strips_hook_annotations_and_labels_the_release() {
         let rendered = "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: demo-init\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: demo-init\n  annotations:\n    helm.sh/hook: post-install,post-upgrade\n    helm.sh/hook-weight: \"0\"\n    keep: me\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: init, image: x}]\n";
-        let job = pick_job(rendered, "demo-init", "demo", "apps").unwrap().unwrap();
+        let job = pick_job(rendered, "demo-init", "demo", "apps")
+            .unwrap()
+            .unwrap();
         assert_eq!(job["kind"], "Job");
         assert_eq!(job["metadata"]["namespace"], "apps");
-        assert_eq!(job["metadata"]["labels"]["app.kubernetes.io/instance"], "demo");
+        assert_eq!(
+            job["metadata"]["labels"]["app.kubernetes.io/instance"],
+            "demo"
+        );
         let ann = job["metadata"]["annotations"].as_object().unwrap();
         assert_eq!(ann.keys().collect::<Vec<_>>(), ["keep"]);
-        assert!(pick_job(rendered, "other", "demo", "apps").unwrap().is_none());
+        assert!(
+            pick_job(rendered, "other", "demo", "apps")
+                .unwrap()
+                .is_none()
+        );
         assert!(pick_job("a: [", "x", "r", "n").is_err());
     }
 }

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::emit::Emitter;
-use crate::cluster::client::Cluster;
 
 /// What every step gets.
 pub struct Ctx {
@@ -39,7 +39,9 @@ impl Ctx {
     /// A helm command with the deploy's environment.
     pub fn helm_command(&self, args: &[String]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.helm);
-        cmd.args(args).envs(self.helm_env.iter().cloned()).stdin(std::process::Stdio::null());
+        cmd.args(args)
+            .envs(self.helm_env.iter().cloned())
+            .stdin(std::process::Stdio::null());
         cmd
     }
 

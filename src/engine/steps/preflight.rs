@@ -4,12 +4,14 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 
 use crate::cli::Only;
+use crate::cluster::{client, releases};
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::steps::Ctx;
-use crate::cluster::{client, releases};
 
 fn age(written_at: Option<i64>) -> String {
-    let Some(at) = written_at else { return "unknown age".into() };
+    let Some(at) = written_at else {
+        return "unknown age".into();
+    };
     let secs = (jiff::Timestamp::now().as_second() - at).max(0);
     match secs {
         s if s < 120 => format!("{s}s ago"),
@@ -24,19 +26,45 @@ pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
     let step = Step::Preflight;
     let emit = &ctx.emit;
     emit.started(step);
-    emit.info(step, format!("helm {helm_version} ({})", ctx.helm.display()));
+    emit.info(
+        step,
+        format!("helm {helm_version} ({})", ctx.helm.display()),
+    );
     match client::reachable(&ctx.cluster).await {
-        Ok(version) => emit.info(step, format!("cluster {} reachable (Kubernetes {version})", ctx.cluster.server)),
-        Err(e) => return (emit.ended(step, StepOutcome::Failed { reason: format!("{e:#}") }), None),
+        Ok(version) => emit.info(
+            step,
+            format!(
+                "cluster {} reachable (Kubernetes {version})",
+                ctx.cluster.server
+            ),
+        ),
+        Err(e) => {
+            return (
+                emit.ended(
+                    step,
+                    StepOutcome::Failed {
+                        reason: format!("{e:#}"),
+                    },
+                ),
+                None,
+            );
+        }
     }
     let namespaces: Api<Namespace> = Api::all(ctx.cluster.client.clone());
     match namespaces.get_opt(&ctx.namespace).await {
         Ok(Some(_)) => emit.info(step, format!("namespace {} exists", ctx.namespace)),
-        Ok(None) if ctx.plan.extra.iter().any(|a| a == "--create-namespace") => {
-            emit.info(step, format!("namespace {} will be created by helm (--create-namespace)", ctx.namespace))
-        }
+        Ok(None) if ctx.plan.extra.iter().any(|a| a == "--create-namespace") => emit.info(
+            step,
+            format!(
+                "namespace {} will be created by helm (--create-namespace)",
+                ctx.namespace
+            ),
+        ),
         Ok(None) => {
-            let reason = format!("namespace {} does not exist (pass -- --create-namespace to let helm create it)", ctx.namespace);
+            let reason = format!(
+                "namespace {} does not exist (pass -- --create-namespace to let helm create it)",
+                ctx.namespace
+            );
             return (emit.ended(step, StepOutcome::Failed { reason }), None);
         }
         Err(e) => {
@@ -44,15 +72,42 @@ pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
             return (emit.ended(step, StepOutcome::Failed { reason }), None);
         }
     }
-    let revisions = match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
-        Ok(r) => r,
-        Err(e) => return (emit.ended(step, StepOutcome::Failed { reason: format!("{e:#}") }), None),
-    };
+    let revisions =
+        match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
+            Ok(r) => r,
+            Err(e) => {
+                return (
+                    emit.ended(
+                        step,
+                        StepOutcome::Failed {
+                            reason: format!("{e:#}"),
+                        },
+                    ),
+                    None,
+                );
+            }
+        };
     let latest = revisions.last().map(|r| r.version);
-    emit.send(Event::Release { revision_before: latest, revision: None, chart: None });
+    emit.send(Event::Release {
+        revision_before: latest,
+        revision: None,
+        chart: None,
+    });
     match revisions.last() {
-        None => emit.info(step, format!("release {} not installed yet: helm will install it", ctx.plan.release)),
-        Some(r) => emit.info(step, format!("release {} at revision {} ({})", ctx.plan.release, r.version, r.status)),
+        None => emit.info(
+            step,
+            format!(
+                "release {} not installed yet: helm will install it",
+                ctx.plan.release
+            ),
+        ),
+        Some(r) => emit.info(
+            step,
+            format!(
+                "release {} at revision {} ({})",
+                ctx.plan.release, r.version, r.status
+            ),
+        ),
     }
     if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, &ctx.namespace) {
         let deployed = match lock.last_deployed {

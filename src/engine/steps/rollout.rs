@@ -9,14 +9,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::watcher;
 use kube::Api;
+use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
-use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
-use crate::engine::steps::Ctx;
 use crate::cluster::releases;
 use crate::cluster::watch::{self, Change, Collection, Health};
+use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
+use crate::engine::steps::Ctx;
 use crate::rollout::diagnosis::{self, PodCause};
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::text;
@@ -51,7 +51,10 @@ fn uid(meta: &ObjectMeta) -> &str {
 }
 
 fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
-    meta.owner_references.iter().flatten().any(|o| o.uid == owner_uid)
+    meta.owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.uid == owner_uid)
 }
 
 /// One workload, whichever its kind.
@@ -90,7 +93,9 @@ impl World {
 
     /// Whether every workload watch (label-selected and by-name) has data it can trust.
     fn all_synced(&self) -> bool {
-        self.deploys.iter().all(|c| c.synced) && self.stss.iter().all(|c| c.synced) && self.dss.iter().all(|c| c.synced)
+        self.deploys.iter().all(|c| c.synced)
+            && self.stss.iter().all(|c| c.synced)
+            && self.dss.iter().all(|c| c.synced)
     }
 
     /// Whether every label-selected workload watch has listed at least once.
@@ -99,7 +104,11 @@ impl World {
     }
 
     fn pods_owned_by(&self, owner_uid: &str) -> Vec<&Pod> {
-        self.pods.items.values().filter(|p| owned_by(&p.metadata, owner_uid)).collect()
+        self.pods
+            .items
+            .values()
+            .filter(|p| owned_by(&p.metadata, owner_uid))
+            .collect()
     }
 
     fn judge(&self) -> Vec<Judged<'_>> {
@@ -110,14 +119,25 @@ impl World {
                 if !seen.insert(("Deployment", uid(&d.metadata).to_string())) {
                     continue;
                 }
-                let rss: Vec<ReplicaSet> =
-                    self.rss.items.values().filter(|r| owned_by(&r.metadata, uid(&d.metadata))).cloned().collect();
+                let rss: Vec<ReplicaSet> = self
+                    .rss
+                    .items
+                    .values()
+                    .filter(|r| owned_by(&r.metadata, uid(&d.metadata)))
+                    .cloned()
+                    .collect();
                 let pods = match diagnosis::new_replicaset(d, &rss) {
                     Some(new_rs) => self.pods_owned_by(uid(&new_rs.metadata)),
                     None => Vec::new(),
                 };
                 // ReplicaSets and pods feed diagnosis only; readiness comes from the Deployment.
-                out.push(Judged { kind: "Deployment", meta: &d.metadata, readiness: readiness::deployment(d), synced: c.synced, pods });
+                out.push(Judged {
+                    kind: "Deployment",
+                    meta: &d.metadata,
+                    readiness: readiness::deployment(d),
+                    synced: c.synced,
+                    pods,
+                });
             }
         }
         for c in &self.stss {
@@ -125,13 +145,23 @@ impl World {
                 if !seen.insert(("StatefulSet", uid(&s.metadata).to_string())) {
                     continue;
                 }
-                let update = s.status.as_ref().and_then(|st| st.update_revision.clone()).unwrap_or_default();
+                let update = s
+                    .status
+                    .as_ref()
+                    .and_then(|st| st.update_revision.clone())
+                    .unwrap_or_default();
                 let pods = self
                     .pods_owned_by(uid(&s.metadata))
                     .into_iter()
                     .filter(|p| update.is_empty() || diagnosis::pod_is_current(p, &update))
                     .collect();
-                out.push(Judged { kind: "StatefulSet", meta: &s.metadata, readiness: readiness::statefulset(s), synced: c.synced, pods });
+                out.push(Judged {
+                    kind: "StatefulSet",
+                    meta: &s.metadata,
+                    readiness: readiness::statefulset(s),
+                    synced: c.synced,
+                    pods,
+                });
             }
         }
         for c in &self.dss {
@@ -140,7 +170,13 @@ impl World {
                     continue;
                 }
                 let pods = self.pods_owned_by(uid(&d.metadata));
-                out.push(Judged { kind: "DaemonSet", meta: &d.metadata, readiness: readiness::daemonset(d), synced: c.synced, pods });
+                out.push(Judged {
+                    kind: "DaemonSet",
+                    meta: &d.metadata,
+                    readiness: readiness::daemonset(d),
+                    synced: c.synced,
+                    pods,
+                });
             }
         }
         out
@@ -157,7 +193,12 @@ impl World {
     }
 }
 
-fn view(ctx: &Ctx, j: &Judged<'_>, world: &World, events: &HashMap<&str, Vec<KubeEvent>>) -> WorkloadView {
+fn view(
+    ctx: &Ctx,
+    j: &Judged<'_>,
+    world: &World,
+    events: &HashMap<&str, Vec<KubeEvent>>,
+) -> WorkloadView {
     let name = j.meta.name.clone().unwrap_or_default();
     let annotations = j.meta.annotations.clone().unwrap_or_default();
     let optional_because = ctx.plan.optional_because(j.kind, &name, &annotations);
@@ -166,16 +207,29 @@ fn view(ctx: &Ctx, j: &Judged<'_>, world: &World, events: &HashMap<&str, Vec<Kub
         if diagnosis::is_pod_ready(pod) {
             continue;
         }
-        let pod_events = events.get(uid(&pod.metadata)).map(Vec::as_slice).unwrap_or(&[]);
+        let pod_events = events
+            .get(uid(&pod.metadata))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         for cause in diagnosis::pod_causes(pod, pod_events) {
-            causes.push(format!("pod {}: {}", text::plain(pod.metadata.name.as_deref().unwrap_or("")), text::plain(&cause.summary())));
+            causes.push(format!(
+                "pod {}: {}",
+                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+                text::plain(&cause.summary())
+            ));
         }
     }
     causes.sort();
     causes.dedup();
     let mut notes = Vec::new();
-    if world.unlabelled.contains(&(j.kind.to_string(), name.clone())) {
-        notes.push(format!("in the release manifest but not labelled {}", ctx.selector()));
+    if world
+        .unlabelled
+        .contains(&(j.kind.to_string(), name.clone()))
+    {
+        notes.push(format!(
+            "in the release manifest but not labelled {}",
+            ctx.selector()
+        ));
     }
     if j.readiness.message.contains(readiness::ON_DELETE_NOTE) {
         notes.push(readiness::ON_DELETE_NOTE.into());
@@ -205,29 +259,50 @@ fn view(ctx: &Ctx, j: &Judged<'_>, world: &World, events: &HashMap<&str, Vec<Kub
 
 fn pod_view(pod: &Pod, owner: String, current: bool, events: &[KubeEvent]) -> PodView {
     let status = pod.status.as_ref();
-    let statuses = status.and_then(|s| s.container_statuses.clone()).unwrap_or_default();
+    let statuses = status
+        .and_then(|s| s.container_statuses.clone())
+        .unwrap_or_default();
     PodView {
         name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
         owner,
         phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
         ready: diagnosis::is_pod_ready(pod),
         restarts: statuses.iter().map(|c| c.restart_count).sum(),
-        node: pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).map(text::plain),
+        node: pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .map(text::plain),
         current,
-        causes: diagnosis::pod_causes(pod, events).iter().map(|c: &PodCause| text::plain(&c.summary())).collect(),
-        containers: pod.spec.as_ref().map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect()).unwrap_or_default(),
+        causes: diagnosis::pod_causes(pod, events)
+            .iter()
+            .map(|c: &PodCause| text::plain(&c.summary()))
+            .collect(),
+        containers: pod
+            .spec
+            .as_ref()
+            .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
+            .unwrap_or_default(),
     }
 }
 
 fn event_view(e: &KubeEvent) -> KubeEventView {
     let obj = &e.involved_object;
     KubeEventView {
-        object: text::plain(&format!("{}/{}", obj.kind.as_deref().unwrap_or("").to_lowercase(), obj.name.as_deref().unwrap_or(""))),
+        object: text::plain(&format!(
+            "{}/{}",
+            obj.kind.as_deref().unwrap_or("").to_lowercase(),
+            obj.name.as_deref().unwrap_or("")
+        )),
         kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
         reason: text::plain(e.reason.as_deref().unwrap_or("")),
         message: text::plain(e.message.as_deref().unwrap_or("")),
         count: e.count.unwrap_or(1),
-        last_seen: e.last_timestamp.as_ref().map(|t| t.0.to_string()).or_else(|| e.event_time.as_ref().map(|t| t.0.to_string())),
+        last_seen: e
+            .last_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+            .or_else(|| e.event_time.as_ref().map(|t| t.0.to_string())),
     }
 }
 
@@ -243,7 +318,10 @@ struct Emitted {
 fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView> {
     let events = world.events_by_uid();
     let judged = world.judge();
-    let views: Vec<WorkloadView> = judged.iter().map(|j| view(ctx, j, world, &events)).collect();
+    let views: Vec<WorkloadView> = judged
+        .iter()
+        .map(|j| view(ctx, j, world, &events))
+        .collect();
     let mut keys = BTreeSet::new();
     for v in &views {
         let key = (v.kind.clone(), v.name.clone());
@@ -253,7 +331,12 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
             emitted.workloads.insert(key, v.clone());
         }
     }
-    let gone: Vec<(String, String)> = emitted.workloads.keys().filter(|k| !keys.contains(*k)).cloned().collect();
+    let gone: Vec<(String, String)> = emitted
+        .workloads
+        .keys()
+        .filter(|k| !keys.contains(*k))
+        .cloned()
+        .collect();
     for (kind, name) in gone {
         emitted.workloads.remove(&(kind.clone(), name.clone()));
         ctx.emit.send(Event::WorkloadGone { kind, name });
@@ -266,14 +349,27 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
         let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
         let current: BTreeSet<&str> = j.pods.iter().map(|p| uid(&p.metadata)).collect();
         let mut all: Vec<&Pod> = world.pods_owned_by(uid(j.meta));
-        for rs in world.rss.items.values().filter(|r| owned_by(&r.metadata, uid(j.meta))) {
+        for rs in world
+            .rss
+            .items
+            .values()
+            .filter(|r| owned_by(&r.metadata, uid(j.meta)))
+        {
             all.extend(world.pods_owned_by(uid(&rs.metadata)));
             related_uids.insert(uid(&rs.metadata).to_string());
         }
         for pod in all {
             related_uids.insert(uid(&pod.metadata).to_string());
-            let pod_events = events.get(uid(&pod.metadata)).map(Vec::as_slice).unwrap_or(&[]);
-            let v = pod_view(pod, owner.clone(), current.contains(uid(&pod.metadata)), pod_events);
+            let pod_events = events
+                .get(uid(&pod.metadata))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let v = pod_view(
+                pod,
+                owner.clone(),
+                current.contains(uid(&pod.metadata)),
+                pod_events,
+            );
             pod_names.insert(v.name.clone());
             if emitted.pods.get(&v.name) != Some(&v) {
                 ctx.emit.send(Event::Pod(v.clone()));
@@ -281,13 +377,23 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
             }
         }
     }
-    let gone: Vec<String> = emitted.pods.keys().filter(|k| !pod_names.contains(*k)).cloned().collect();
+    let gone: Vec<String> = emitted
+        .pods
+        .keys()
+        .filter(|k| !pod_names.contains(*k))
+        .cloned()
+        .collect();
     for name in gone {
         emitted.pods.remove(&name);
         ctx.emit.send(Event::PodGone { name });
     }
     for (key, e) in &world.events.items {
-        if !e.involved_object.uid.as_deref().is_some_and(|u| related_uids.contains(u)) {
+        if !e
+            .involved_object
+            .uid
+            .as_deref()
+            .is_some_and(|u| related_uids.contains(u))
+        {
             continue;
         }
         let v = event_view(e);
@@ -304,34 +410,83 @@ fn start_watches(ctx: &Ctx, tx: &mpsc::UnboundedSender<Msg>) -> Vec<tokio::task:
     let ns = ctx.namespace.as_str();
     let labelled = watcher::Config::default().labels(&ctx.selector());
     vec![
-        watch::spawn(Api::<Deployment>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Deploy(0, c)),
-        watch::spawn(Api::<StatefulSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Sts(0, c)),
-        watch::spawn(Api::<DaemonSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), |c| Msg::Ds(0, c)),
-        watch::spawn(Api::<ReplicaSet>::namespaced(client.clone(), ns), labelled.clone(), tx.clone(), Msg::Rs),
-        watch::spawn(Api::<Pod>::namespaced(client.clone(), ns), labelled, tx.clone(), Msg::Pod),
+        watch::spawn(
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            tx.clone(),
+            |c| Msg::Deploy(0, c),
+        ),
+        watch::spawn(
+            Api::<StatefulSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            tx.clone(),
+            |c| Msg::Sts(0, c),
+        ),
+        watch::spawn(
+            Api::<DaemonSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            tx.clone(),
+            |c| Msg::Ds(0, c),
+        ),
+        watch::spawn(
+            Api::<ReplicaSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            tx.clone(),
+            Msg::Rs,
+        ),
+        watch::spawn(
+            Api::<Pod>::namespaced(client.clone(), ns),
+            labelled,
+            tx.clone(),
+            Msg::Pod,
+        ),
         // Events cannot be label-selected; they are filtered to the release's objects.
-        watch::spawn(Api::<KubeEvent>::namespaced(client.clone(), ns), watcher::Config::default(), tx.clone(), Msg::Ev),
+        watch::spawn(
+            Api::<KubeEvent>::namespaced(client.clone(), ns),
+            watcher::Config::default(),
+            tx.clone(),
+            Msg::Ev,
+        ),
     ]
 }
 
 /// Adds by-name watches for manifest workloads the label watch does not see.
-async fn cross_check_manifest(ctx: &Ctx, world: &mut World, tx: &mpsc::UnboundedSender<Msg>, tasks: &mut Vec<tokio::task::JoinHandle<()>>) {
+async fn cross_check_manifest(
+    ctx: &Ctx,
+    world: &mut World,
+    tx: &mpsc::UnboundedSender<Msg>,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) {
     let step = Step::Rollout;
-    let revisions = match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
-        Ok(r) => r,
-        Err(e) => {
-            ctx.emit.warn(step, format!("cannot read the release manifest for the label cross-check: {e:#}"));
-            return;
-        }
+    let revisions =
+        match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.emit.warn(
+                    step,
+                    format!("cannot read the release manifest for the label cross-check: {e:#}"),
+                );
+                return;
+            }
+        };
+    let Some(latest) = revisions.last() else {
+        return;
     };
-    let Some(latest) = revisions.last() else { return };
-    let manifest = match releases::record(&ctx.cluster.client, &ctx.namespace, &latest.secret_name).await {
-        Ok(r) => r.get("manifest").and_then(|m| m.as_str()).unwrap_or("").to_string(),
-        Err(e) => {
-            ctx.emit.warn(step, format!("cannot decode the release record for the label cross-check: {e:#}"));
-            return;
-        }
-    };
+    let manifest =
+        match releases::record(&ctx.cluster.client, &ctx.namespace, &latest.secret_name).await {
+            Ok(r) => r
+                .get("manifest")
+                .and_then(|m| m.as_str())
+                .unwrap_or("")
+                .to_string(),
+            Err(e) => {
+                ctx.emit.warn(
+                    step,
+                    format!("cannot decode the release record for the label cross-check: {e:#}"),
+                );
+                return;
+            }
+        };
     let client = &ctx.cluster.client;
     let ns = ctx.namespace.as_str();
     for (kind, name) in releases::manifest_workloads(&manifest) {
@@ -350,17 +505,32 @@ async fn cross_check_manifest(ctx: &Ctx, world: &mut World, tx: &mpsc::Unbounded
             "Deployment" => {
                 world.deploys.push(Collection::default());
                 let i = world.deploys.len() - 1;
-                watch::spawn(Api::<Deployment>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Deploy(i, c))
+                watch::spawn(
+                    Api::<Deployment>::namespaced(client.clone(), ns),
+                    by_name,
+                    tx.clone(),
+                    move |c| Msg::Deploy(i, c),
+                )
             }
             "StatefulSet" => {
                 world.stss.push(Collection::default());
                 let i = world.stss.len() - 1;
-                watch::spawn(Api::<StatefulSet>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Sts(i, c))
+                watch::spawn(
+                    Api::<StatefulSet>::namespaced(client.clone(), ns),
+                    by_name,
+                    tx.clone(),
+                    move |c| Msg::Sts(i, c),
+                )
             }
             _ => {
                 world.dss.push(Collection::default());
                 let i = world.dss.len() - 1;
-                watch::spawn(Api::<DaemonSet>::namespaced(client.clone(), ns), by_name, tx.clone(), move |c| Msg::Ds(i, c))
+                watch::spawn(
+                    Api::<DaemonSet>::namespaced(client.clone(), ns),
+                    by_name,
+                    tx.clone(),
+                    move |c| Msg::Ds(i, c),
+                )
             }
         };
         tasks.push(task);
@@ -379,7 +549,14 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     let step = Step::Rollout;
     let emit = &ctx.emit;
     emit.started(step);
-    emit.info(step, format!("watching Deployments, StatefulSets, DaemonSets with {} in {}", ctx.selector(), ctx.namespace));
+    emit.info(
+        step,
+        format!(
+            "watching Deployments, StatefulSets, DaemonSets with {} in {}",
+            ctx.selector(),
+            ctx.namespace
+        ),
+    );
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut tasks = start_watches(ctx, &tx);
@@ -441,31 +618,64 @@ fn judge(views: &[WorkloadView], all_synced: bool) -> Option<StepOutcome> {
     let gating: Vec<&WorkloadView> = views.iter().filter(|v| !v.optional).collect();
     if gating.is_empty() {
         let reason = if views.is_empty() {
-            "no workloads found for the release (fail closed: nothing to wait on is not a pass)".to_string()
+            "no workloads found for the release (fail closed: nothing to wait on is not a pass)"
+                .to_string()
         } else {
-            format!("no gating workloads: all {} found are optional (fail closed)", views.len())
+            format!(
+                "no gating workloads: all {} found are optional (fail closed)",
+                views.len()
+            )
         };
         return Some(StepOutcome::Failed { reason });
     }
     if let Some(failed) = gating.iter().find(|v| v.failed) {
-        return Some(StepOutcome::Failed { reason: describe(failed) });
+        return Some(StepOutcome::Failed {
+            reason: describe(failed),
+        });
     }
-    gating.iter().all(|v| v.ready).then_some(StepOutcome::Succeeded)
+    gating
+        .iter()
+        .all(|v| v.ready)
+        .then_some(StepOutcome::Succeeded)
 }
 
-fn timed_out(ctx: &Ctx, emitted: &Emitted, degraded: &BTreeMap<String, String>, world: &World) -> StepOutcome {
+fn timed_out(
+    ctx: &Ctx,
+    emitted: &Emitted,
+    degraded: &BTreeMap<String, String>,
+    world: &World,
+) -> StepOutcome {
     let secs = ctx.plan.timeout.as_secs();
     if !world.initially_synced() || !degraded.is_empty() {
         let errors: Vec<String> = degraded.iter().map(|(w, e)| format!("{w}: {e}")).collect();
         return StepOutcome::Failed {
-            reason: format!("evidence unreadable after {secs}s: {}", if errors.is_empty() { "the workload watches never listed".into() } else { errors.join("; ") }),
+            reason: format!(
+                "evidence unreadable after {secs}s: {}",
+                if errors.is_empty() {
+                    "the workload watches never listed".into()
+                } else {
+                    errors.join("; ")
+                }
+            ),
         };
     }
-    let blockers: Vec<String> = emitted.workloads.values().filter(|v| !v.optional && !v.ready).map(describe).collect();
+    let blockers: Vec<String> = emitted
+        .workloads
+        .values()
+        .filter(|v| !v.optional && !v.ready)
+        .map(describe)
+        .collect();
     if blockers.is_empty() {
-        return StepOutcome::Failed { reason: format!("timed out after {secs}s with no gating workload found") };
+        return StepOutcome::Failed {
+            reason: format!("timed out after {secs}s with no gating workload found"),
+        };
     }
-    StepOutcome::Failed { reason: format!("timed out after {secs}s; not ready: {}", blockers.join(" · ")) }
+    StepOutcome::Failed {
+        reason: format!(
+            "timed out after {secs}s; not ready: {}",
+            blockers.join(" · ")
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -506,19 +716,38 @@ mod tests {
 
     #[test]
     fn every_gating_workload_must_be_ready() {
-        assert_eq!(judge(&[w("web", false, true, false), w("api", false, true, false)], true), Some(StepOutcome::Succeeded));
-        assert_eq!(judge(&[w("web", false, true, false), w("api", false, false, false)], true), None);
+        assert_eq!(
+            judge(
+                &[w("web", false, true, false), w("api", false, true, false)],
+                true
+            ),
+            Some(StepOutcome::Succeeded)
+        );
+        assert_eq!(
+            judge(
+                &[w("web", false, true, false), w("api", false, false, false)],
+                true
+            ),
+            None
+        );
     }
 
     #[test]
     fn optional_workloads_never_gate() {
         let views = [w("web", false, true, false), w("gpu", true, false, true)];
-        assert_eq!(judge(&views, true), Some(StepOutcome::Succeeded), "an optional failure is not a failure");
+        assert_eq!(
+            judge(&views, true),
+            Some(StepOutcome::Succeeded),
+            "an optional failure is not a failure"
+        );
     }
 
     #[test]
     fn a_terminal_failure_of_a_gating_workload_fails_fast() {
-        let reason = failed_reason(judge(&[w("web", false, false, true), w("api", false, false, false)], true));
+        let reason = failed_reason(judge(
+            &[w("web", false, false, true), w("api", false, false, false)],
+            true,
+        ));
         assert!(reason.starts_with("Deployment/web: msg"), "{reason}");
         assert!(reason.contains("CrashLoopBackOff"), "{reason}");
     }
@@ -526,6 +755,9 @@ mod tests {
     #[test]
     fn no_workloads_or_only_optional_ones_fail_closed() {
         assert!(failed_reason(judge(&[], true)).contains("no workloads found"));
-        assert!(failed_reason(judge(&[w("gpu", true, true, false)], true)).contains("no gating workloads"));
+        assert!(
+            failed_reason(judge(&[w("gpu", true, true, false)], true))
+                .contains("no gating workloads")
+        );
     }
 }

@@ -17,7 +17,12 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(30);
 /// The arguments of the upgrade (unredacted: they go to helm, never to the screen as is).
 pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
     let plan = &ctx.plan;
-    let mut args = vec!["upgrade".into(), "--install".into(), plan.release.clone(), plan.chart.clone()];
+    let mut args = vec![
+        "upgrade".into(),
+        "--install".into(),
+        plan.release.clone(),
+        plan.chart.clone(),
+    ];
     args.extend(ctx.scope_args());
     args.extend(plan.value_args());
     if let Some(key) = &plan.init_toggle {
@@ -36,15 +41,20 @@ pub async fn read_status(ctx: &Ctx) -> Result<ReleaseStatus, String> {
     let mut args = vec!["status".to_string(), ctx.plan.release.clone()];
     args.extend(ctx.scope_args());
     args.extend(["-o".into(), "json".into()]);
-    let out = tokio::time::timeout(
-        STATUS_TIMEOUT,
-        ctx.helm_command(&args).output(),
-    )
-    .await
-    .map_err(|_| format!("helm status did not answer within {}s", STATUS_TIMEOUT.as_secs()))?
-    .map_err(|e| format!("running helm status: {e}"))?;
+    let out = tokio::time::timeout(STATUS_TIMEOUT, ctx.helm_command(&args).output())
+        .await
+        .map_err(|_| {
+            format!(
+                "helm status did not answer within {}s",
+                STATUS_TIMEOUT.as_secs()
+            )
+        })?
+        .map_err(|e| format!("running helm status: {e}"))?;
     if !out.status.success() {
-        return Err(format!("helm status failed: {}", text::plain_bytes(&out.stderr).trim()));
+        return Err(format!(
+            "helm status failed: {}",
+            text::plain_bytes(&out.stderr).trim()
+        ));
     }
     status::parse_status(&out.stdout).map_err(|e| format!("unreadable helm status output: {e}"))
 }
@@ -76,14 +86,39 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     let emit = &ctx.emit;
     emit.started(step);
     let args = upgrade_args(ctx);
-    emit.info(step, format!("helm {}", process::redact_args(&args).join(" ")));
+    emit.info(
+        step,
+        format!("helm {}", process::redact_args(&args).join(" ")),
+    );
     let sender = emit.clone();
     let on_line = move |stream: Stream, line: String| {
-        sender.send(Event::HelmLine { stderr: stream == Stream::Stderr, text: line });
+        // Untrusted: only SGR colours survive (the TUI shows them; headless strips them).
+        let text = text::sanitize_line(&line, text::Keep::Colours);
+        sender.send(Event::HelmLine {
+            stderr: stream == Stream::Stderr,
+            text,
+        });
     };
-    let exit = match process::run(HelmRun { bin: ctx.helm.clone(), args, env: ctx.helm_env.clone() }, on_line, ctx.cancel.clone()).await {
+    let exit = match process::run(
+        HelmRun {
+            bin: ctx.helm.clone(),
+            args,
+            env: ctx.helm_env.clone(),
+        },
+        on_line,
+        ctx.cancel.clone(),
+    )
+    .await
+    {
         Ok(exit) => exit,
-        Err(e) => return emit.ended(step, StepOutcome::Failed { reason: format!("could not run helm: {e:#}") }),
+        Err(e) => {
+            return emit.ended(
+                step,
+                StepOutcome::Failed {
+                    reason: format!("could not run helm: {e:#}"),
+                },
+            );
+        }
     };
     emit.send(Event::HelmExited {
         code: exit.code,
@@ -91,15 +126,27 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
         cancelled: exit.cancelled,
         stderr_tail: exit.stderr_tail.iter().map(|l| text::plain(l)).collect(),
     });
-    let run_kind = if revision_before.is_some() { RunKind::Upgrade } else { RunKind::Install };
+    let run_kind = if revision_before.is_some() {
+        RunKind::Upgrade
+    } else {
+        RunKind::Install
+    };
     let record = read_status(ctx).await;
     if let Ok(record) = &record {
+        let chart = crate::cluster::releases::latest_chart(
+            &ctx.cluster.client,
+            &ctx.namespace,
+            &ctx.plan.release,
+        )
+        .await;
         emit.send(Event::Release {
             revision_before: None,
             revision: Some(record.version),
-            chart: record.chart.as_ref().map(|c| format!("{c} {}", record.chart_version.clone().unwrap_or_default())),
+            chart,
         });
-        emit.send(Event::Hooks { hooks: hook_views(record, run_kind) });
+        emit.send(Event::Hooks {
+            hooks: hook_views(record, run_kind),
+        });
     }
     if exit.cancelled {
         return emit.ended(step, StepOutcome::Cancelled);
@@ -115,8 +162,14 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
         let mut reason = error;
         if let Ok(record) = &record {
             let judged = hooks::judge(&record.hooks, run_kind);
-            let failing: Vec<String> = hooks::failing(&judged).iter().map(|h| text::plain(&h.record.name)).collect();
-            let skipped: Vec<String> = hooks::skipped(&judged).iter().map(|h| text::plain(&h.record.name)).collect();
+            let failing: Vec<String> = hooks::failing(&judged)
+                .iter()
+                .map(|h| text::plain(&h.record.name))
+                .collect();
+            let skipped: Vec<String> = hooks::skipped(&judged)
+                .iter()
+                .map(|h| text::plain(&h.record.name))
+                .collect();
             if !failing.is_empty() {
                 reason.push_str(&format!(" · failing hooks: {}", failing.join(", ")));
             }
@@ -128,13 +181,27 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     }
     // helm says yes; the record must agree, or the evidence is missing.
     match record {
-        Err(e) => emit.ended(step, StepOutcome::Failed { reason: format!("helm exited 0 but the release record is unreadable: {e}") }),
-        Ok(r) if r.status != "deployed" => emit.ended(step, StepOutcome::Failed {
-            reason: format!("helm exited 0 but revision {} is {}", r.version, r.status),
-        }),
-        Ok(r) if revision_before.is_some_and(|before| r.version <= before) => emit.ended(step, StepOutcome::Failed {
-            reason: format!("helm exited 0 but no new revision was written (still {})", r.version),
-        }),
+        Err(e) => emit.ended(
+            step,
+            StepOutcome::Failed {
+                reason: format!("helm exited 0 but the release record is unreadable: {e}"),
+            },
+        ),
+        Ok(r) if r.status != "deployed" => emit.ended(
+            step,
+            StepOutcome::Failed {
+                reason: format!("helm exited 0 but revision {} is {}", r.version, r.status),
+            },
+        ),
+        Ok(r) if revision_before.is_some_and(|before| r.version <= before) => emit.ended(
+            step,
+            StepOutcome::Failed {
+                reason: format!(
+                    "helm exited 0 but no new revision was written (still {})",
+                    r.version
+                ),
+            },
+        ),
         Ok(r) => {
             emit.info(step, format!("revision {} deployed", r.version));
             emit.ended(step, StepOutcome::Succeeded)

@@ -12,6 +12,7 @@ use crate::engine::state::DeployState;
 pub struct Headless {
     workloads: BTreeMap<(String, String), (bool, bool, String)>,
     warnings: std::collections::BTreeSet<(String, String, String)>,
+    hooks: BTreeMap<String, String>,
 }
 
 fn stamp(state: &DeployState) -> String {
@@ -67,6 +68,9 @@ impl Headless {
             Event::Hooks { hooks } => hooks
                 .iter()
                 .filter(|h| h.phase != "not in this run")
+                .filter(|h| {
+                    self.hooks.insert(h.name.clone(), h.phase.clone()).as_ref() != Some(&h.phase)
+                })
                 .map(|h| {
                     format!(
                         "{t} hook      {} ({}, weight {}): {}",

@@ -134,6 +134,12 @@ fn a_later_post_upgrade_hook_failure_is_exit_1_naming_it() {
     };
     assert_eq!(phase("demo-seed").as_deref(), Some("Failed"));
     assert_eq!(phase("demo-migrate").as_deref(), Some("Succeeded"));
+    // The failed hook's last log lines are shown, not just helm's one-line error.
+    assert!(
+        run.stdout.contains("violates foreign key constraint"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]

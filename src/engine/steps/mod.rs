@@ -1,5 +1,6 @@
 //! One async function per step. Each emits what it sees and returns how it ended.
 
+pub mod hooks_live;
 pub mod init;
 pub mod preflight;
 pub mod rollout;

@@ -99,17 +99,17 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
             text,
         });
     };
-    let exit = match process::run(
-        HelmRun {
-            bin: ctx.helm.clone(),
-            args,
-            env: ctx.helm_env.clone(),
-        },
-        on_line,
-        ctx.cancel.clone(),
-    )
-    .await
-    {
+    let live_hooks = super::hooks_live::spawn(ctx);
+    let helm = HelmRun {
+        bin: ctx.helm.clone(),
+        args,
+        env: ctx.helm_env.clone(),
+    };
+    let result = process::run(helm, on_line, ctx.cancel.clone()).await;
+    live_hooks.abort();
+    // Let the aborted watcher finish, so its last live view cannot land after the record's.
+    let _ = live_hooks.await;
+    let exit = match result {
         Ok(exit) => exit,
         Err(e) => {
             return emit.ended(

@@ -1,0 +1,362 @@
+//! While helm runs: the release's hook Jobs as the cluster shows them, so hooks are live on
+//! screen (phase, pods, events) before the release record confirms them after helm exits.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use kube::Api;
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
+
+use crate::cluster::watch::{self, Change, Collection};
+use crate::engine::event::{Event, HookView, KubeEventView, PodView};
+use crate::engine::steps::Ctx;
+use crate::rollout::diagnosis;
+use crate::rollout::readiness::{self, JobProgress};
+use crate::text;
+
+enum Msg {
+    Job(Box<Change<Job>>),
+    Pod(Box<Change<Pod>>),
+    Ev(Box<Change<KubeEvent>>),
+}
+
+/// A hook Job of this release: it carries `helm.sh/hook`, and either this release's instance
+/// label or no instance label at all but was created after the step started.
+fn is_release_hook(job: &Job, release: &str, started: &str) -> bool {
+    let meta = &job.metadata;
+    let hook = meta
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key("helm.sh/hook"));
+    let instance = meta
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("app.kubernetes.io/instance"));
+    let created = meta
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .unwrap_or_default();
+    hook && match instance {
+        Some(i) => i == release,
+        None => created.as_str() >= started,
+    }
+}
+
+pub fn hook_view(job: &Job) -> HookView {
+    let ann = job.metadata.annotations.clone().unwrap_or_default();
+    let status = job.status.as_ref();
+    let phase = match readiness::job(job) {
+        JobProgress::Complete => "Succeeded",
+        JobProgress::Failed { .. } => "Failed",
+        JobProgress::Running { .. } => "Running",
+    };
+    HookView {
+        name: text::plain(job.metadata.name.as_deref().unwrap_or("")),
+        kind: "Job".into(),
+        events: ann
+            .get("helm.sh/hook")
+            .map(|h| h.split(',').map(|e| text::plain(e.trim())).collect())
+            .unwrap_or_default(),
+        weight: ann
+            .get("helm.sh/hook-weight")
+            .and_then(|w| w.trim().parse().ok())
+            .unwrap_or(0),
+        phase: phase.into(),
+        started_at: status
+            .and_then(|s| s.start_time.as_ref())
+            .map(|t| t.0.to_string()),
+        completed_at: status
+            .and_then(|s| s.completion_time.as_ref())
+            .map(|t| t.0.to_string()),
+    }
+}
+
+/// Watches until aborted (the upgrade step aborts it when helm exits).
+pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
+    let client = ctx.cluster.client.clone();
+    let ns = ctx.namespace.clone();
+    let release = ctx.plan.release.clone();
+    let emit = ctx.emit.clone();
+    let started = crate::sim::store::now_rfc3339();
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    tokio::spawn(async move {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let tasks = [
+            watch::spawn(
+                Api::<Job>::namespaced(client.clone(), &ns),
+                watcher::Config::default(),
+                tx.clone(),
+                |c| Msg::Job(Box::new(c)),
+            ),
+            watch::spawn(
+                Api::<Pod>::namespaced(client.clone(), &ns),
+                watcher::Config::default().labels("job-name"),
+                tx.clone(),
+                |c| Msg::Pod(Box::new(c)),
+            ),
+            watch::spawn(
+                Api::<KubeEvent>::namespaced(client, &ns),
+                watcher::Config::default(),
+                tx,
+                |c| Msg::Ev(Box::new(c)),
+            ),
+        ];
+        let _abort_on_drop = AbortAll(tasks);
+        let (mut jobs, mut pods, mut events) = (
+            Collection::<Job>::default(),
+            Collection::<Pod>::default(),
+            Collection::<KubeEvent>::default(),
+        );
+        let mut shown_hooks: Vec<HookView> = Vec::new();
+        let mut shown_pods: BTreeMap<String, PodView> = BTreeMap::new();
+        let mut shown_events: BTreeSet<(String, String, String, i32)> = BTreeSet::new();
+        let mut logs_fetched: BTreeSet<String> = BTreeSet::new();
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                Msg::Job(c) => {
+                    jobs.apply(*c);
+                }
+                Msg::Pod(c) => {
+                    pods.apply(*c);
+                }
+                Msg::Ev(c) => {
+                    events.apply(*c);
+                }
+            }
+            let hooks: Vec<&Job> = jobs
+                .items
+                .values()
+                .filter(|j| is_release_hook(j, &release, &started))
+                .collect();
+            let mut views: Vec<HookView> = hooks.iter().map(|j| hook_view(j)).collect();
+            views.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
+            if views != shown_hooks {
+                emit.send(Event::Hooks {
+                    hooks: views.clone(),
+                });
+                shown_hooks = views;
+            }
+            let uids: BTreeSet<&str> = hooks
+                .iter()
+                .filter_map(|j| j.metadata.uid.as_deref())
+                .collect();
+            let mut related: BTreeSet<String> = uids.iter().map(|u| u.to_string()).collect();
+            for pod in pods.items.values() {
+                let owner = pod
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .find(|o| uids.contains(o.uid.as_str()));
+                let Some(owner) = owner else { continue };
+                related.extend(pod.metadata.uid.clone());
+                let view = PodView {
+                    name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+                    owner: format!("Job/{}", text::plain(&owner.name)),
+                    phase: text::plain(
+                        pod.status
+                            .as_ref()
+                            .and_then(|s| s.phase.as_deref())
+                            .unwrap_or("Unknown"),
+                    ),
+                    ready: diagnosis::is_pod_ready(pod),
+                    restarts: pod
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.container_statuses.as_ref())
+                        .map_or(0, |c| c.iter().map(|c| c.restart_count).sum()),
+                    node: pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .map(text::plain),
+                    current: true,
+                    causes: diagnosis::pod_causes(pod, &[])
+                        .iter()
+                        .map(|c| text::plain(&c.summary()))
+                        .collect(),
+                    containers: pod
+                        .spec
+                        .as_ref()
+                        .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
+                        .unwrap_or_default(),
+                };
+                // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
+                if view.phase == "Failed" && logs_fetched.insert(view.name.clone()) {
+                    for container in &view.containers {
+                        fetch_log_tail(&pods_api, &emit, &view.name, container);
+                    }
+                }
+                if shown_pods.get(&view.name) != Some(&view) {
+                    emit.send(Event::Pod(view.clone()));
+                    shown_pods.insert(view.name.clone(), view);
+                }
+            }
+            for e in events.items.values() {
+                if !e
+                    .involved_object
+                    .uid
+                    .as_deref()
+                    .is_some_and(|u| related.contains(u))
+                {
+                    continue;
+                }
+                let obj = &e.involved_object;
+                let view = KubeEventView {
+                    object: text::plain(&format!(
+                        "{}/{}",
+                        obj.kind.as_deref().unwrap_or("").to_lowercase(),
+                        obj.name.as_deref().unwrap_or("")
+                    )),
+                    kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
+                    reason: text::plain(e.reason.as_deref().unwrap_or("")),
+                    message: text::plain(e.message.as_deref().unwrap_or("")),
+                    count: e.count.unwrap_or(1),
+                    last_seen: e.last_timestamp.as_ref().map(|t| t.0.to_string()),
+                };
+                if shown_events.insert((
+                    view.object.clone(),
+                    view.reason.clone(),
+                    view.message.clone(),
+                    view.count,
+                )) {
+                    emit.send(Event::KubeEvent(view));
+                }
+            }
+        }
+    })
+}
+
+/// Lines kept of a failed hook pod's log.
+const FAILED_HOOK_LOG_LINES: i64 = 20;
+
+fn fetch_log_tail(
+    pods: &Api<Pod>,
+    emit: &crate::engine::emit::Emitter,
+    pod: &str,
+    container: &str,
+) {
+    let (pods, emit, pod, container) = (
+        pods.clone(),
+        emit.clone(),
+        pod.to_string(),
+        container.to_string(),
+    );
+    tokio::spawn(async move {
+        let params = kube::api::LogParams {
+            container: Some(container.clone()),
+            tail_lines: Some(FAILED_HOOK_LOG_LINES),
+            ..Default::default()
+        };
+        if let Ok(log) = pods.logs(&pod, &params).await {
+            for line in log.lines() {
+                emit.send(Event::Log {
+                    pod: pod.clone(),
+                    container: container.clone(),
+                    text: text::plain(line),
+                });
+            }
+        }
+    });
+}
+
+/// Stops the watch tasks when the live-hooks task itself is aborted.
+struct AbortAll([tokio::task::JoinHandle<()>; 3]);
+
+impl Drop for AbortAll {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(
+        annotations: serde_json::Value,
+        labels: serde_json::Value,
+        created: &str,
+        status: serde_json::Value,
+    ) -> Job {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "demo-seed", "annotations": annotations, "labels": labels, "creationTimestamp": created},
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn hook_jobs_of_this_release_only() {
+        let hook = serde_json::json!({"helm.sh/hook": "post-install,post-upgrade", "helm.sh/hook-weight": "5"});
+        let mine = serde_json::json!({"app.kubernetes.io/instance": "demo"});
+        let theirs = serde_json::json!({"app.kubernetes.io/instance": "other"});
+        let t = "2026-12-01T10:00:00Z";
+        assert!(is_release_hook(
+            &job(hook.clone(), mine, t, serde_json::json!({})),
+            "demo",
+            "2026-12-01T11:00:00Z"
+        ));
+        assert!(!is_release_hook(
+            &job(hook.clone(), theirs, t, serde_json::json!({})),
+            "demo",
+            t
+        ));
+        assert!(!is_release_hook(
+            &job(
+                serde_json::json!({}),
+                serde_json::json!({"app.kubernetes.io/instance": "demo"}),
+                t,
+                serde_json::json!({})
+            ),
+            "demo",
+            t
+        ));
+        // Unlabelled: only if created during this step.
+        assert!(is_release_hook(
+            &job(
+                hook.clone(),
+                serde_json::json!({}),
+                "2026-12-01T10:00:05Z",
+                serde_json::json!({})
+            ),
+            "demo",
+            t
+        ));
+        assert!(!is_release_hook(
+            &job(
+                hook,
+                serde_json::json!({}),
+                "2026-12-01T09:59:00Z",
+                serde_json::json!({})
+            ),
+            "demo",
+            t
+        ));
+    }
+
+    #[test]
+    fn hook_view_reads_phase_events_and_weight() {
+        let failed = job(
+            serde_json::json!({"helm.sh/hook": "post-install, post-upgrade", "helm.sh/hook-weight": "5"}),
+            serde_json::json!({}),
+            "2026-12-01T10:00:00Z",
+            serde_json::json!({"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}),
+        );
+        let v = hook_view(&failed);
+        assert_eq!((v.phase.as_str(), v.weight), ("Failed", 5));
+        assert_eq!(v.events, ["post-install", "post-upgrade"]);
+        let running = job(
+            serde_json::json!({"helm.sh/hook": "pre-upgrade"}),
+            serde_json::json!({}),
+            "2026-12-01T10:00:00Z",
+            serde_json::json!({"active": 1}),
+        );
+        assert_eq!(hook_view(&running).phase, "Running");
+    }
+}

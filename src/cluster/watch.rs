@@ -80,9 +80,14 @@ where
                 return;
             }
             tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(BACKOFF_MAX);
+            backoff = next_backoff(backoff);
         }
     })
+}
+
+/// Doubles the pause after each failure, up to [`BACKOFF_MAX`].
+fn next_backoff(current: std::time::Duration) -> std::time::Duration {
+    (current * 2).min(BACKOFF_MAX)
 }
 
 /// The current objects of one watch, by name, and whether they can be trusted.
@@ -159,6 +164,13 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        assert_eq!(next_backoff(BACKOFF_MIN), BACKOFF_MIN * 2);
+        assert_eq!(next_backoff(BACKOFF_MAX), BACKOFF_MAX);
+        assert_eq!(next_backoff(std::time::Duration::from_secs(4)), BACKOFF_MAX);
     }
 
     #[test]

@@ -22,8 +22,15 @@ fn main() {
         .map(|(n, p)| format!("({n:?}, include_str!({p:?}))"))
         .collect();
     let out_dir = env::var("OUT_DIR").unwrap();
-    fs::write(Path::new(&out_dir).join("scenarios.rs"), format!("[{}]", body.join(",\n"))).unwrap();
-    embed_chart(Path::new("assets/demo-chart"), Path::new(&out_dir).join("demo_chart.rs").as_path());
+    fs::write(
+        Path::new(&out_dir).join("scenarios.rs"),
+        format!("[{}]", body.join(",\n")),
+    )
+    .unwrap();
+    embed_chart(
+        Path::new("assets/demo-chart"),
+        Path::new(&out_dir).join("demo_chart.rs").as_path(),
+    );
 }
 
 /// Embeds every file of the demo chart, so `helmdeck demo` works from any directory.
@@ -32,7 +39,9 @@ fn embed_chart(root: &Path, out: &Path) {
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(read) = fs::read_dir(&dir) else { continue };
+        let Ok(read) = fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in read.flatten() {
             let path = entry.path();
             if path.is_dir() {

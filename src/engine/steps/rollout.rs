@@ -199,9 +199,20 @@ fn view(
     world: &World,
     events: &HashMap<&str, Vec<KubeEvent>>,
 ) -> WorkloadView {
+    view_for(&ctx.plan, &ctx.selector(), j, &world.unlabelled, events)
+}
+
+/// The workload as the step reports it; ready only on a Done verdict from synced data.
+fn view_for(
+    plan: &crate::config::DeployPlan,
+    selector: &str,
+    j: &Judged<'_>,
+    unlabelled: &BTreeSet<(String, String)>,
+    events: &HashMap<&str, Vec<KubeEvent>>,
+) -> WorkloadView {
     let name = j.meta.name.clone().unwrap_or_default();
     let annotations = j.meta.annotations.clone().unwrap_or_default();
-    let optional_because = ctx.plan.optional_because(j.kind, &name, &annotations);
+    let optional_because = plan.optional_because(j.kind, &name, &annotations);
     let mut causes = Vec::new();
     for pod in &j.pods {
         if diagnosis::is_pod_ready(pod) {
@@ -222,13 +233,9 @@ fn view(
     causes.sort();
     causes.dedup();
     let mut notes = Vec::new();
-    if world
-        .unlabelled
-        .contains(&(j.kind.to_string(), name.clone()))
-    {
+    if unlabelled.contains(&(j.kind.to_string(), name.clone())) {
         notes.push(format!(
-            "in the release manifest but not labelled {}",
-            ctx.selector()
+            "in the release manifest but not labelled {selector}"
         ));
     }
     if j.readiness.message.contains(readiness::ON_DELETE_NOTE) {
@@ -707,6 +714,98 @@ mod tests {
             Some(StepOutcome::Failed { reason }) => reason,
             other => panic!("expected a failure, got {other:?}"),
         }
+    }
+
+    fn plan(extra: &[&str]) -> crate::config::DeployPlan {
+        use clap::Parser;
+        let mut argv = vec!["helmdeck", "deploy", "demo", "/nonexistent-chart"];
+        argv.extend_from_slice(extra);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Deploy(a) => crate::config::DeployPlan::from_args(&a).unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn judged<'a>(meta: &'a ObjectMeta, progress: Progress, synced: bool) -> Judged<'a> {
+        Judged {
+            kind: "Deployment",
+            meta,
+            readiness: Readiness {
+                progress,
+                message: "m".into(),
+                counts: Default::default(),
+            },
+            synced,
+            pods: vec![],
+        }
+    }
+
+    #[test]
+    fn a_done_workload_on_stale_evidence_is_not_ready() {
+        let meta = ObjectMeta {
+            name: Some("web".into()),
+            ..Default::default()
+        };
+        let none = BTreeSet::new();
+        let fresh = view_for(
+            &plan(&[]),
+            "sel",
+            &judged(&meta, Progress::Done, true),
+            &none,
+            &HashMap::new(),
+        );
+        assert!(fresh.ready && fresh.notes.is_empty());
+        let stale = view_for(
+            &plan(&[]),
+            "sel",
+            &judged(&meta, Progress::Done, false),
+            &none,
+            &HashMap::new(),
+        );
+        assert!(!stale.ready, "a failing watch's data never counts as ready");
+        assert_eq!(stale.notes, ["evidence stale: its watch is failing"]);
+        let failed = view_for(
+            &plan(&[]),
+            "sel",
+            &judged(&meta, Progress::Failed, true),
+            &none,
+            &HashMap::new(),
+        );
+        assert!(failed.failed && !failed.ready);
+    }
+
+    #[test]
+    fn deny_list_and_unlabelled_notes_reach_the_view() {
+        let meta = ObjectMeta {
+            name: Some("demo-gpu-client".into()),
+            ..Default::default()
+        };
+        let unlabelled =
+            BTreeSet::from([("Deployment".to_string(), "demo-gpu-client".to_string())]);
+        let v = view_for(
+            &plan(&["--optional", "*-gpu-client"]),
+            "app.kubernetes.io/instance=demo",
+            &judged(&meta, Progress::Waiting, true),
+            &unlabelled,
+            &HashMap::new(),
+        );
+        assert!(v.optional);
+        assert_eq!(
+            v.optional_because.as_deref(),
+            Some("--optional *-gpu-client")
+        );
+        assert_eq!(
+            v.notes,
+            ["in the release manifest but not labelled app.kubernetes.io/instance=demo"]
+        );
+        let gating = view_for(
+            &plan(&[]),
+            "sel",
+            &judged(&meta, Progress::Waiting, true),
+            &BTreeSet::new(),
+            &HashMap::new(),
+        );
+        assert!(!gating.optional);
     }
 
     #[test]

@@ -63,8 +63,16 @@ pub async fn run(args: InspectArgs) -> Result<i32> {
         s.push('\n');
         s
     } else {
-        // The TUI takes over here when stdout is a terminal and --headless is not given.
-        let _headless = args.headless || !std::io::stdout().is_terminal();
+        // The TUI takes over when stdout is a terminal and --headless is not given.
+        let headless = args.headless || !std::io::stdout().is_terminal();
+        if !headless {
+            let client = cluster.client.clone();
+            return crate::ui::run_inspect(inspection, move || {
+                let (client, request) = (client.clone(), request.clone());
+                async move { collect::inspect(&client, &request).await }
+            })
+            .await;
+        }
         text::render(&inspection)
     };
     let mut stdout = std::io::stdout().lock();

@@ -6,6 +6,7 @@
 mod ansi;
 pub mod app;
 mod fit;
+mod inspect;
 mod live;
 pub mod model;
 pub mod panes;
@@ -18,5 +19,6 @@ mod fixture;
 #[cfg(test)]
 mod tests;
 
+pub use inspect::run_inspect;
 pub use live::run_deploy;
 pub use panes::help::KEYS;

@@ -1,0 +1,281 @@
+//! The header (what is inspected: release, namespace, revision, operation, chart; then the
+//! revision's status and description) and the banner under it: the lock a `pending-*`
+//! revision holds, with the command that clears it, or why the revision cannot be read.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph};
+
+use crate::ui::fit;
+use crate::ui::inspect::data::{self, IView};
+use crate::ui::panes::wrap_spans;
+use crate::ui::theme::Theme;
+
+fn identity(v: &IView) -> String {
+    let i = v.inspection();
+    let mut s = format!(" inspect {} → {}", i.release, i.namespace);
+    match (&i.info, i.revision) {
+        (Some(info), _) => {
+            s.push_str(&format!(
+                " · revision {} ({})",
+                info.revision,
+                info.operation.name()
+            ));
+            if let Some(newest) = v.data.newest().filter(|n| *n > info.revision) {
+                s.push_str(&format!(" · newest {newest}"));
+            }
+            s.push_str(&format!(" · {} · app {}", info.chart, info.app_version));
+        }
+        (None, Some(rev)) => s.push_str(&format!(" · revision {rev}")),
+        (None, None) => {}
+    }
+    s
+}
+
+fn title_line<'a>(v: &IView, width: usize) -> Line<'a> {
+    let t = &v.theme;
+    let brand = " helmdeck ";
+    let clock = match v.data.now {
+        Some(now) => format!(" read {} ", now.strftime("%H:%M:%S")),
+        None => String::new(),
+    };
+    let room = width.saturating_sub(fit::width(brand) + fit::width(&clock));
+    let facts = fit::end(&identity(v), room).into_owned();
+    let pad = room.saturating_sub(fit::width(&facts));
+    Line::from(vec![
+        Span::styled(brand, t.key().add_modifier(Modifier::REVERSED)),
+        Span::styled(facts, t.bold()),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(clock, t.muted()),
+    ])
+}
+
+/// `✗ failed  Upgrade "demo" failed: …  · 01:44:25 (8m ago)`
+fn status_line<'a>(v: &IView, width: usize) -> Line<'a> {
+    let t = &v.theme;
+    let i = v.inspection();
+    let Some(info) = &i.info else {
+        let what = match i.revision {
+            Some(r) => format!(" ✗ revision {r} unreadable"),
+            None => " ✗ nothing to inspect".to_string(),
+        };
+        let n = i.history.len();
+        let stored = format!("  {n} revision{} stored", if n == 1 { "" } else { "s" });
+        return Line::from(vec![
+            Span::styled(what, t.bad()),
+            Span::styled(
+                fit::end(&stored, width.saturating_sub(30)).into_owned(),
+                t.muted(),
+            ),
+        ]);
+    };
+    let (glyph, style) = data::status_mark(&info.status, t);
+    let word = format!(" {glyph} {}", info.status);
+    let when = info
+        .last_deployed
+        .as_deref()
+        .map(|at| {
+            let ago = data::ago(at, v.data.now)
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
+            format!(" · {}{ago}", data::when(at, true))
+        })
+        .unwrap_or_default();
+    let used = fit::width(&word) + 2;
+    let room = width.saturating_sub(used);
+    // The time gives way to the description when both do not fit.
+    let when = if fit::width(&info.description) + fit::width(&when) <= room {
+        when
+    } else {
+        String::new()
+    };
+    let description = fit::end(
+        &fit::inert(&info.description),
+        room.saturating_sub(fit::width(&when)),
+    )
+    .into_owned();
+    Line::from(vec![
+        Span::styled(word, style.add_modifier(Modifier::BOLD)),
+        Span::raw("  "),
+        Span::raw(description),
+        Span::styled(when, t.muted()),
+    ])
+}
+
+pub fn render(frame: &mut Frame, area: Rect, v: &IView) {
+    let width = area.width as usize;
+    let lines = vec![title_line(v, width), status_line(v, width)];
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The banner word in a colour block; bold and reversed without colour.
+fn word_style(t: &Theme, bg: Color) -> Style {
+    let base = Style::new().add_modifier(Modifier::BOLD);
+    if t.colour {
+        base.fg(Color::Black).bg(bg)
+    } else {
+        base.add_modifier(Modifier::REVERSED)
+    }
+}
+
+enum Kind {
+    Lock,
+    Unreadable,
+}
+
+fn kind(v: &IView) -> Option<Kind> {
+    let i = v.inspection();
+    if i.lock.is_some() {
+        Some(Kind::Lock)
+    } else if i.info.is_none() {
+        Some(Kind::Unreadable)
+    } else {
+        None
+    }
+}
+
+fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
+    let t = &v.theme;
+    let i = v.inspection();
+    let mut head: Vec<Line<'static>>;
+    let mut out: Vec<Line<'static>> = Vec::new();
+    match (kind(v), &i.lock) {
+        (Some(Kind::Lock), Some(l)) => {
+            // Narrow, the age says enough; wide, the time too.
+            let since = match (&l.since, &l.age_seconds) {
+                (_, Some(age)) if width < 100 => format!(" for {}", fit::age(*age)),
+                (Some(s), Some(age)) => {
+                    format!(" since {} ({} ago)", data::when(s, true), fit::age(*age))
+                }
+                (Some(s), None) => format!(" since {}", data::when(s, true)),
+                _ => String::new(),
+            };
+            let last = l
+                .last_deployed
+                .map(|r| format!(" · last deployed revision {r}"))
+                .unwrap_or_else(|| " · no revision was ever deployed".into());
+            head = wrap_spans(
+                &[
+                    (word_style(t, Color::Yellow), " ◐ LOCKED ".into()),
+                    (
+                        t.bold(),
+                        format!(
+                            "  revision {} is {}{since}",
+                            l.revision,
+                            fit::inert(&l.status)
+                        ),
+                    ),
+                    (t.warn(), last),
+                ],
+                width,
+            );
+            out.extend(wrap_spans(
+                &[
+                    (t.muted(), "fix: ".into()),
+                    (t.key(), fit::inert(&l.command).into_owned()),
+                ],
+                width,
+            ));
+            out.extend(wrap_spans(
+                &[(t.muted(), fit::inert(&l.note).into_owned())],
+                width,
+            ));
+        }
+        (Some(Kind::Unreadable), _) => {
+            head = wrap_spans(
+                &[
+                    (word_style(t, Color::Red), " ✗ UNREADABLE ".into()),
+                    (t.bad(), "  exit 1  ".into()),
+                    (
+                        t.bold(),
+                        fit::inert(i.error.as_deref().unwrap_or("unknown error")).into_owned(),
+                    ),
+                ],
+                width,
+            );
+            let readable: Vec<i64> = i
+                .history
+                .iter()
+                .filter(|r| r.error.is_none())
+                .map(|r| r.revision)
+                .collect();
+            if let Some(last) = readable.last() {
+                out.extend(wrap_spans(
+                    &[
+                        (t.muted(), "readable: ".into()),
+                        (
+                            t.key(),
+                            format!(
+                                "helmdeck inspect {} -n {} --revision {last}",
+                                i.release, i.namespace
+                            ),
+                        ),
+                    ],
+                    width,
+                ));
+            }
+        }
+        _ => return Vec::new(),
+    }
+    // The command (and then the note) stays; the head gives up lines first.
+    out.truncate(rows.saturating_sub(1));
+    let room = rows.saturating_sub(out.len()).max(1);
+    if head.len() > room {
+        head.truncate(room);
+        if let Some(last) = head.last_mut() {
+            last.spans.push(Span::raw("…"));
+        }
+    }
+    head.extend(out);
+    head
+}
+
+/// Rows the banner takes (borders included): 0 when the release is neither locked nor
+/// unreadable.
+pub fn banner_height(v: &IView, width: u16, max: u16) -> u16 {
+    if kind(v).is_none() {
+        return 0;
+    }
+    let n = lines(
+        v,
+        width.saturating_sub(4) as usize,
+        max.saturating_sub(2) as usize,
+    )
+    .len() as u16;
+    n + 2
+}
+
+pub fn render_banner(frame: &mut Frame, area: Rect, v: &IView) {
+    let t = &v.theme;
+    let Some(k) = kind(v) else { return };
+    let (colour, title, bottom) = match k {
+        Kind::Lock => (t.warn(), " lock ", " helmdeck never runs the fix "),
+        Kind::Unreadable => (t.bad(), " unreadable ", " q quits with exit 1 "),
+    };
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(colour)
+        .title(Span::styled(title, colour))
+        .title_bottom(
+            Line::from(Span::styled(
+                fit::end(bottom, area.width.saturating_sub(4) as usize).into_owned(),
+                t.muted(),
+            ))
+            .alignment(Alignment::Right),
+        );
+    let inner = block.inner(area);
+    let body = lines(
+        v,
+        area.width.saturating_sub(4) as usize,
+        inner.height as usize,
+    );
+    frame.render_widget(block, area);
+    let text_area = Rect {
+        x: inner.x + 1,
+        width: inner.width.saturating_sub(2),
+        ..inner
+    };
+    frame.render_widget(Paragraph::new(body), text_area);
+}

@@ -1,0 +1,171 @@
+//! The history: every stored revision, oldest first, as `helm history` lists it (revision,
+//! updated, status, chart, app version, description), the inspected one marked `▸`, and an
+//! unreadable record with its own error while the others still show.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use crate::inspect::model::HistoryRow;
+use crate::ui::fit;
+use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::state::{InspectUi, Slot};
+use crate::ui::panes::{filter_span, pane_block};
+
+/// Inner widths from which the full dates and the app version show.
+const WIDE: usize = 110;
+
+fn description_cell<'a>(r: &HistoryRow, v: &IView, width: usize) -> Cell<'a> {
+    let t = &v.theme;
+    match &r.error {
+        None => Cell::from(fit::end(&fit::inert(&r.description), width).into_owned()),
+        Some(e) => {
+            let label = if r.status.is_empty() {
+                String::new()
+            } else {
+                format!(" (label status {})", r.status)
+            };
+            let text = format!(
+                "✗ unreadable{label}: {} {}: {e}",
+                r.storage.kubectl_name(),
+                r.object
+            );
+            Cell::from(Span::styled(
+                fit::end(&fit::inert(&text), width).into_owned(),
+                t.bad(),
+            ))
+        }
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+    let t = &v.theme;
+    let i = v.inspection();
+    let filter = ui.filters.history.clone();
+    let rows = data::history_rows(i, &filter);
+    let mut title = vec![Span::raw("History")];
+    if !i.history.is_empty() {
+        let n = i.history.len();
+        let unreadable = i.history.iter().filter(|r| r.error.is_some()).count();
+        let mut facts = format!("  {n} revision{}", if n == 1 { "" } else { "s" });
+        if unreadable > 0 {
+            facts.push_str(&format!(" · {unreadable} unreadable"));
+        }
+        title.push(Span::styled(facts, t.muted()));
+    }
+    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::History), t) {
+        title.push(f);
+    }
+    let block = pane_block(title, focused, t);
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        let text = if i.history.is_empty() {
+            format!(
+                "no release record of {} in {} (Secrets or ConfigMaps labelled owner=helm)",
+                i.release, i.namespace
+            )
+        } else {
+            format!("no revision matches “{}”", fit::inert(&filter))
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let width = inner.width as usize;
+    let wide = width >= WIDE;
+    let readable = rows.iter().filter(|r| r.error.is_none());
+    let status_w = rows
+        .iter()
+        .map(|r| fit::width(&r.status))
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 16)
+        + 2;
+    let chart_w = readable
+        .clone()
+        .map(|r| fit::width(&r.chart))
+        .max()
+        .unwrap_or(5)
+        .clamp(5, if wide { 30 } else { 16 });
+    let app_w = readable
+        .map(|r| fit::width(&r.app_version))
+        .max()
+        .unwrap_or(3)
+        .clamp(3, 16)
+        .max(if wide { 11 } else { 3 });
+    let updated_w = if wide { 19 } else { 11 };
+    // marker, rev, updated, status, chart, (app), and the spaces between them.
+    let fixed = 1 + 4 + updated_w + status_w + chart_w + if wide { app_w + 1 } else { 0 } + 5;
+    let desc_w = width.saturating_sub(fixed).max(8);
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .map(|r| {
+            let inspected = Some(r.revision) == i.revision;
+            let (glyph, style) = data::status_mark(&r.status, t);
+            let mut cells = vec![
+                Cell::from(if inspected { "▸" } else { " " }),
+                Cell::from(Line::from(r.revision.to_string()).alignment(Alignment::Right)),
+                Cell::from(Span::styled(
+                    data::when(&r.updated, wide).to_string(),
+                    t.muted(),
+                )),
+                Cell::from(Span::styled(
+                    fit::end(&format!("{glyph} {}", fit::inert(&r.status)), status_w).into_owned(),
+                    style,
+                )),
+                Cell::from(fit::middle(&fit::inert(&r.chart), chart_w).into_owned()),
+            ];
+            if wide {
+                cells.push(Cell::from(
+                    fit::end(&fit::inert(&r.app_version), app_w).into_owned(),
+                ));
+            }
+            cells.push(description_cell(r, v, desc_w));
+            let row = Row::new(cells);
+            if inspected {
+                row.style(Style::new().add_modifier(ratatui::style::Modifier::BOLD))
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(4),
+        Constraint::Length(updated_w as u16),
+        Constraint::Length(status_w as u16),
+        Constraint::Length(chart_w as u16),
+    ];
+    let mut header = vec!["", "REV", "UPDATED", "STATUS", "CHART"];
+    if wide {
+        widths.push(Constraint::Length(app_w as u16));
+        header.push("APP VERSION");
+    }
+    widths.push(Constraint::Fill(1));
+    header.push("DESCRIPTION");
+    let header = Row::new(header.into_iter().enumerate().map(|(n, h)| {
+        let line = Line::from(h);
+        Cell::from(if n == 1 {
+            line.alignment(Alignment::Right)
+        } else {
+            line
+        })
+    }))
+    .style(t.heading());
+    let keys: Vec<String> = rows.iter().map(|r| data::history_key(r)).collect();
+    let selected = ui.history.resolve(&keys);
+    let table = Table::new(table_rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(block)
+        .row_highlight_style(t.selected(focused));
+    let mut ts = TableState::default()
+        .with_offset(ui.history.offset)
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut ts);
+    ui.history.offset = ts.offset();
+}

@@ -1,0 +1,248 @@
+//! The inspected revision's hooks in helm's execution order (weight, then name): phase as
+//! glyph and word, start and duration, and for a hook that did not succeed the gist of its
+//! live evidence (exit code and the line that says why). A failed hook stands out in bold red;
+//! a hook that never ran is dimmed; one that is not part of the revision's operation says so.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use crate::helm::status::HookPhase;
+use crate::inspect::model::{InspectedHook, phase_word};
+use crate::ui::fit;
+use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::state::{InspectUi, Slot};
+use crate::ui::model::{self, Mark};
+use crate::ui::panes::{filter_span, mark_style, pane_block};
+
+/// Inner widths from which the evidence shares the row (else it takes a second line).
+const WIDE: usize = 120;
+
+fn duration(h: &InspectedHook) -> String {
+    match (&h.record.started_at, &h.record.completed_at) {
+        (Some(s), Some(c)) => fit::between(s, c).map(fit::duration).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// Rows each hook takes at this width (for the layout).
+pub fn row_heights(v: &IView, ui: &InspectUi, inner_width: usize) -> usize {
+    data::hook_rows(v.inspection(), &ui.filters.hooks)
+        .iter()
+        .map(|h| {
+            if inner_width < WIDE && note(h, v).is_some() {
+                2
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// What the evidence column says: the gist of the evidence, or why the hook had no part in
+/// this run.
+fn note(h: &InspectedHook, v: &IView) -> Option<(String, Style)> {
+    let t = &v.theme;
+    if let Some(s) = data::evidence_summary(h) {
+        let style = if h.record.phase == HookPhase::Failed {
+            t.bad()
+        } else {
+            t.warn()
+        };
+        return Some((s, style));
+    }
+    if !h.in_this_run {
+        let op = v
+            .inspection()
+            .info
+            .as_ref()
+            .map(|i| i.operation.name())
+            .unwrap_or("this operation");
+        return Some((format!("not part of an {op}"), t.muted()));
+    }
+    None
+}
+
+pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+    let t = &v.theme;
+    let i = v.inspection();
+    let filter = ui.filters.hooks.clone();
+    let rows = data::hook_rows(i, &filter);
+    let mut title = vec![Span::raw("Hooks")];
+    if let Some(info) = &i.info {
+        title.push(Span::styled(
+            format!(
+                " of revision {} · {} · execution order",
+                info.revision,
+                info.operation.name()
+            ),
+            t.muted(),
+        ));
+    }
+    let failed = i
+        .hooks
+        .iter()
+        .filter(|h| h.record.phase == HookPhase::Failed)
+        .count();
+    if failed > 0 {
+        title.push(Span::styled(format!("  {failed} failed"), t.bad()));
+    }
+    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::Hooks), t) {
+        title.push(f);
+    }
+    let block = pane_block(title, focused, t);
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        let text = match (&i.info, filter.is_empty()) {
+            (None, _) => "hooks unknown: the revision cannot be read".to_string(),
+            (Some(_), false) => format!("no hook matches “{}”", fit::inert(&filter)),
+            (Some(info), true) => format!("revision {} has no hooks", info.revision),
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    let width = inner.width as usize;
+    let wide = width >= WIDE;
+    let with_start = width >= 90;
+    let name_w = rows
+        .iter()
+        .map(|h| fit::width(&h.record.name))
+        .max()
+        .unwrap_or(4)
+        .clamp(6, if wide { 32 } else { 18 });
+    let events: Vec<String> = rows
+        .iter()
+        .map(|h| model::compact_events(&h.record.events))
+        .collect();
+    let events_w = events
+        .iter()
+        .map(|e| fit::width(e))
+        .max()
+        .unwrap_or(6)
+        .clamp(6, if wide { 28 } else { 20 });
+    let cols = Columns {
+        name: name_w,
+        events: events_w,
+        start: with_start,
+    };
+    // Each row is laid out by hand so that a second line (the evidence, when narrow) can
+    // run across the columns; the table still selects and scrolls.
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .zip(&events)
+        .map(|(h, events)| {
+            let r = &h.record;
+            let mark = data::hook_mark(r.phase);
+            let style = match r.phase {
+                HookPhase::Failed => t.bad(),
+                HookPhase::NeverRan => data::dimmed(t),
+                _ if !h.in_this_run => t.muted(),
+                _ => Style::new(),
+            };
+            let phase_style = if mark == Mark::Pending {
+                style
+            } else {
+                mark_style(mark, t).patch(style)
+            };
+            let mut spans = vec![
+                Span::styled(mark.glyph(0), mark_style(mark, t)),
+                Span::raw(format!(" {:>3} ", r.weight)),
+                Span::raw(fit::pad(
+                    &fit::middle(&fit::inert(&r.name), name_w),
+                    name_w + 1,
+                )),
+                Span::raw(fit::pad(&fit::end(&fit::inert(&r.kind), 4), 5)),
+                Span::raw(fit::pad(
+                    &fit::end(&fit::inert(events), events_w),
+                    events_w + 1,
+                )),
+                Span::styled(fit::pad(phase_word(r.phase), PHASE), phase_style),
+            ];
+            if with_start {
+                let start = r
+                    .started_at
+                    .as_deref()
+                    .and_then(fit::clock)
+                    .unwrap_or_default();
+                spans.push(Span::raw(format!(" {}", fit::pad(&start, 8))));
+            }
+            spans.push(Span::raw(format!(" {:>6}", duration(h))));
+            let mut lines = Vec::new();
+            match note(h, v) {
+                Some((text, nstyle)) if wide => {
+                    let room = width.saturating_sub(cols.fixed() + 1);
+                    spans.push(Span::raw(" "));
+                    spans.push(Span::styled(
+                        fit::end(&fit::inert(&text), room).into_owned(),
+                        nstyle,
+                    ));
+                    lines.push(Line::from(spans));
+                }
+                Some((text, nstyle)) => {
+                    lines.push(Line::from(spans));
+                    let indent = 6;
+                    lines.push(Line::from(vec![
+                        Span::raw(" ".repeat(indent)),
+                        Span::styled(
+                            fit::end(&fit::inert(&text), width.saturating_sub(indent)).into_owned(),
+                            nstyle,
+                        ),
+                    ]));
+                }
+                None => lines.push(Line::from(spans)),
+            }
+            let height = lines.len() as u16;
+            Row::new(vec![Cell::from(Text::from(lines))])
+                .style(style)
+                .height(height)
+        })
+        .collect();
+    let mut head = format!(
+        "  {:>3} {}{}{}{}",
+        "W",
+        fit::pad("NAME", name_w + 1),
+        fit::pad("KIND", 5),
+        fit::pad("EVENTS", events_w + 1),
+        fit::pad("PHASE", PHASE)
+    );
+    if with_start {
+        head.push_str(&format!(" {}", fit::pad("START", 8)));
+    }
+    head.push_str(&format!(" {:>6}", "DUR"));
+    if wide {
+        head.push_str(" EVIDENCE");
+    }
+    let header = Row::new(vec![Cell::from(head)]).style(t.heading());
+    let keys: Vec<String> = rows.iter().map(|h| data::hook_key(h)).collect();
+    let selected = ui.hooks.resolve(&keys);
+    let table = Table::new(table_rows, [Constraint::Fill(1)])
+        .header(header)
+        .block(block)
+        .row_highlight_style(t.selected(focused));
+    let mut ts = TableState::default()
+        .with_offset(ui.hooks.offset)
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut ts);
+    ui.hooks.offset = ts.offset();
+}
+
+/// The width of the phase column.
+const PHASE: usize = 9;
+
+struct Columns {
+    name: usize,
+    events: usize,
+    start: bool,
+}
+
+impl Columns {
+    /// Columns before the evidence: mark, weight, name, kind, events, phase, start, duration.
+    fn fixed(&self) -> usize {
+        1 + 5 + self.name + 1 + 5 + self.events + 1 + PHASE + if self.start { 9 } else { 0 } + 7
+    }
+}

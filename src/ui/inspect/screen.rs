@@ -1,0 +1,280 @@
+//! The whole inspect screen: header, the lock (or unreadable) banner, then the history, hooks
+//! and workloads panes (or a drill-down), the warnings the collector met, the key bar and the
+//! help overlay. Sizes adapt from 80x24 up; the focused pane keeps its rows first.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::ui::fit;
+use crate::ui::inspect::data::IView;
+use crate::ui::inspect::state::{Drill, Focus, InspectUi};
+use crate::ui::inspect::{evidence, header, help, history, hooks, text_views, workload};
+use crate::ui::panes::pane_block;
+
+const MIN_WIDTH: u16 = 40;
+const MIN_HEIGHT: u16 = 12;
+/// From this width blocked workloads show their pod-level cause on a second line (as the
+/// deploy pane decides).
+const WIDE: u16 = 120;
+/// The fewest rows a table pane keeps: borders, its header and one row.
+const PANE_MIN: u16 = 4;
+/// The fewest spare rows worth a preview of the selected hook's evidence.
+const PREVIEW_MIN: u16 = 6;
+
+pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
+    ui.sync(v.data);
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "helmdeck needs at least {MIN_WIDTH}x{MIN_HEIGHT} (now {}x{})",
+            area.width, area.height
+        );
+        frame.render_widget(
+            Paragraph::new(fit::end(&msg, area.width as usize).into_owned()),
+            area,
+        );
+        return;
+    }
+    let banner_max = match area.height {
+        0..30 => 4,
+        30..40 => 5,
+        _ => 8,
+    };
+    let banner_h = header::banner_height(v, area.width, banner_max);
+    let [head, banner, body, keys] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(banner_h),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    header::render(frame, head, v);
+    if banner_h > 0 {
+        header::render_banner(frame, banner, v);
+    }
+    match &ui.drill {
+        Some(Drill::Hook(_)) => evidence::render(frame, body, v, ui),
+        Some(Drill::Workload(_)) => workload::render_drill(frame, body, v, ui),
+        Some(Drill::Revision(_)) => text_views::render_revision(frame, body, v, ui),
+        Some(Drill::Manifest(_)) => text_views::render_manifest(frame, body, v, ui),
+        None => render_panes(frame, body, v, ui),
+    }
+    render_keys(frame, keys, v, ui);
+    if ui.help {
+        help::render(frame, area, v);
+    }
+}
+
+fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+    let t = &v.theme;
+    let warnings = &v.inspection().warnings;
+    let warn_h = if warnings.is_empty() {
+        0
+    } else {
+        (warnings.len().min(3) as u16 + 2).min(area.height / 4)
+    };
+    let [panes, warn_area] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(warn_h)]).areas(area);
+    let inner_w = panes.width.saturating_sub(2) as usize;
+    let i = v.inspection();
+    let wanted = |rows: usize| (rows.max(1) as u16).saturating_add(3);
+    let mut hs = wanted(crate::ui::inspect::data::history_rows(i, &ui.filters.history).len());
+    let mut hk = wanted(hooks::row_heights(v, ui, inner_w));
+    let mut wl = wanted(workload::wanted_rows(v, ui, panes.width >= WIDE));
+    // When they do not fit, the panes without focus give up rows first (history, then the
+    // workloads, then the hooks), then the focused one.
+    let mut order = vec![Focus::History, Focus::Workloads, Focus::Hooks];
+    order.retain(|f| *f != ui.focus);
+    order.push(ui.focus);
+    for pane in order {
+        let over = (hs + hk + wl).saturating_sub(panes.height);
+        let rows = match pane {
+            Focus::History => &mut hs,
+            Focus::Hooks => &mut hk,
+            Focus::Workloads => &mut wl,
+        };
+        *rows = rows.saturating_sub(over).max(PANE_MIN);
+    }
+    // Rows to spare show the selected hook's evidence; else the workloads take them.
+    let spare = panes.height.saturating_sub(hs + hk + wl);
+    let preview_h = if spare >= PREVIEW_MIN && !i.hooks.is_empty() {
+        spare
+    } else {
+        0
+    };
+    let [a, b, c, d] = Layout::vertical([
+        Constraint::Length(hs),
+        Constraint::Length(hk),
+        if preview_h > 0 {
+            Constraint::Length(wl)
+        } else {
+            Constraint::Fill(1)
+        },
+        Constraint::Length(preview_h),
+    ])
+    .areas(panes);
+    let focus = ui.focus;
+    history::render(frame, a, v, ui, focus == Focus::History);
+    hooks::render(frame, b, v, ui, focus == Focus::Hooks);
+    workload::render_pane(frame, c, v, ui, focus == Focus::Workloads);
+    if preview_h > 0 {
+        evidence::render_preview(frame, d, v, ui);
+    }
+    if warn_h > 0 {
+        let block = pane_block(
+            vec![Span::styled(
+                format!(
+                    "Warnings  {} (evidence that could not be read)",
+                    warnings.len()
+                ),
+                t.warn(),
+            )],
+            false,
+            t,
+        );
+        let inner = block.inner(warn_area);
+        let room = inner.height as usize;
+        let mut lines: Vec<Line> = warnings
+            .iter()
+            .take(room)
+            .map(|w| {
+                Line::from(Span::styled(
+                    fit::end(&format!("! {}", fit::inert(w)), inner.width as usize).into_owned(),
+                    t.warn(),
+                ))
+            })
+            .collect();
+        if warnings.len() > room && room > 0 {
+            lines.truncate(room - 1);
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "… {} more (helmdeck inspect --headless lists them all)",
+                    warnings.len() - (room - 1)
+                ),
+                t.muted(),
+            )));
+        }
+        frame.render_widget(Paragraph::new(lines).block(block), warn_area);
+    }
+}
+
+fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
+    let t = &v.theme;
+    let width = area.width as usize;
+    if let Some(slot) = ui.editing {
+        let text = ui.filters.get(slot);
+        let line = Line::from(vec![
+            Span::styled(" filter: ", t.key()),
+            Span::raw(fit::end(&fit::inert(text), width.saturating_sub(40)).into_owned()),
+            Span::styled("▏", t.key()),
+            Span::styled("  enter keeps · esc clears", t.muted()),
+        ]);
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    }
+    let message = match (&ui.notice, ui.reloading) {
+        (Some(n), _) => Some(n.clone()),
+        (None, true) => Some("reading the release again…".to_string()),
+        _ => None,
+    };
+    if let Some(m) = message {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                fit::end(&format!(" {m}"), width).into_owned(),
+                t.warn(),
+            )),
+            area,
+        );
+        return;
+    }
+    let quit = format!("quit (exit {})", v.inspection().exit_code());
+    let enter = match ui.focus {
+        Focus::Hooks => "evidence",
+        Focus::Workloads => "pods",
+        Focus::History => "record",
+    };
+    // (key, what, rank): when the line is too narrow the highest ranks go first; quitting
+    // (with its exit code) always stays.
+    let keys: Vec<(&str, &str, u8)> = match &ui.drill {
+        Some(Drill::Hook(_)) => vec![
+            ("esc", "back", 1),
+            ("↑↓", "pod", 2),
+            ("c", "container", 4),
+            ("PgUp/PgDn", "log", 3),
+            ("/", "search", 5),
+            ("?", "help", 6),
+            ("q", &quit, 0),
+        ],
+        Some(Drill::Workload(_)) => vec![
+            ("esc", "back", 1),
+            ("↑↓", "pod", 2),
+            ("PgUp/PgDn", "events", 3),
+            ("/", "search", 5),
+            ("?", "help", 6),
+            ("q", &quit, 0),
+        ],
+        Some(Drill::Revision(_)) => vec![
+            ("esc", "back", 1),
+            ("↑↓", "revision", 2),
+            ("?", "help", 6),
+            ("q", &quit, 0),
+        ],
+        Some(Drill::Manifest(_)) => vec![
+            ("esc", "back", 1),
+            ("↑↓", "scroll", 2),
+            ("/", "search", 5),
+            ("?", "help", 6),
+            ("q", &quit, 0),
+        ],
+        None => vec![
+            ("tab", "focus", 2),
+            ("↑↓", "select", 3),
+            ("enter", enter, 1),
+            ("/", "filter", 5),
+            ("r", "reload", 7),
+            ("?", "help", 6),
+            ("q", &quit, 0),
+        ],
+    };
+    let cost = |k: &[(&str, &str, u8)]| -> usize {
+        1 + k
+            .iter()
+            .map(|(key, what, _)| fit::width(key) + 1 + fit::width(what))
+            .sum::<usize>()
+            + 3 * k.len().saturating_sub(1)
+    };
+    let mut keys = keys;
+    while cost(&keys) > width && keys.len() > 1 {
+        let Some(drop) = keys
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, (_, _, rank))| *rank)
+            .map(|(n, _)| n)
+        else {
+            break;
+        };
+        keys.remove(drop);
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (n, (k, what, _)) in keys.iter().enumerate() {
+        if n > 0 {
+            spans.push(Span::styled(" · ", t.muted()));
+        }
+        spans.push(Span::styled(k.to_string(), t.key()));
+        spans.push(Span::styled(format!(" {what}"), t.muted()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Draws one frame into a test terminal.
+#[cfg(test)]
+pub fn render_to_string(v: &IView, ui: &mut InspectUi, width: u16, height: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+        .expect("a test terminal");
+    terminal
+        .draw(|f| draw(f, v, ui))
+        .expect("drawing into a test terminal");
+    terminal.backend().to_string()
+}

@@ -1,0 +1,562 @@
+//! What the operator looks at on the inspect screen (focus, selections, filters, the
+//! drill-down, help) and how keys change it. Pure: a key and the borrowed inspection in, an
+//! effect out; no terminal here.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::helm::status::HookPhase;
+use crate::ui::app::{Scroll, Selection};
+use crate::ui::inspect::data::{self, Inspected};
+use crate::ui::model::{self, Target};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    History,
+    Hooks,
+    Workloads,
+}
+
+impl Focus {
+    fn next(self) -> Focus {
+        match self {
+            Focus::History => Focus::Hooks,
+            Focus::Hooks => Focus::Workloads,
+            Focus::Workloads => Focus::History,
+        }
+    }
+
+    fn prev(self) -> Focus {
+        match self {
+            Focus::History => Focus::Workloads,
+            Focus::Hooks => Focus::History,
+            Focus::Workloads => Focus::Hooks,
+        }
+    }
+}
+
+/// Which list a filter narrows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    History,
+    Hooks,
+    Workloads,
+    /// The log in a hook's evidence.
+    Log,
+    /// The events in a workload's drill-down.
+    Events,
+    Manifest,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filters {
+    pub history: String,
+    pub hooks: String,
+    pub workloads: String,
+    pub log: String,
+    pub events: String,
+    pub manifest: String,
+}
+
+impl Filters {
+    pub fn get(&self, slot: Slot) -> &str {
+        match slot {
+            Slot::History => &self.history,
+            Slot::Hooks => &self.hooks,
+            Slot::Workloads => &self.workloads,
+            Slot::Log => &self.log,
+            Slot::Events => &self.events,
+            Slot::Manifest => &self.manifest,
+        }
+    }
+
+    fn get_mut(&mut self, slot: Slot) -> &mut String {
+        match slot {
+            Slot::History => &mut self.history,
+            Slot::Hooks => &mut self.hooks,
+            Slot::Workloads => &mut self.workloads,
+            Slot::Log => &mut self.log,
+            Slot::Events => &mut self.events,
+            Slot::Manifest => &mut self.manifest,
+        }
+    }
+}
+
+/// A hook's evidence: its pods, the selected pod's containers and the shown container's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookDrill {
+    /// `Kind/name` of the hook.
+    pub key: String,
+    pub pod: Selection,
+    /// Index into the selected pod's containers.
+    pub container: usize,
+    pub log: Scroll,
+}
+
+/// A workload's pods and the events about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadDrill {
+    pub target: Target,
+    pub pod: Selection,
+    pub events: Scroll,
+}
+
+/// What the body shows instead of the panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drill {
+    Hook(HookDrill),
+    Workload(WorkloadDrill),
+    /// One stored revision's record.
+    Revision(i64),
+    /// The manifest (`--show-manifest`), Secret values masked.
+    Manifest(Scroll),
+}
+
+/// What a key asks the loop to do besides redrawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    /// Read the release again.
+    Reload,
+    Quit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InspectUi {
+    pub focus: Focus,
+    pub history: Selection,
+    pub hooks: Selection,
+    pub workloads: Selection,
+    pub filters: Filters,
+    /// The filter being typed, if any.
+    pub editing: Option<Slot>,
+    pub help: bool,
+    pub drill: Option<Drill>,
+    /// A one-line message for the key bar.
+    pub notice: Option<String>,
+    /// A reload is under way.
+    pub reloading: bool,
+}
+
+fn on(key: String) -> Selection {
+    Selection {
+        key: Some(key),
+        touched: true,
+        ..Selection::default()
+    }
+}
+
+/// A top-anchored scroll (lists read from their first line).
+fn from_top() -> Scroll {
+    Scroll {
+        follow: false,
+        ..Scroll::default()
+    }
+}
+
+impl InspectUi {
+    /// Opens on what went wrong: the first failed hook (or one with live evidence), else the
+    /// first gating workload that is not ready; the history on the inspected revision.
+    pub fn new(data: &Inspected) -> InspectUi {
+        let i = &data.inspection;
+        let mut ui = InspectUi {
+            focus: Focus::Hooks,
+            history: Selection::default(),
+            hooks: Selection::default(),
+            workloads: Selection::default(),
+            filters: Filters::default(),
+            editing: None,
+            help: false,
+            drill: None,
+            notice: None,
+            reloading: false,
+        };
+        if let Some(rev) = i
+            .revision
+            .filter(|r| i.history.iter().any(|h| h.revision == *r))
+        {
+            ui.history = on(rev.to_string());
+        }
+        let telling = i
+            .hooks
+            .iter()
+            .find(|h| h.record.phase == HookPhase::Failed)
+            .or_else(|| i.hooks.iter().find(|h| h.live.is_some()));
+        let blocker = model::workload_rows(&data.mirror, "")
+            .into_iter()
+            .find(|w| !w.ready && !w.optional);
+        if i.info.is_none() {
+            // Nothing decoded: the history says what there is.
+            ui.focus = Focus::History;
+        } else if let Some(h) = telling {
+            ui.hooks = on(data::hook_key(h));
+        } else if let Some(w) = blocker {
+            ui.focus = Focus::Workloads;
+            ui.workloads = on(model::workload_key(w));
+        } else if i.hooks.is_empty() {
+            ui.focus = if i.workloads.is_empty() {
+                Focus::History
+            } else {
+                Focus::Workloads
+            };
+        }
+        ui.sync(data);
+        ui
+    }
+
+    /// Brings selections in line with the rows as they are now (before each frame, and after
+    /// a reload).
+    pub fn sync(&mut self, data: &Inspected) {
+        let i = &data.inspection;
+        self.history
+            .resolve(&data::history_keys(i, &self.filters.history));
+        self.hooks.resolve(&data::hook_keys(i, &self.filters.hooks));
+        self.workloads
+            .resolve(&workload_keys(data, &self.filters.workloads));
+        match self.drill.as_mut() {
+            Some(Drill::Hook(d)) => {
+                if let Some(h) = data::find_hook(i, &d.key) {
+                    d.pod.resolve(&data::hook_pod_keys(h));
+                }
+            }
+            Some(Drill::Workload(d)) => {
+                d.pod.resolve(&workload_pod_keys(data, &d.target));
+            }
+            _ => {}
+        }
+    }
+
+    /// Where `/` types into right now (`None`: nothing to narrow here).
+    pub fn filter_slot(&self) -> Option<Slot> {
+        match &self.drill {
+            Some(Drill::Hook(_)) => Some(Slot::Log),
+            Some(Drill::Workload(_)) => Some(Slot::Events),
+            Some(Drill::Manifest(_)) => Some(Slot::Manifest),
+            Some(Drill::Revision(_)) => None,
+            None => Some(match self.focus {
+                Focus::History => Slot::History,
+                Focus::Hooks => Slot::Hooks,
+                Focus::Workloads => Slot::Workloads,
+            }),
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, data: &Inspected) -> Effect {
+        if key.kind == KeyEventKind::Release {
+            return Effect::None;
+        }
+        self.notice = None;
+        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C'));
+        if ctrl_c {
+            return Effect::Quit;
+        }
+        if self.help {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
+            ) {
+                self.help = false;
+            }
+            return Effect::None;
+        }
+        if let Some(slot) = self.editing {
+            self.on_filter_key(slot, key, data);
+            return Effect::None;
+        }
+        match key.code {
+            KeyCode::Char('q') => return Effect::Quit,
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('/') => match self.filter_slot() {
+                Some(slot) => self.editing = Some(slot),
+                None => self.notice = Some("nothing to filter here".into()),
+            },
+            KeyCode::Char('r') => {
+                if self.reloading {
+                    self.notice = Some("already reading the release".into());
+                } else {
+                    self.reloading = true;
+                    return Effect::Reload;
+                }
+            }
+            KeyCode::Char('m') if !matches!(self.drill, Some(Drill::Manifest(_))) => {
+                if data.inspection.manifest.is_some() {
+                    self.filters.manifest.clear();
+                    self.drill = Some(Drill::Manifest(from_top()));
+                } else {
+                    self.notice = Some(
+                        "no manifest: run helmdeck inspect with --show-manifest to read it".into(),
+                    );
+                }
+            }
+            _ if self.drill.is_some() => self.on_drill_key(key, data),
+            _ => self.on_main_key(key, data),
+        }
+        Effect::None
+    }
+
+    fn on_filter_key(&mut self, slot: Slot, key: KeyEvent, data: &Inspected) {
+        match key.code {
+            KeyCode::Esc => {
+                self.filters.get_mut(slot).clear();
+                self.editing = None;
+            }
+            KeyCode::Enter => self.editing = None,
+            KeyCode::Backspace => {
+                self.filters.get_mut(slot).pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filters.get_mut(slot).push(c)
+            }
+            _ => {}
+        }
+        // A narrowed log or list starts over.
+        match (slot, self.drill.as_mut()) {
+            (Slot::Log, Some(Drill::Hook(d))) => d.log = Scroll::default(),
+            (Slot::Events, Some(Drill::Workload(d))) => d.events = from_top(),
+            (Slot::Manifest, Some(Drill::Manifest(s))) => *s = from_top(),
+            _ => {}
+        }
+        self.sync(data);
+    }
+
+    fn on_main_key(&mut self, key: KeyEvent, data: &Inspected) {
+        let i = &data.inspection;
+        match key.code {
+            KeyCode::Tab => self.focus = self.focus.next(),
+            KeyCode::BackTab => self.focus = self.focus.prev(),
+            KeyCode::Esc => {
+                if let Some(slot) = self.filter_slot() {
+                    self.filters.get_mut(slot).clear();
+                }
+                self.sync(data);
+            }
+            KeyCode::Enter => {
+                self.open(data);
+                if self.drill.is_none() {
+                    self.notice = Some("nothing selected to open".into());
+                }
+            }
+            code => match self.focus {
+                Focus::History => {
+                    let keys = data::history_keys(i, &self.filters.history);
+                    move_selection(&mut self.history, &keys, code);
+                }
+                Focus::Hooks => {
+                    let keys = data::hook_keys(i, &self.filters.hooks);
+                    move_selection(&mut self.hooks, &keys, code);
+                }
+                Focus::Workloads => {
+                    let keys = workload_keys(data, &self.filters.workloads);
+                    move_selection(&mut self.workloads, &keys, code);
+                }
+            },
+        }
+    }
+
+    /// Enter: the selected row's drill-down.
+    fn open(&mut self, data: &Inspected) {
+        let i = &data.inspection;
+        self.sync(data);
+        let drill = match self.focus {
+            Focus::History => {
+                let keys = data::history_keys(i, &self.filters.history);
+                let Some(at) = self.history.resolve(&keys) else {
+                    return;
+                };
+                let rows = data::history_rows(i, &self.filters.history);
+                Drill::Revision(rows[at].revision)
+            }
+            Focus::Hooks => {
+                let keys = data::hook_keys(i, &self.filters.hooks);
+                let Some(at) = self.hooks.resolve(&keys) else {
+                    return;
+                };
+                let mut d = HookDrill {
+                    key: keys[at].clone(),
+                    pod: Selection::default(),
+                    container: 0,
+                    log: Scroll::default(),
+                };
+                if let Some(h) = data::find_hook(i, &d.key) {
+                    d.pod.resolve(&data::hook_pod_keys(h));
+                }
+                self.filters.log.clear();
+                Drill::Hook(d)
+            }
+            Focus::Workloads => {
+                let rows = model::workload_rows(&data.mirror, &self.filters.workloads);
+                let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
+                let Some(at) = self.workloads.resolve(&keys) else {
+                    return;
+                };
+                let target = Target::Workload {
+                    kind: rows[at].kind.clone(),
+                    name: rows[at].name.clone(),
+                };
+                let mut d = WorkloadDrill {
+                    pod: Selection::default(),
+                    events: from_top(),
+                    target,
+                };
+                d.pod.resolve(&workload_pod_keys(data, &d.target));
+                self.filters.events.clear();
+                Drill::Workload(d)
+            }
+        };
+        self.drill = Some(drill);
+    }
+
+    fn on_drill_key(&mut self, key: KeyEvent, data: &Inspected) {
+        let i = &data.inspection;
+        if matches!(key.code, KeyCode::Esc | KeyCode::Backspace) {
+            self.drill = None;
+            return;
+        }
+        let Some(drill) = self.drill.as_mut() else {
+            return;
+        };
+        match drill {
+            Drill::Hook(d) => {
+                let Some(h) = data::find_hook(i, &d.key) else {
+                    return;
+                };
+                let pods = data::hook_pod_keys(h);
+                let lines = crate::ui::inspect::evidence::shown_log(h, d, &self.filters.log)
+                    .map_or(0, |(_, _, lines)| lines.len());
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => {
+                        d.pod.move_by_keys(&pods, -1);
+                        d.container = 0;
+                        d.log = Scroll::default();
+                    }
+                    KeyCode::Down | KeyCode::Char('j') => {
+                        d.pod.move_by_keys(&pods, 1);
+                        d.container = 0;
+                        d.log = Scroll::default();
+                    }
+                    KeyCode::Char('c') => {
+                        d.container = d.container.wrapping_add(1);
+                        d.log = Scroll::default();
+                    }
+                    code => scroll_text(&mut d.log, lines, code),
+                }
+            }
+            Drill::Workload(d) => {
+                let pods = workload_pod_keys(data, &d.target);
+                let events = crate::ui::inspect::workload::event_count(
+                    data,
+                    &d.target,
+                    &self.filters.events,
+                );
+                match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => d.pod.move_by_keys(&pods, -1),
+                    KeyCode::Down | KeyCode::Char('j') => d.pod.move_by_keys(&pods, 1),
+                    code => scroll_text(&mut d.events, events, code),
+                }
+            }
+            Drill::Revision(rev) => {
+                // ↑↓ walk the history (in the order the pane lists it).
+                let revs: Vec<i64> = i.history.iter().map(|r| r.revision).collect();
+                let Some(at) = revs.iter().position(|r| r == rev) else {
+                    return;
+                };
+                let to = match key.code {
+                    KeyCode::Up | KeyCode::Char('k') => at.saturating_sub(1),
+                    KeyCode::Down | KeyCode::Char('j') => (at + 1).min(revs.len() - 1),
+                    KeyCode::Char('g') | KeyCode::Home => 0,
+                    KeyCode::Char('G') | KeyCode::End => revs.len() - 1,
+                    _ => at,
+                };
+                *rev = revs[to];
+                self.history = on(revs[to].to_string());
+            }
+            Drill::Manifest(s) => {
+                let total = data::manifest_lines(i, &self.filters.manifest).len();
+                scroll_text(s, total, key.code);
+            }
+        }
+    }
+}
+
+fn workload_keys(data: &Inspected, filter: &str) -> Vec<String> {
+    model::workload_rows(&data.mirror, filter)
+        .into_iter()
+        .map(model::workload_key)
+        .collect()
+}
+
+pub fn workload_pod_keys(data: &Inspected, target: &Target) -> Vec<String> {
+    model::pods_of(&data.mirror, target)
+        .into_iter()
+        .map(|p| p.name.clone())
+        .collect()
+}
+
+/// Moving a remembered selection (the deploy screen's own moves are private to it).
+trait Move {
+    fn move_by_keys(&mut self, keys: &[String], delta: isize);
+    fn jump_to(&mut self, keys: &[String], last: bool);
+}
+
+impl Move for Selection {
+    fn move_by_keys(&mut self, keys: &[String], delta: isize) {
+        let Some(i) = self.resolve(keys) else { return };
+        let to = (i as isize + delta).clamp(0, keys.len() as isize - 1) as usize;
+        self.touched = true;
+        self.index = to;
+        self.key = Some(keys[to].clone());
+    }
+
+    fn jump_to(&mut self, keys: &[String], last: bool) {
+        if keys.is_empty() {
+            return;
+        }
+        let to = if last { keys.len() - 1 } else { 0 };
+        self.touched = true;
+        self.index = to;
+        self.key = Some(keys[to].clone());
+    }
+}
+
+fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => sel.move_by_keys(keys, -1),
+        KeyCode::Down | KeyCode::Char('j') => sel.move_by_keys(keys, 1),
+        KeyCode::PageUp => sel.move_by_keys(keys, -10),
+        KeyCode::PageDown => sel.move_by_keys(keys, 10),
+        KeyCode::Char('g') | KeyCode::Home => sel.jump_to(keys, false),
+        KeyCode::Char('G') | KeyCode::End => sel.jump_to(keys, true),
+        _ => {}
+    }
+}
+
+/// Scrolls a text view: following its end (a log's tail), or anchored at a line.
+pub fn scroll_text(s: &mut Scroll, total: usize, code: KeyCode) {
+    let page = s.height.max(2) - 1;
+    match code {
+        KeyCode::Up | KeyCode::Char('k') | KeyCode::PageUp => {
+            let by = if code == KeyCode::PageUp { page } else { 1 };
+            if s.follow {
+                s.follow = false;
+                s.top = total.saturating_sub(s.height);
+            }
+            s.top = s.top.saturating_sub(by);
+        }
+        KeyCode::Down | KeyCode::Char('j') | KeyCode::PageDown => {
+            let by = if code == KeyCode::PageDown { page } else { 1 };
+            if s.follow {
+                return;
+            }
+            s.top += by;
+            if s.top + s.height >= total {
+                s.follow = true;
+            }
+        }
+        KeyCode::Char('g') | KeyCode::Home => {
+            s.follow = false;
+            s.top = 0;
+        }
+        KeyCode::Char('G') | KeyCode::End => s.follow = true,
+        _ => {}
+    }
+}

@@ -1,0 +1,447 @@
+//! The inspect screen through ratatui's `TestBackend`, as insta snapshots at 80x24 and 160x48
+//! (kept with the deploy screen's in `src/ui/snapshots/`): the hook-fails post-mortem, its
+//! failed hook's evidence (log lines and exit code), a workload's drill-down, the locked
+//! release, an unreadable revision, help and a filter; and the keys.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::{Color, Modifier};
+
+use crate::helm::status::HookPhase;
+use crate::inspect::model::Inspection;
+use crate::ui::fit;
+use crate::ui::inspect::data::{IView, Inspected};
+use crate::ui::inspect::fixture::{self, SEED_LOG};
+use crate::ui::inspect::screen;
+use crate::ui::inspect::state::{Drill, Effect, Focus, InspectUi, Slot};
+use crate::ui::theme::Theme;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn press(ui: &mut InspectUi, data: &Inspected, code: KeyCode) -> Effect {
+    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), data)
+}
+
+fn type_text(ui: &mut InspectUi, data: &Inspected, text: &str) {
+    for c in text.chars() {
+        press(ui, data, KeyCode::Char(c));
+    }
+}
+
+fn snapshot(name: &str, screen: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.bind(|| insta::assert_snapshot!(name.to_string(), screen));
+}
+
+/// Snapshots at both sizes, each from a fresh UI state prepared by `setup` after a first frame.
+fn screens(name: &str, i: &Inspection, setup: impl Fn(&mut InspectUi, &Inspected)) -> Vec<String> {
+    let data = fixture::data(i.clone());
+    let mut out = Vec::new();
+    for (w, h) in SIZES {
+        let mut ui = InspectUi::new(&data);
+        fixture::render(&data, &mut ui, w, h);
+        setup(&mut ui, &data);
+        let screen = fixture::render(&data, &mut ui, w, h);
+        assert_rows_keep_width(&screen, w);
+        snapshot(&format!("{name}_{w}x{h}"), &screen);
+        out.push(screen);
+    }
+    out
+}
+
+/// Every row is exactly `w` columns; a wide character hides only the blank cell after it
+/// (the test backend lists hidden cells after the row).
+fn assert_rows_keep_width(screen: &str, w: u16) {
+    for line in screen.lines() {
+        let (row, hidden) = match line.split_once(" Hidden by multi-width symbols: ") {
+            Some((row, hidden)) => (row, hidden),
+            None => (line, ""),
+        };
+        assert!(
+            hidden.is_empty()
+                || hidden
+                    .split("), (")
+                    .all(|h| h.ends_with("\" \"") || h.ends_with("\" \")]")),
+            "a wide character overlapped text: {line}"
+        );
+        let inner = row.trim_start_matches('"').trim_end_matches('"');
+        assert_eq!(fit::width(inner), w as usize, "row width changed: {line}");
+    }
+}
+
+#[test]
+fn hook_fails_post_mortem() {
+    let shown = screens("hook_fails", &fixture::hook_fails(), |_, _| {});
+    for screen in &shown {
+        assert!(screen.contains("revision 2 (upgrade)"), "{screen}");
+        assert!(screen.contains("✗ failed"), "{screen}");
+        assert!(screen.contains("Install complete"), "{screen}");
+        assert!(screen.contains("demo-seed"), "{screen}");
+        // The failed hook's row already says why.
+        assert!(screen.contains("exit 1 (Error) · error: fixtures/demo/orders.yaml"));
+        assert!(screen.contains("quit (exit 0)"), "{screen}");
+        assert!(!screen.contains("LOCKED"));
+    }
+}
+
+/// Enter on the failed seed hook (selected at start): its pods, exit code and log tail.
+#[test]
+fn failed_hook_evidence_shows_the_log_and_the_exit_code() {
+    let shown = screens("hook_fails_evidence", &fixture::hook_fails(), |ui, data| {
+        assert_eq!(ui.focus, Focus::Hooks);
+        assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-seed"));
+        press(ui, data, KeyCode::Enter);
+    });
+    for screen in &shown {
+        assert!(screen.contains("demo-seed · Job"), "{screen}");
+        assert!(screen.contains("✗ Failed"), "{screen}");
+        assert!(screen.contains("exit 1 (Error)"), "{screen}");
+        assert!(screen.contains("LOG demo-seed-pg4z6 / seed"), "{screen}");
+        for line in &SEED_LOG[..4] {
+            assert!(
+                screen.contains(line),
+                "log line {line:?} missing:\n{screen}"
+            );
+        }
+        assert!(screen.contains("BackoffLimitExceeded"), "{screen}");
+    }
+    // At 160 columns the failing line shows whole, on one row.
+    assert!(shown[1].contains(SEED_LOG[4]), "{}", shown[1]);
+    // At 80 it wraps, and all of it is there.
+    let joined: String = shown[0]
+        .lines()
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_start_matches('┃')
+                .trim_end_matches('┃')
+        })
+        .collect();
+    assert!(joined.contains(SEED_LOG[4]), "{}", shown[0]);
+}
+
+/// The second pod of the seed Job, its log shown from the top.
+#[test]
+fn evidence_second_pod_and_log_keys() {
+    let data = fixture::data(fixture::hook_fails());
+    let mut ui = InspectUi::new(&data);
+    press(&mut ui, &data, KeyCode::Enter);
+    press(&mut ui, &data, KeyCode::Down);
+    let Some(Drill::Hook(d)) = &ui.drill else {
+        panic!("a hook drill-down");
+    };
+    assert_eq!(d.pod.key.as_deref(), Some("demo-seed-vk599"));
+    // The only container: c stays on it.
+    press(&mut ui, &data, KeyCode::Char('c'));
+    let screen = fixture::render(&data, &mut ui, 160, 48);
+    assert!(screen.contains("LOG demo-seed-vk599 / seed"), "{screen}");
+    press(&mut ui, &data, KeyCode::Char('g'));
+    let Some(Drill::Hook(d)) = &ui.drill else {
+        panic!("a hook drill-down");
+    };
+    assert!(!d.log.follow);
+    assert_eq!(d.log.top, 0);
+    press(&mut ui, &data, KeyCode::Char('G'));
+    let Some(Drill::Hook(d)) = &ui.drill else {
+        panic!("a hook drill-down");
+    };
+    assert!(d.log.follow);
+    // Search narrows the log.
+    press(&mut ui, &data, KeyCode::Char('/'));
+    assert_eq!(ui.editing, Some(Slot::Log));
+    type_text(&mut ui, &data, "row 17");
+    press(&mut ui, &data, KeyCode::Enter);
+    let screen = fixture::render(&data, &mut ui, 160, 48);
+    assert!(screen.contains(SEED_LOG[3]), "{screen}");
+    assert!(!screen.contains(SEED_LOG[0]), "{screen}");
+    press(&mut ui, &data, KeyCode::Esc);
+    assert_eq!(ui.drill, None);
+}
+
+#[test]
+fn workload_drill_down() {
+    screens("workload", &fixture::hook_fails(), |ui, data| {
+        press(ui, data, KeyCode::Tab);
+        assert_eq!(ui.focus, Focus::Workloads);
+        press(ui, data, KeyCode::Char('j'));
+        assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-api"));
+        press(ui, data, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn locked_release() {
+    let shown = screens("locked", &fixture::locked(), |_, _| {});
+    for screen in &shown {
+        assert!(screen.contains("◐ LOCKED"), "{screen}");
+        assert!(screen.contains("revision 3 is pending-upgrade"), "{screen}");
+        assert!(screen.contains("helm rollback demo 1 -n apps"), "{screen}");
+        assert!(screen.contains("never ran"), "{screen}");
+        assert!(screen.contains("◐ pending-upgrade"), "{screen}");
+    }
+}
+
+#[test]
+fn revision_record() {
+    screens("revision", &fixture::hook_fails(), |ui, data| {
+        press(ui, data, KeyCode::BackTab);
+        assert_eq!(ui.focus, Focus::History);
+        assert_eq!(
+            ui.history.key.as_deref(),
+            Some("2"),
+            "the inspected revision"
+        );
+        press(ui, data, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn unreadable_revision() {
+    let mut i = fixture::hook_fails();
+    i.requested = Some(3);
+    i.revision = Some(3);
+    i.info = None;
+    i.hooks.clear();
+    i.error = Some("revision 3 of demo is not stored (stored: 1, 2)".into());
+    let shown = screens("unreadable", &i, |_, _| {});
+    for screen in &shown {
+        assert!(screen.contains("UNREADABLE"), "{screen}");
+        assert!(screen.contains("quit (exit 1)"), "{screen}");
+        assert!(screen.contains("--revision 2"), "{screen}");
+    }
+}
+
+#[test]
+fn help_overlay() {
+    let data = fixture::data(fixture::hook_fails());
+    let mut ui = InspectUi::new(&data);
+    press(&mut ui, &data, KeyCode::Char('?'));
+    let screen = fixture::render(&data, &mut ui, 80, 24);
+    assert!(screen.contains("read the release again"), "{screen}");
+    snapshot("help_80x24", &screen);
+    // q closes the help; it does not quit.
+    assert_eq!(press(&mut ui, &data, KeyCode::Char('q')), Effect::None);
+    assert!(!ui.help);
+}
+
+#[test]
+fn filtered_hooks() {
+    let data = fixture::data(fixture::hook_fails());
+    let mut ui = InspectUi::new(&data);
+    press(&mut ui, &data, KeyCode::Char('/'));
+    type_text(&mut ui, &data, "post");
+    let screen = fixture::render(&data, &mut ui, 80, 24);
+    assert!(!screen.contains("demo-migrate"), "{screen}");
+    assert!(screen.contains("filter: post"), "{screen}");
+    snapshot("filtered_hooks_80x24", &screen);
+    press(&mut ui, &data, KeyCode::Enter);
+    assert_eq!(ui.editing, None);
+    assert_eq!(ui.filters.hooks, "post");
+    press(&mut ui, &data, KeyCode::Esc);
+    assert_eq!(ui.filters.hooks, "");
+}
+
+#[test]
+fn keys_focus_select_and_quit() {
+    let data = fixture::data(fixture::hook_fails());
+    let mut ui = InspectUi::new(&data);
+    // Opens on the failed hook.
+    assert_eq!(ui.focus, Focus::Hooks);
+    assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-seed"));
+    press(&mut ui, &data, KeyCode::Char('g'));
+    assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-migrate"));
+    press(&mut ui, &data, KeyCode::Down);
+    assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-init"));
+    press(&mut ui, &data, KeyCode::Char('k'));
+    press(&mut ui, &data, KeyCode::Up);
+    assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-migrate"));
+    press(&mut ui, &data, KeyCode::End);
+    assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-seed"));
+    // Focus cycles both ways.
+    for want in [Focus::Workloads, Focus::History, Focus::Hooks] {
+        press(&mut ui, &data, KeyCode::Tab);
+        assert_eq!(ui.focus, want);
+    }
+    press(&mut ui, &data, KeyCode::BackTab);
+    assert_eq!(ui.focus, Focus::History);
+    // Workloads: gating first by name, optional last.
+    press(&mut ui, &data, KeyCode::BackTab);
+    assert_eq!(ui.focus, Focus::Workloads);
+    press(&mut ui, &data, KeyCode::Char('G'));
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/demo-monitoring")
+    );
+    press(&mut ui, &data, KeyCode::Home);
+    assert_eq!(ui.workloads.key.as_deref(), Some("DaemonSet/demo-agent"));
+    // A succeeded hook's drill-down says why there is no evidence.
+    press(&mut ui, &data, KeyCode::Tab);
+    press(&mut ui, &data, KeyCode::Tab);
+    press(&mut ui, &data, KeyCode::Char('g'));
+    press(&mut ui, &data, KeyCode::Enter);
+    let screen = fixture::render(&data, &mut ui, 80, 24);
+    assert!(screen.contains("it succeeded"), "{screen}");
+    press(&mut ui, &data, KeyCode::Backspace);
+    assert_eq!(ui.drill, None);
+    // m without --show-manifest says how to get it.
+    press(&mut ui, &data, KeyCode::Char('m'));
+    assert!(
+        ui.notice
+            .as_deref()
+            .unwrap_or("")
+            .contains("--show-manifest")
+    );
+    // r asks for a reload once.
+    assert_eq!(press(&mut ui, &data, KeyCode::Char('r')), Effect::Reload);
+    assert_eq!(press(&mut ui, &data, KeyCode::Char('r')), Effect::None);
+    assert!(ui.notice.is_some());
+    // q and Ctrl+C quit, also from a drill-down.
+    press(&mut ui, &data, KeyCode::Enter);
+    assert!(ui.drill.is_some());
+    assert_eq!(press(&mut ui, &data, KeyCode::Char('q')), Effect::Quit);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(ui.on_key(ctrl_c, &data), Effect::Quit);
+}
+
+#[test]
+fn opens_on_a_blocking_workload_when_no_hook_failed() {
+    let mut i = fixture::hook_fails();
+    i.hooks.retain(|h| h.record.phase == HookPhase::Succeeded);
+    i.workloads[3].ready = false;
+    i.workloads[3].pod_causes =
+        vec!["pod demo-web-x: CrashLoopBackOff (exit 137, 4 restarts)".into()];
+    let data = fixture::data(i);
+    let ui = InspectUi::new(&data);
+    assert_eq!(ui.focus, Focus::Workloads);
+    assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-web"));
+}
+
+#[test]
+fn manifest_view() {
+    let mut i = fixture::hook_fails();
+    i.manifest = Some(
+        "---\n# Source: deckapp/templates/secret.yaml\nkind: Secret\ndata:\n  password: ***\n"
+            .into(),
+    );
+    let data = fixture::data(i);
+    let mut ui = InspectUi::new(&data);
+    press(&mut ui, &data, KeyCode::Char('m'));
+    assert!(matches!(ui.drill, Some(Drill::Manifest(_))));
+    let screen = fixture::render(&data, &mut ui, 80, 24);
+    assert!(screen.contains("password: ***"), "{screen}");
+    assert!(screen.contains("Secret values masked"), "{screen}");
+}
+
+/// The failed hook is bold red and its glyph says so without colour; hooks that never ran
+/// are dimmed.
+#[test]
+fn failed_stands_out_and_never_ran_is_dim() {
+    let data = fixture::data(fixture::locked());
+    let mut ui = InspectUi::new(&data);
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
+    let view = IView {
+        data: &data,
+        theme: Theme::coloured(),
+    };
+    terminal
+        .draw(|f| screen::draw(f, &view, &mut ui))
+        .expect("draw");
+    let buf = terminal.backend().buffer().clone();
+    let find = |needle: &str, from: u16| -> (u16, u16) {
+        for y in from..buf.area.height {
+            let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            if let Some(at) = line.find(needle) {
+                return (line[..at].chars().count() as u16, y);
+            }
+        }
+        panic!("{needle} not on screen");
+    };
+    let (_, hooks_top) = find("Hooks", 0);
+    let (x, y) = find("demo-seed", hooks_top);
+    assert!(
+        buf[(x, y)].modifier.contains(Modifier::DIM),
+        "never ran is dim"
+    );
+
+    let data = fixture::data(fixture::hook_fails());
+    let mut ui = InspectUi::new(&data);
+    // Focus elsewhere, so the selection does not reverse the row under test.
+    ui.focus = Focus::History;
+    let view = IView {
+        data: &data,
+        theme: Theme::coloured(),
+    };
+    terminal
+        .draw(|f| screen::draw(f, &view, &mut ui))
+        .expect("draw");
+    let buf = terminal.backend().buffer().clone();
+    let row = |needle: &str| -> (u16, u16) {
+        for y in 0..buf.area.height {
+            let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+            if line.contains("Hooks") {
+                for y2 in y..buf.area.height {
+                    let line: String = (0..buf.area.width).map(|x| buf[(x, y2)].symbol()).collect();
+                    if let Some(at) = line.find(needle) {
+                        return (line[..at].chars().count() as u16, y2);
+                    }
+                }
+            }
+        }
+        panic!("{needle} not in the hooks pane");
+    };
+    let (x, y) = row("Failed");
+    assert_eq!(buf[(x, y)].fg, Color::Red);
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    assert!(line.contains('✗'), "{line}");
+    let (x, y) = row("Succeeded");
+    assert_ne!(buf[(x, y)].fg, Color::Red);
+    assert!(!buf[(x, y)].modifier.contains(Modifier::DIM));
+}
+
+/// Names, messages and log lines carrying escapes, BiDi controls and a huge line: all inert,
+/// and every row keeps its width.
+#[test]
+fn hostile_text_renders_inert() {
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mred\u{202e}txt\u{2066}名前\u{fffd}";
+    let huge = "x".repeat(1 << 20);
+    let mut i = fixture::hook_fails();
+    i.history[1].description = format!("{evil} {huge}");
+    if let Some(info) = i.info.as_mut() {
+        info.description = format!("{evil} {huge}");
+    }
+    let seed = &mut i.hooks[2];
+    seed.record.name = format!("demo-{evil}");
+    if let Some(e) = seed.live.as_mut() {
+        e.pods[0].containers[0].log.push(format!("{evil}{huge}"));
+        e.pods[0].containers[0].terminated.as_mut().unwrap().message = Some(evil.into());
+        e.events[0].message = format!("{evil}{huge}");
+    }
+    i.warnings.push(format!("cannot list Events: {evil}"));
+    let data = fixture::data(i);
+    for (w, h) in SIZES {
+        let mut ui = InspectUi::new(&data);
+        let main = fixture::render(&data, &mut ui, w, h);
+        press(&mut ui, &data, KeyCode::Enter);
+        let detail = fixture::render(&data, &mut ui, w, h);
+        for screen in [&main, &detail] {
+            for c in screen.chars() {
+                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
+                assert!(
+                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+                    "BiDi control on screen"
+                );
+            }
+            assert_rows_keep_width(screen, w);
+        }
+        assert!(main.contains("evil"), "{main}");
+        assert!(detail.contains("termination message"), "{detail}");
+    }
+}
+
+#[test]
+fn tiny_terminal() {
+    let data = fixture::data(fixture::hook_fails());
+    let screen = fixture::render(&data, &mut InspectUi::new(&data), 30, 8);
+    assert!(screen.contains("helmdeck needs at"), "{screen}");
+}

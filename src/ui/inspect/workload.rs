@@ -1,0 +1,310 @@
+//! The release's workloads, judged as the deploy step judges them, in the deploy screen's own
+//! pane (gating first, optional greyed); and a workload's drill-down: its pods with restarts,
+//! last exit and cause, its causes and notes, and the events about it, its ReplicaSets and pods.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+
+use crate::engine::event::{KubeEventView, PodView};
+use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::fit;
+use crate::ui::inspect::data::{self, IView, Inspected};
+use crate::ui::inspect::evidence::{event_lines, position};
+use crate::ui::inspect::state::{Drill, InspectUi, Slot, WorkloadDrill};
+use crate::ui::model::{self, Mark, Target};
+use crate::ui::panes::helm::window;
+use crate::ui::panes::{filter_span, mark_style, pane_block, workloads, wrap_spans};
+
+/// The workloads pane: the deploy screen's, over the inspection's workloads.
+pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+    let t = &v.theme;
+    let i = v.inspection();
+    if i.workloads.is_empty() {
+        let block = pane_block(vec![Span::raw("Workloads")], focused, t);
+        let text = format!(
+            "no workload of the release found (app.kubernetes.io/instance={} in {})",
+            i.release, i.namespace
+        );
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.muted())).block(block),
+            area,
+        );
+        return;
+    }
+    // The deploy pane reads its selection, filter and focus from the deploy UI state.
+    let mut deck = UiState::new();
+    deck.workloads = ui.workloads.clone();
+    deck.filters.workloads = ui.filters.workloads.clone();
+    deck.editing = (ui.editing == Some(Slot::Workloads)).then_some(FilterSlot::Workloads);
+    workloads::render(frame, area, &v.deck(), &mut deck, focused);
+    ui.workloads = deck.workloads;
+}
+
+/// Rows the workloads pane wants (each row, two for a blocker with a cause when wide).
+pub fn wanted_rows(v: &IView, ui: &InspectUi, wide: bool) -> usize {
+    model::workload_rows(&v.data.mirror, &ui.filters.workloads)
+        .iter()
+        .map(|w| {
+            if wide && !w.ready && !w.optional && !w.pod_causes.is_empty() {
+                2
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+fn events_of<'a>(data: &'a Inspected, target: &Target, filter: &str) -> Vec<&'a KubeEventView> {
+    let pods = model::pods_of(&data.mirror, target);
+    model::events_of(&data.mirror, target, &pods)
+        .into_iter()
+        .filter(|e| data::matches(filter, &[&e.object, &e.kind, &e.reason, &e.message]))
+        .collect()
+}
+
+pub fn event_count(data: &Inspected, target: &Target, filter: &str) -> usize {
+    events_of(data, target, filter).len()
+}
+
+fn pod_mark(p: &PodView, optional: bool) -> Mark {
+    match p.phase.as_str() {
+        "Succeeded" => Mark::Done,
+        "Failed" => Mark::Failed,
+        _ if p.ready => Mark::Done,
+        _ if !p.current => Mark::Skipped,
+        _ if !p.causes.is_empty() && optional => Mark::Optional,
+        _ if !p.causes.is_empty() => Mark::Failed,
+        _ => Mark::Running,
+    }
+}
+
+fn render_pods(
+    frame: &mut Frame,
+    area: Rect,
+    v: &IView,
+    pods: &[&PodView],
+    d: &mut WorkloadDrill,
+    optional: bool,
+) {
+    let t = &v.theme;
+    if pods.is_empty() {
+        frame.render_widget(
+            Paragraph::new(vec![
+                Line::from(Span::styled("PODS", t.heading())),
+                Line::from(Span::styled("no pods of this workload", t.muted())),
+            ]),
+            area,
+        );
+        return;
+    }
+    let width = area.width as usize;
+    let name_w = pods
+        .iter()
+        .map(|p| fit::width(&p.name) + if p.current { 0 } else { 4 })
+        .max()
+        .unwrap_or(4)
+        .clamp(8, if width >= 120 { 44 } else { 24 });
+    let node_w = if width >= 120 { 16 } else { 8 };
+    let rows: Vec<Row> = pods
+        .iter()
+        .map(|p| {
+            let mark = pod_mark(p, optional);
+            let name = if p.current {
+                p.name.clone()
+            } else {
+                format!("{} old", p.name)
+            };
+            let cause = p
+                .causes
+                .iter()
+                .map(|c| model::cause_only(c))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let cause_style = match mark {
+                Mark::Failed => t.bad(),
+                Mark::Optional => t.optional(),
+                _ => Style::new(),
+            };
+            let row = Row::new(vec![
+                Cell::from(Span::styled(mark.glyph(0), mark_style(mark, t))),
+                Cell::from(fit::middle(&fit::inert(&name), name_w).into_owned()),
+                Cell::from(fit::inert(&p.phase).into_owned()),
+                Cell::from(if p.ready { "yes" } else { "no" }),
+                Cell::from(Line::from(p.restarts.to_string()).alignment(Alignment::Right)),
+                Cell::from(
+                    fit::middle(&fit::inert(p.node.as_deref().unwrap_or("–")), node_w).into_owned(),
+                ),
+                Cell::from(
+                    Line::from(model::last_exit(&p.causes).unwrap_or_else(|| "–".into()))
+                        .alignment(Alignment::Right),
+                ),
+                Cell::from(Span::styled(fit::inert(&cause).into_owned(), cause_style)),
+            ]);
+            if p.current { row } else { row.style(t.muted()) }
+        })
+        .collect();
+    let header = Row::new(
+        [
+            "", "PODS", "PHASE", "READY", "RESTARTS", "NODE", "EXIT", "REASON",
+        ]
+        .map(|h| {
+            let line = Line::from(h);
+            Cell::from(if h == "RESTARTS" || h == "EXIT" {
+                line.alignment(Alignment::Right)
+            } else {
+                line
+            })
+        }),
+    )
+    .style(t.heading());
+    let widths = [
+        Constraint::Length(1),
+        Constraint::Length(name_w as u16),
+        Constraint::Length(9),
+        Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(node_w as u16),
+        Constraint::Length(4),
+        Constraint::Fill(1),
+    ];
+    let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
+    let selected = d.pod.resolve(&keys);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(t.selected(true));
+    let mut ts = TableState::default()
+        .with_offset(d.pod.offset)
+        .with_selected(selected);
+    frame.render_stateful_widget(table, area, &mut ts);
+    d.pod.offset = ts.offset();
+}
+
+pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+    let t = v.theme;
+    let data = v.data;
+    let Some(Drill::Workload(mut d)) = ui.drill.clone() else {
+        return;
+    };
+    let (kind, name) = match &d.target {
+        Target::Workload { kind, name } => (kind.clone(), name.clone()),
+        Target::Job { name, .. } => ("Job".to_string(), name.clone()),
+    };
+    let w = data.mirror.workloads.get(&(kind.clone(), name.clone()));
+    let mut title = vec![Span::raw(fit::inert(&name).into_owned())];
+    match w {
+        Some(w) => {
+            let mark = model::workload_mark(w);
+            title.push(Span::styled(
+                format!(" · {kind} · {}/{} ready · ", w.ready_replicas, w.desired),
+                t.muted(),
+            ));
+            title.push(Span::styled(
+                format!("{} {}", mark.glyph(0), fit::inert(&model::short_message(w))),
+                mark_style(mark, &t),
+            ));
+            if w.optional {
+                let because = w
+                    .optional_because
+                    .as_deref()
+                    .map(|b| format!(" ({})", fit::inert(b)))
+                    .unwrap_or_default();
+                title.push(Span::styled(format!(" · optional{because}"), t.optional()));
+            }
+        }
+        None => title.push(Span::styled(format!(" · {kind} · gone"), t.muted())),
+    }
+    let block = pane_block(title, true, &t).title_bottom(Line::from(Span::styled(
+        " esc back · ↑↓ pod · PgUp/PgDn g/G events · / search ",
+        t.muted(),
+    )));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let pods = model::pods_of(&data.mirror, &d.target);
+    let events = events_of(data, &d.target, &ui.filters.events);
+    let mut facts: Vec<Line<'static>> = Vec::new();
+    if let Some(w) = w {
+        for c in &w.pod_causes {
+            facts.extend(wrap_spans(
+                &[(
+                    if w.optional { t.optional() } else { t.warn() },
+                    format!("! {}", fit::inert(c)),
+                )],
+                width,
+            ));
+        }
+        for n in &w.notes {
+            facts.extend(wrap_spans(
+                &[(t.muted(), format!("note: {}", fit::inert(n)))],
+                width,
+            ));
+        }
+    }
+    // Logs of workload pods are not collected: say how to read the selected pod's.
+    let hint = d
+        .pod
+        .key
+        .as_deref()
+        .map(|p| {
+            format!(
+                "kubectl logs {} -n {} [--previous]",
+                fit::inert(p),
+                data.inspection.namespace
+            )
+        })
+        .unwrap_or_default();
+    let h = inner.height;
+    let pods_h = ((pods.len().max(1) as u16) + 1).min((h / 3).max(3));
+    let facts_h = (facts.len() as u16).min(h / 5);
+    let [pods_area, facts_area, events_title, events_area, hint_area] = Layout::vertical([
+        Constraint::Length(pods_h),
+        Constraint::Length(facts_h),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(u16::from(!hint.is_empty())),
+    ])
+    .areas(inner);
+    let optional = w.is_some_and(|w| w.optional);
+    render_pods(frame, pods_area, v, &pods, &mut d, optional);
+    frame.render_widget(Paragraph::new(facts), facts_area);
+    let mut head = vec![Span::styled(
+        format!("EVENTS (newest first, {})", events.len()),
+        t.heading(),
+    )];
+    head.push(position(&d.events, events.len(), events_area.height, &t));
+    if let Some(f) = filter_span(&ui.filters.events, ui.editing == Some(Slot::Events), &t) {
+        head.push(f);
+    }
+    frame.render_widget(Paragraph::new(Line::from(head)), events_title);
+    let mut lines = window(
+        &events,
+        &mut d.events,
+        events_area.height as usize,
+        width,
+        |e, w| event_lines(&[*e], v, w, 0, 1),
+    );
+    if events.is_empty() {
+        let empty = if ui.filters.events.is_empty() {
+            "no events about this workload, its ReplicaSets or its pods"
+        } else {
+            "no event matches"
+        };
+        lines.push(Line::from(Span::styled(empty, t.muted())));
+    }
+    frame.render_widget(Paragraph::new(lines), events_area);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("log: ", t.muted()),
+            Span::styled(
+                fit::end(&hint, width.saturating_sub(5)).into_owned(),
+                t.key(),
+            ),
+        ])),
+        hint_area,
+    );
+    ui.drill = Some(Drill::Workload(d));
+}

@@ -9,6 +9,7 @@ mod deploy;
 mod differential;
 mod inspect;
 mod sim_helm;
+mod sim_http;
 mod sim_kubectl;
 mod sim_watcher;
 mod tui;

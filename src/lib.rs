@@ -1,10 +1,12 @@
 //! helmdeck: run a Helm deploy step by step, live, and say in one exit code what happened.
 //!
-//! The crate is split by job: `sim` is the simulated cluster used by the demo and the tests,
-//! `helm` reads and drives Helm, `glob` holds the name patterns shared by the deny list and the
-//! scenarios. Only `ui` (later) knows about the terminal.
+//! The crate is split by job: `engine` runs the split deploy and decides the verdict, `rollout`
+//! judges readiness, `helm` drives helm and reads its records, `cluster` talks to Kubernetes,
+//! `inspect` is the post-mortem, `sim` is the simulated cluster behind the demo and the tests.
+//! Only `ui` knows about the terminal.
 
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod demo;
 pub mod engine;
@@ -12,7 +14,6 @@ pub mod glob;
 pub mod headless;
 pub mod helm;
 pub mod inspect;
-pub mod cluster;
 pub mod rollout;
 pub mod sim;
 pub mod text;

@@ -9,3 +9,4 @@ pub mod run;
 pub mod state;
 pub mod steps;
 pub mod verdict;
+pub mod views;

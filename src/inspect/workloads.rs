@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadView};
+pub use crate::engine::views::{self, event_view, pod_view};
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::text;
@@ -199,25 +200,7 @@ fn view(
         .as_ref()
         .and_then(|a| a.get(OPTIONAL_ANNOTATION))
         .is_some_and(|v| v == "true");
-    let mut causes = Vec::new();
-    for pod in &one.current {
-        if diagnosis::is_pod_ready(pod) {
-            continue;
-        }
-        let evs = events
-            .get(uid(&pod.metadata))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        for cause in diagnosis::pod_causes(pod, evs) {
-            causes.push(format!(
-                "pod {}: {}",
-                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-                text::plain(&cause.summary())
-            ));
-        }
-    }
-    causes.sort();
-    causes.dedup();
+    let causes = views::pod_cause_lines(one.current.iter().copied(), events);
     let mut notes = Vec::new();
     if live
         .unlabelled
@@ -274,35 +257,6 @@ fn missing_view(kind: &str, name: &str) -> WorkloadView {
     }
 }
 
-pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> PodView {
-    let status = pod.status.as_ref();
-    let statuses = status
-        .and_then(|s| s.container_statuses.clone())
-        .unwrap_or_default();
-    PodView {
-        name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-        owner: text::plain(&owner),
-        phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
-        ready: diagnosis::is_pod_ready(pod),
-        restarts: statuses.iter().map(|c| c.restart_count).sum(),
-        node: pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .map(text::plain),
-        current,
-        causes: diagnosis::pod_causes(pod, events)
-            .iter()
-            .map(|c| text::plain(&c.summary()))
-            .collect(),
-        containers: pod
-            .spec
-            .as_ref()
-            .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
-            .unwrap_or_default(),
-    }
-}
-
 /// Events as the views show them, oldest first; writes in the same second keep their order
 /// through the (numeric) resourceVersion.
 pub fn chronological<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<KubeEventView> {
@@ -317,35 +271,6 @@ pub fn chronological<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Kub
         events.into_iter().map(|e| (event_view(e), rv(e))).collect();
     keyed.sort_by(|a, b| (&a.0.last_seen, a.1).cmp(&(&b.0.last_seen, b.1)));
     keyed.into_iter().map(|(v, _)| v).collect()
-}
-
-/// An Event as the views show it; `last_seen` is the newest timestamp it carries.
-pub fn event_view(e: &Event) -> KubeEventView {
-    let obj = &e.involved_object;
-    let last_seen = e
-        .last_timestamp
-        .as_ref()
-        .map(|t| t.0.to_string())
-        .or_else(|| e.event_time.as_ref().map(|t| t.0.to_string()))
-        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0.to_string()))
-        .or_else(|| {
-            e.metadata
-                .creation_timestamp
-                .as_ref()
-                .map(|t| t.0.to_string())
-        });
-    KubeEventView {
-        object: text::plain(&format!(
-            "{}/{}",
-            obj.kind.as_deref().unwrap_or("").to_lowercase(),
-            obj.name.as_deref().unwrap_or("")
-        )),
-        kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
-        reason: text::plain(e.reason.as_deref().unwrap_or("")),
-        message: text::plain(e.message.as_deref().unwrap_or("")),
-        count: e.count.unwrap_or(1),
-        last_seen,
-    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
-use crate::engine::event::{Event, HookView, KubeEventView, PodView};
+use crate::engine::event::{Event, HookView, PodView};
 use crate::engine::steps::Ctx;
-use crate::rollout::diagnosis;
+use crate::engine::views;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
@@ -153,37 +153,7 @@ pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
                     .find(|o| uids.contains(o.uid.as_str()));
                 let Some(owner) = owner else { continue };
                 related.extend(pod.metadata.uid.clone());
-                let view = PodView {
-                    name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-                    owner: format!("Job/{}", text::plain(&owner.name)),
-                    phase: text::plain(
-                        pod.status
-                            .as_ref()
-                            .and_then(|s| s.phase.as_deref())
-                            .unwrap_or("Unknown"),
-                    ),
-                    ready: diagnosis::is_pod_ready(pod),
-                    restarts: pod
-                        .status
-                        .as_ref()
-                        .and_then(|s| s.container_statuses.as_ref())
-                        .map_or(0, |c| c.iter().map(|c| c.restart_count).sum()),
-                    node: pod
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.node_name.as_deref())
-                        .map(text::plain),
-                    current: true,
-                    causes: diagnosis::pod_causes(pod, &[])
-                        .iter()
-                        .map(|c| text::plain(&c.summary()))
-                        .collect(),
-                    containers: pod
-                        .spec
-                        .as_ref()
-                        .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
-                        .unwrap_or_default(),
-                };
+                let view = views::pod_view(pod, format!("Job/{}", owner.name), true, &[]);
                 // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
                 if view.phase == "Failed" && logs_fetched.insert(view.name.clone()) {
                     for container in &view.containers {
@@ -204,19 +174,7 @@ pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
                 {
                     continue;
                 }
-                let obj = &e.involved_object;
-                let view = KubeEventView {
-                    object: text::plain(&format!(
-                        "{}/{}",
-                        obj.kind.as_deref().unwrap_or("").to_lowercase(),
-                        obj.name.as_deref().unwrap_or("")
-                    )),
-                    kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
-                    reason: text::plain(e.reason.as_deref().unwrap_or("")),
-                    message: text::plain(e.message.as_deref().unwrap_or("")),
-                    count: e.count.unwrap_or(1),
-                    last_seen: e.last_timestamp.as_ref().map(|t| t.0.to_string()),
-                };
+                let view = views::event_view(e);
                 if shown_events.insert((
                     view.object.clone(),
                     view.reason.clone(),

@@ -15,8 +15,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
-use crate::engine::event::{Event, PodView, Step, StepOutcome};
+use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::steps::Ctx;
+use crate::engine::views;
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
@@ -283,17 +284,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
                 }
                 for pod in pod_c.items.values() {
                     let name = pod.metadata.name.clone().unwrap_or_default();
-                    emit.send(Event::Pod(PodView {
-                        name: text::plain(&name),
-                        owner: format!("Job/{job_name}"),
-                        phase: text::plain(pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
-                        ready: diagnosis::is_pod_ready(pod),
-                        restarts: 0,
-                        node: pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).map(text::plain),
-                        current: true,
-                        causes: diagnosis::pod_causes(pod, &[]).iter().map(|c| text::plain(&c.summary())).collect(),
-                        containers: pod.spec.as_ref().map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect()).unwrap_or_default(),
-                    }));
+                    emit.send(Event::Pod(views::pod_view(pod, format!("Job/{job_name}"), true, &[])));
+
                     let started = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten()
                         .filter(|c| c.state.as_ref().is_some_and(|s| s.running.is_some() || s.terminated.is_some()))
                         .map(|c| c.name.clone())

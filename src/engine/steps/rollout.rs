@@ -17,7 +17,8 @@ use crate::cluster::releases;
 use crate::cluster::watch::{self, Change, Collection, Health};
 use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
 use crate::engine::steps::Ctx;
-use crate::rollout::diagnosis::{self, PodCause};
+use crate::engine::views::{self, event_view, pod_view};
+use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::text;
 
@@ -213,25 +214,7 @@ fn view_for(
     let name = j.meta.name.clone().unwrap_or_default();
     let annotations = j.meta.annotations.clone().unwrap_or_default();
     let optional_because = plan.optional_because(j.kind, &name, &annotations);
-    let mut causes = Vec::new();
-    for pod in &j.pods {
-        if diagnosis::is_pod_ready(pod) {
-            continue;
-        }
-        let pod_events = events
-            .get(uid(&pod.metadata))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        for cause in diagnosis::pod_causes(pod, pod_events) {
-            causes.push(format!(
-                "pod {}: {}",
-                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-                text::plain(&cause.summary())
-            ));
-        }
-    }
-    causes.sort();
-    causes.dedup();
+    let causes = views::pod_cause_lines(j.pods.iter().copied(), events);
     let mut notes = Vec::new();
     if unlabelled.contains(&(j.kind.to_string(), name.clone())) {
         notes.push(format!(
@@ -261,55 +244,6 @@ fn view_for(
         created: j.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
         pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
         notes,
-    }
-}
-
-fn pod_view(pod: &Pod, owner: String, current: bool, events: &[KubeEvent]) -> PodView {
-    let status = pod.status.as_ref();
-    let statuses = status
-        .and_then(|s| s.container_statuses.clone())
-        .unwrap_or_default();
-    PodView {
-        name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-        owner,
-        phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
-        ready: diagnosis::is_pod_ready(pod),
-        restarts: statuses.iter().map(|c| c.restart_count).sum(),
-        node: pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .map(text::plain),
-        current,
-        causes: diagnosis::pod_causes(pod, events)
-            .iter()
-            .map(|c: &PodCause| text::plain(&c.summary()))
-            .collect(),
-        containers: pod
-            .spec
-            .as_ref()
-            .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
-            .unwrap_or_default(),
-    }
-}
-
-fn event_view(e: &KubeEvent) -> KubeEventView {
-    let obj = &e.involved_object;
-    KubeEventView {
-        object: text::plain(&format!(
-            "{}/{}",
-            obj.kind.as_deref().unwrap_or("").to_lowercase(),
-            obj.name.as_deref().unwrap_or("")
-        )),
-        kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
-        reason: text::plain(e.reason.as_deref().unwrap_or("")),
-        message: text::plain(e.message.as_deref().unwrap_or("")),
-        count: e.count.unwrap_or(1),
-        last_seen: e
-            .last_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string())
-            .or_else(|| e.event_time.as_ref().map(|t| t.0.to_string())),
     }
 }
 

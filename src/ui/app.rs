@@ -1,11 +1,12 @@
 //! What the operator is looking at (focus, selections, scroll, filters, overlays) and how keys
 //! change it. Pure: a key and the borrowed deploy state in, an effect out; no terminal here.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use crate::engine::logs::{LogMsg, LogRequest};
 use crate::engine::state::DeployState;
 use crate::ui::model::{self, Target};
+use crate::ui::nav::{self, Scroll, Selection, move_selection, scroll_text};
 
 /// Log lines kept for the container shown in the drill-down.
 const LOG_LINES_KEPT: usize = 2_000;
@@ -33,106 +34,6 @@ impl Pane {
             Pane::Workloads => Pane::Helm,
             Pane::Hooks => Pane::Workloads,
             Pane::Helm => Pane::Hooks,
-        }
-    }
-}
-
-/// A selected row, remembered by key so it survives rows appearing, changing and filtering.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selection {
-    pub key: Option<String>,
-    /// The row index last resolved (the fallback when the key disappears).
-    pub index: usize,
-    /// The first visible row (kept between frames).
-    pub offset: usize,
-    /// The operator moved it; until then it stays on the first row as rows arrive.
-    pub touched: bool,
-}
-
-impl Selection {
-    /// The index of the selected row among `keys`: the key's row, else the nearest row.
-    pub fn resolve(&mut self, keys: &[String]) -> Option<usize> {
-        if keys.is_empty() {
-            return None;
-        }
-        let index = match self
-            .key
-            .as_ref()
-            .and_then(|k| keys.iter().position(|x| x == k))
-        {
-            _ if !self.touched => 0,
-            Some(i) => i,
-            None => self.index.min(keys.len() - 1),
-        };
-        self.index = index;
-        self.key = Some(keys[index].clone());
-        Some(index)
-    }
-
-    fn move_by(&mut self, keys: &[String], delta: isize) {
-        let Some(i) = self.resolve(keys) else { return };
-        let to = (i as isize + delta).clamp(0, keys.len() as isize - 1) as usize;
-        self.touched = true;
-        self.index = to;
-        self.key = Some(keys[to].clone());
-    }
-
-    fn jump(&mut self, keys: &[String], last: bool) {
-        if keys.is_empty() {
-            return;
-        }
-        let to = if last { keys.len() - 1 } else { 0 };
-        self.touched = true;
-        self.index = to;
-        self.key = Some(keys[to].clone());
-    }
-}
-
-/// A scrolled text pane: following the end, or anchored at a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scroll {
-    pub follow: bool,
-    /// The first line shown when not following.
-    pub top: usize,
-    /// Rows the pane had at the last frame (for paging).
-    pub height: usize,
-}
-
-impl Default for Scroll {
-    fn default() -> Self {
-        Scroll {
-            follow: true,
-            top: 0,
-            height: 10,
-        }
-    }
-}
-
-impl Scroll {
-    fn up(&mut self, total: usize, by: usize) {
-        if self.follow {
-            self.follow = false;
-            self.top = total.saturating_sub(self.height);
-        }
-        self.top = self.top.saturating_sub(by);
-    }
-
-    fn down(&mut self, total: usize, by: usize) {
-        if self.follow {
-            return;
-        }
-        self.top += by;
-        if self.top + self.height >= total {
-            self.follow = true;
-        }
-    }
-
-    fn toggle(&mut self, total: usize) {
-        if self.follow {
-            self.follow = false;
-            self.top = total.saturating_sub(self.height);
-        } else {
-            self.follow = true;
         }
     }
 }
@@ -280,24 +181,10 @@ impl Default for UiState {
     }
 }
 
-fn workload_keys(state: &DeployState, filter: &str) -> Vec<String> {
-    model::workload_rows(state, filter)
-        .into_iter()
-        .map(model::workload_key)
-        .collect()
-}
-
 fn hook_keys(state: &DeployState, filter: &str) -> Vec<String> {
     model::hook_rows(state, filter)
         .iter()
         .map(|r| r.key())
-        .collect()
-}
-
-fn pod_keys(state: &DeployState, target: &Target) -> Vec<String> {
-    model::pods_of(state, target)
-        .into_iter()
-        .map(|p| p.name.clone())
         .collect()
 }
 
@@ -337,10 +224,10 @@ impl UiState {
     /// Brings selections in line with the rows as they are now (called before each frame).
     pub fn sync(&mut self, state: &DeployState) {
         self.workloads
-            .resolve(&workload_keys(state, &self.filters.workloads));
+            .resolve(&model::workload_keys(state, &self.filters.workloads));
         self.hooks.resolve(&hook_keys(state, &self.filters.hooks));
         if let Some(d) = self.detail.as_mut() {
-            d.pod.resolve(&pod_keys(state, &d.target));
+            d.pod.resolve(&model::pod_keys(state, &d.target));
         }
     }
 
@@ -349,9 +236,7 @@ impl UiState {
             return Effect::None;
         }
         self.notice = None;
-        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
-            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C'));
-        if ctrl_c {
+        if nav::is_ctrl_c(key) {
             self.editing = None;
             if self.overlay == Overlay::Confirm {
                 self.overlay = Overlay::None;
@@ -362,10 +247,7 @@ impl UiState {
         match self.overlay {
             Overlay::Confirm => return self.on_confirm(key),
             Overlay::Help => {
-                if matches!(
-                    key.code,
-                    KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-                ) {
+                if nav::closes_help(key.code) {
                     self.overlay = Overlay::None;
                 }
                 return Effect::None;
@@ -416,19 +298,8 @@ impl UiState {
     }
 
     fn on_filter_key(&mut self, slot: FilterSlot, key: KeyEvent, state: &DeployState) {
-        match key.code {
-            KeyCode::Esc => {
-                self.filters.get_mut(slot).clear();
-                self.editing = None;
-            }
-            KeyCode::Enter => self.editing = None,
-            KeyCode::Backspace => {
-                self.filters.get_mut(slot).pop();
-            }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.filters.get_mut(slot).push(c)
-            }
-            _ => {}
+        if nav::type_filter(self.filters.get_mut(slot), key) {
+            self.editing = None;
         }
         self.sync(state);
     }
@@ -446,7 +317,7 @@ impl UiState {
             KeyCode::Enter => self.open_detail(state),
             code => match self.focus {
                 Pane::Workloads => {
-                    let keys = workload_keys(state, &self.filters.workloads);
+                    let keys = model::workload_keys(state, &self.filters.workloads);
                     move_selection(&mut self.workloads, &keys, code);
                 }
                 Pane::Hooks => {
@@ -496,7 +367,7 @@ impl UiState {
             container: 0,
             log: Scroll::default(),
         };
-        detail.pod.resolve(&pod_keys(state, &detail.target));
+        detail.pod.resolve(&model::pod_keys(state, &detail.target));
         self.filters.log.clear();
         self.detail = Some(detail);
     }
@@ -510,12 +381,16 @@ impl UiState {
         match key.code {
             KeyCode::Esc | KeyCode::Backspace => self.detail = None,
             KeyCode::Up | KeyCode::Char('k') => {
-                detail.pod.move_by(&pod_keys(state, &detail.target), -1);
+                detail
+                    .pod
+                    .move_by(&model::pod_keys(state, &detail.target), -1);
                 detail.container = 0;
                 detail.log = Scroll::default();
             }
             KeyCode::Down | KeyCode::Char('j') => {
-                detail.pod.move_by(&pod_keys(state, &detail.target), 1);
+                detail
+                    .pod
+                    .move_by(&model::pod_keys(state, &detail.target), 1);
                 detail.container = 0;
                 detail.log = Scroll::default();
             }
@@ -539,32 +414,4 @@ pub fn shown_container(state: &DeployState, detail: &Detail) -> Option<(String, 
     }
     let c = &pod.containers[detail.container % pod.containers.len()];
     Some((pod.name.clone(), c.clone()))
-}
-
-fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
-    match code {
-        KeyCode::Up | KeyCode::Char('k') => sel.move_by(keys, -1),
-        KeyCode::Down | KeyCode::Char('j') => sel.move_by(keys, 1),
-        KeyCode::PageUp => sel.move_by(keys, -10),
-        KeyCode::PageDown => sel.move_by(keys, 10),
-        KeyCode::Char('g') | KeyCode::Home => sel.jump(keys, false),
-        KeyCode::Char('G') | KeyCode::End => sel.jump(keys, true),
-        _ => {}
-    }
-}
-
-fn scroll_text(scroll: &mut Scroll, total: usize, code: KeyCode) {
-    let page = scroll.height.max(2) - 1;
-    match code {
-        KeyCode::Up | KeyCode::Char('k') => scroll.up(total, 1),
-        KeyCode::Down | KeyCode::Char('j') => scroll.down(total, 1),
-        KeyCode::PageUp => scroll.up(total, page),
-        KeyCode::PageDown => scroll.down(total, page),
-        KeyCode::Char('g') | KeyCode::Home => {
-            scroll.follow = false;
-            scroll.top = 0;
-        }
-        KeyCode::Char('G') | KeyCode::End => scroll.follow = true,
-        _ => {}
-    }
 }

@@ -150,6 +150,14 @@ pub fn since(from: &str, now: jiff::Timestamp) -> Option<f64> {
     Some(now.duration_since(a).as_secs_f64())
 }
 
+/// The age of an RFC 3339 time at `now` (`5m`); blank when either is unknown.
+pub fn age_at(at: Option<&str>, now: Option<jiff::Timestamp>) -> String {
+    match (at, now) {
+        (Some(at), Some(now)) => since(at, now).map(|s| age(s as i64)).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
 /// `HH:MM:SS` (UTC) of an RFC 3339 time.
 pub fn clock(at: &str) -> Option<String> {
     let t: jiff::Timestamp = at.parse().ok()?;

@@ -91,6 +91,14 @@ pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a Worklo
     rows
 }
 
+/// The keys of [`workload_rows`], in their order.
+pub fn workload_keys(state: &DeployState, filter: &str) -> Vec<String> {
+    workload_rows(state, filter)
+        .into_iter()
+        .map(workload_key)
+        .collect()
+}
+
 /// A row of the hooks pane: a hook of the release, or the init Job helmdeck runs itself.
 #[derive(Debug, Clone)]
 pub struct HookRow<'a> {
@@ -247,6 +255,14 @@ pub fn pods_of<'a>(state: &'a DeployState, target: &Target) -> Vec<&'a PodView> 
     let mut pods: Vec<&PodView> = state.pods.values().filter(|p| p.owner == owner).collect();
     pods.sort_by(|a, b| (!a.current, &a.name).cmp(&(!b.current, &b.name)));
     pods
+}
+
+/// The keys of [`pods_of`] (pod names), in their order.
+pub fn pod_keys(state: &DeployState, target: &Target) -> Vec<String> {
+    pods_of(state, target)
+        .into_iter()
+        .map(|p| p.name.clone())
+        .collect()
 }
 
 /// Events about the target, its ReplicaSets and its pods, newest first.

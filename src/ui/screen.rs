@@ -3,60 +3,32 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use crate::ui::app::{Overlay, Pane, UiState};
-use crate::ui::fit;
-use crate::ui::model;
 use crate::ui::panes::{View, banner, detail, header, helm, help, hooks, workloads};
+use crate::ui::{keybar, layout, model};
 
-/// Below this the screen only says it is too small.
-const MIN_WIDTH: u16 = 40;
-const MIN_HEIGHT: u16 = 12;
 /// From this width blocked workloads show their pod-level cause on a second line.
 const WIDE: u16 = 120;
 
 pub fn draw(frame: &mut Frame, view: &View, ui: &mut UiState) {
     ui.sync(view.state);
-    let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = format!(
-            "helmdeck needs at least {MIN_WIDTH}x{MIN_HEIGHT} (now {}x{})",
-            area.width, area.height
-        );
-        frame.render_widget(
-            Paragraph::new(fit::end(&msg, area.width as usize).into_owned()),
-            area,
-        );
+    let Some(areas) = layout::split(frame, |width, max| banner::height(view, width, max)) else {
         return;
-    }
-    let banner_max = match area.height {
-        0..30 => 4,
-        30..40 => 5,
-        _ => 8,
     };
-    let banner_h = banner::height(view, area.width, banner_max);
-    let [head, banner_area, body, keys] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Length(banner_h),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    header::render(frame, head, view, ui.tick);
-    if banner_h > 0 {
-        banner::render(frame, banner_area, view);
+    header::render(frame, areas.head, view, ui.tick);
+    if areas.banner.height > 0 {
+        banner::render(frame, areas.banner, view);
     }
     if ui.detail.is_some() {
-        detail::render(frame, body, view, ui);
+        detail::render(frame, areas.body, view, ui);
     } else {
-        render_panes(frame, body, view, ui);
+        render_panes(frame, areas.body, view, ui);
     }
-    render_keys(frame, keys, view, ui);
+    render_keys(frame, areas.keys, view, ui);
     match ui.overlay {
-        Overlay::Help => help::render_help(frame, area, view),
-        Overlay::Confirm => help::render_confirm(frame, area, view),
+        Overlay::Help => help::render_help(frame, areas.whole, view),
+        Overlay::Confirm => help::render_confirm(frame, areas.whole, view),
         Overlay::None => {}
     }
 }
@@ -64,16 +36,7 @@ pub fn draw(frame: &mut Frame, view: &View, ui: &mut UiState) {
 /// Rows a table pane wants: its rows, a header and two borders.
 fn wanted_rows(view: &View, ui: &UiState, pane: Pane, wide: bool) -> u16 {
     let rows: usize = match pane {
-        Pane::Workloads => model::workload_rows(view.state, &ui.filters.workloads)
-            .iter()
-            .map(|w| {
-                if wide && !w.ready && !w.optional && !w.pod_causes.is_empty() {
-                    2
-                } else {
-                    1
-                }
-            })
-            .sum(),
+        Pane::Workloads => workloads::wanted_rows(view.state, &ui.filters.workloads, wide),
         Pane::Hooks => model::hook_rows(view.state, &ui.filters.hooks).len(),
         Pane::Helm => 0,
     };
@@ -120,41 +83,24 @@ fn render_panes(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
 
 fn render_keys(frame: &mut Frame, area: Rect, view: &View, ui: &UiState) {
     let t = &view.theme;
-    let width = area.width as usize;
     if let Some(slot) = ui.editing {
-        let text = ui.filters.get(slot);
-        let line = Line::from(vec![
-            Span::styled(" filter: ", t.key()),
-            Span::raw(fit::end(&fit::inert(text), width.saturating_sub(40)).into_owned()),
-            Span::styled("▏", t.key()),
-            Span::styled("  enter keeps · esc clears", t.muted()),
-        ]);
-        frame.render_widget(Paragraph::new(line), area);
+        keybar::render_filter(frame, area, ui.filters.get(slot), t);
         return;
     }
     if let Some(notice) = &ui.notice {
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                fit::end(&format!(" {notice}"), width).into_owned(),
-                t.warn(),
-            )),
-            area,
-        );
+        keybar::render_notice(frame, area, notice, t);
         return;
     }
     if ui.cancelling && view.state.verdict.is_none() {
-        let text = " cancelling: helm got SIGTERM (never SIGKILL); waiting for it to exit and for the verdict";
-        frame.render_widget(
-            Paragraph::new(Span::styled(fit::end(text, width).into_owned(), t.warn())),
-            area,
-        );
+        let text = "cancelling: helm got SIGTERM (never SIGKILL); waiting for it to exit and for the verdict";
+        keybar::render_notice(frame, area, text, t);
         return;
     }
     let quit = match &view.state.verdict {
         Some(v) => format!("quit (exit {})", v.code),
         None => "cancel".to_string(),
     };
-    let keys: Vec<(&str, &str)> = if ui.detail.is_some() {
+    let mut keys: Vec<(&str, &str)> = if ui.detail.is_some() {
         vec![
             ("esc", "back"),
             ("↑↓", "pod"),
@@ -175,30 +121,15 @@ fn render_keys(frame: &mut Frame, area: Rect, view: &View, ui: &UiState) {
             ("q", &quit),
         ]
     };
-    let mut spans = vec![Span::raw(" ")];
-    let mut used = 1;
-    for (i, (k, what)) in keys.iter().enumerate() {
-        let piece = fit::width(k) + 1 + fit::width(what) + if i > 0 { 3 } else { 0 };
-        if used + piece > width {
-            break;
-        }
-        if i > 0 {
-            spans.push(Span::styled(" · ", t.muted()));
-        }
-        spans.push(Span::styled(k.to_string(), t.key()));
-        spans.push(Span::styled(format!(" {what}"), t.muted()));
-        used += piece;
+    // The keys that do not fit go, from the end.
+    while !keys.is_empty() && keybar::keys_width(&keys) > area.width as usize {
+        keys.pop();
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    keybar::render_keys(frame, area, &keys, t);
 }
 
 /// Draws one frame into a test terminal (used by the snapshot tests and the hostile-text test).
 #[cfg(test)]
 pub fn render_to_string(view: &View, ui: &mut UiState, width: u16, height: u16) -> String {
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
-        .expect("a test terminal");
-    terminal
-        .draw(|f| draw(f, view, ui))
-        .expect("drawing into a test terminal");
-    terminal.backend().to_string()
+    layout::render_to_string(width, height, |f| draw(f, view, ui))
 }

@@ -112,16 +112,21 @@ impl Theme {
 
     /// The banner word: reversed colour block, bold either way.
     pub fn banner_word(&self, o: Outcome) -> Style {
-        let base = Style::new().add_modifier(Modifier::BOLD);
-        if !self.colour {
-            return base.add_modifier(Modifier::REVERSED);
-        }
-        let bg = match o {
+        self.word_block(match o {
             Outcome::Landed => Color::Green,
             Outcome::Failed => Color::Red,
             Outcome::LiveInitIncomplete => Color::Yellow,
-        };
-        base.fg(Color::Black).bg(bg)
+        })
+    }
+
+    /// A banner's word in a `bg` block (black on it); bold and reversed without colour.
+    pub fn word_block(&self, bg: Color) -> Style {
+        let base = Style::new().add_modifier(Modifier::BOLD);
+        if self.colour {
+            base.fg(Color::Black).bg(bg)
+        } else {
+            base.add_modifier(Modifier::REVERSED)
+        }
     }
 }
 

@@ -3,22 +3,25 @@
 //! about the Job and its pods, and the tail of the shown container's log.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::engine::event::KubeEventView;
 use crate::helm::status::HookPhase;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{ContainerEvidence, HookPod, InspectedHook, phase_word};
-use crate::ui::app::Scroll;
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView};
 use crate::ui::inspect::state::{Drill, HookDrill, InspectUi, Slot};
 use crate::ui::model::Mark;
+use crate::ui::nav::Scroll;
+use crate::ui::panes::events::event_line;
 use crate::ui::panes::helm::window;
-use crate::ui::panes::{filter_span, mark_style, pane_block, wrap_spans};
+use crate::ui::panes::{
+    filter_span, mark_style, pane_block, plain_lines, render_empty, table, wrap_spans,
+};
 use crate::ui::theme::Theme;
 
 /// The selected pod, the shown container and its log lines (narrowed by the filter).
@@ -221,14 +224,11 @@ fn render_pods(frame: &mut Frame, area: Rect, v: &IView, pods: &[HookPod], d: &m
                 Cell::from(
                     fit::middle(&fit::inert(p.node.as_deref().unwrap_or("–")), node_w).into_owned(),
                 ),
-                Cell::from(
-                    Line::from(if exits.is_empty() {
-                        "–".to_string()
-                    } else {
-                        exits.join(",")
-                    })
-                    .alignment(Alignment::Right),
-                ),
+                table::right(if exits.is_empty() {
+                    "–".to_string()
+                } else {
+                    exits.join(",")
+                }),
                 Cell::from(Span::styled(
                     fit::inert(&p.causes.join("; ")).into_owned(),
                     cause_style,
@@ -236,15 +236,7 @@ fn render_pods(frame: &mut Frame, area: Rect, v: &IView, pods: &[HookPod], d: &m
             ])
         })
         .collect();
-    let header = Row::new(["", "PODS", "PHASE", "NODE", "EXIT", "REASON"].map(|h| {
-        let line = Line::from(h);
-        Cell::from(if h == "EXIT" {
-            line.alignment(Alignment::Right)
-        } else {
-            line
-        })
-    }))
-    .style(t.heading());
+    let header = table::header(["", "PODS", "PHASE", "NODE", "EXIT", "REASON"], &[4], t);
     let widths = [
         Constraint::Length(1),
         Constraint::Length(name_w as u16),
@@ -254,16 +246,8 @@ fn render_pods(frame: &mut Frame, area: Rect, v: &IView, pods: &[HookPod], d: &m
         Constraint::Fill(1),
     ];
     let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
-    let selected = d.pod.resolve(&keys);
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(t.selected(true));
-    let mut ts = TableState::default()
-        .with_offset(d.pod.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    d.pod.offset = ts.offset();
+    let table = table::keyed(rows, widths, header, true, t);
+    table::render_keyed(frame, area, table, &mut d.pod, &keys);
 }
 
 /// One line per container (the shown one marked `▸`), each followed by its termination
@@ -350,48 +334,11 @@ pub fn event_lines(
     skip: usize,
     take: usize,
 ) -> Vec<Line<'static>> {
-    let t = &v.theme;
-    let object_w = if width >= 120 { 36 } else { 22 };
     events
         .iter()
         .skip(skip)
         .take(take)
-        .map(|e| {
-            let age = match (&e.last_seen, v.data.now) {
-                (Some(at), Some(now)) => fit::since(at, now)
-                    .map(|s| fit::age(s as i64))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
-            let kind_style = if e.kind == "Warning" {
-                t.warn()
-            } else {
-                t.muted()
-            };
-            let count = if e.count > 1 {
-                format!(" ×{}", e.count)
-            } else {
-                String::new()
-            };
-            let head = format!("{age:>4} ");
-            let kind = fit::pad(&fit::end(&fit::inert(&e.kind), 7), 8);
-            let reason = fit::pad(&fit::end(&fit::inert(&e.reason), 20), 21);
-            let object = fit::pad(&fit::middle(&fit::inert(&e.object), object_w), object_w + 1);
-            let used =
-                fit::width(&head) + fit::width(&kind) + fit::width(&reason) + fit::width(&object);
-            let message = fit::end(
-                &format!("{}{count}", fit::inert(&e.message)),
-                width.saturating_sub(used),
-            )
-            .into_owned();
-            Line::from(vec![
-                Span::styled(head, t.muted()),
-                Span::styled(kind, kind_style),
-                Span::raw(reason),
-                Span::styled(object, t.muted()),
-                Span::raw(message),
-            ])
-        })
+        .map(|e| event_line(e, v.data.now, width, 20, &v.theme))
         .collect()
 }
 
@@ -404,13 +351,12 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     let keys = " esc back · ↑↓ pod · c container · PgUp/PgDn g/G log · / search ";
     let Some(h) = data::find_hook(i, &d.key) else {
         let block = pane_block(vec![Span::raw(d.key.clone())], true, &t);
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                "this hook is not in the inspected revision any more",
-                t.muted(),
-            ))
-            .block(block),
+        render_empty(
+            frame,
             area,
+            block,
+            "this hook is not in the inspected revision any more",
+            &t,
         );
         return;
     };
@@ -524,12 +470,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
         &mut d.log,
         log_area.height as usize,
         log_area.width as usize,
-        |l, w| {
-            fit::wrap(&fit::inert(l), w)
-                .into_iter()
-                .map(|p| Line::from(p.to_string()))
-                .collect()
-        },
+        |l, w| plain_lines(l, w),
     );
     if lines.is_empty() {
         let empty = match (&c.log_error, ui.filters.log.is_empty()) {
@@ -558,11 +499,7 @@ pub fn render_preview(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) 
     let mut title = vec![Span::raw("Evidence")];
     let Some(h) = h else {
         let block = pane_block(title, false, &t);
-        frame.render_widget(
-            Paragraph::new(Span::styled("select a hook to see its evidence", t.muted()))
-                .block(block),
-            area,
-        );
+        render_empty(frame, area, block, "select a hook to see its evidence", &t);
         return;
     };
     title.push(Span::styled(
@@ -620,12 +557,7 @@ pub fn render_preview(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) 
             &mut scroll,
             room.saturating_sub(lines.len()),
             width,
-            |l, w| {
-                fit::wrap(&fit::inert(l), w)
-                    .into_iter()
-                    .map(|p| Line::from(p.to_string()))
-                    .collect()
-            },
+            |l, w| plain_lines(l, w),
         );
         if log.is_empty() {
             let why = c

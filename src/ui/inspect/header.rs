@@ -3,15 +3,14 @@
 //! revision holds, with the command that clears it, or why the revision cannot be read.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView};
-use crate::ui::panes::wrap_spans;
-use crate::ui::theme::Theme;
+use crate::ui::panes::{banner, header, wrap_spans};
 
 fn identity(v: &IView) -> String {
     let i = v.inspection();
@@ -35,21 +34,11 @@ fn identity(v: &IView) -> String {
 }
 
 fn title_line<'a>(v: &IView, width: usize) -> Line<'a> {
-    let t = &v.theme;
-    let brand = " helmdeck ";
     let clock = match v.data.now {
         Some(now) => format!(" read {} ", now.strftime("%H:%M:%S")),
         None => String::new(),
     };
-    let room = width.saturating_sub(fit::width(brand) + fit::width(&clock));
-    let facts = fit::end(&identity(v), room).into_owned();
-    let pad = room.saturating_sub(fit::width(&facts));
-    Line::from(vec![
-        Span::styled(brand, t.key().add_modifier(Modifier::REVERSED)),
-        Span::styled(facts, t.bold()),
-        Span::raw(" ".repeat(pad)),
-        Span::styled(clock, t.muted()),
-    ])
+    header::brand_line(&identity(v), clock, width, &v.theme)
 }
 
 /// `✗ failed  Upgrade "demo" failed: …  · 01:44:25 (8m ago)`
@@ -110,16 +99,6 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView) {
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-/// The banner word in a colour block; bold and reversed without colour.
-fn word_style(t: &Theme, bg: Color) -> Style {
-    let base = Style::new().add_modifier(Modifier::BOLD);
-    if t.colour {
-        base.fg(Color::Black).bg(bg)
-    } else {
-        base.add_modifier(Modifier::REVERSED)
-    }
-}
-
 enum Kind {
     Lock,
     Unreadable,
@@ -139,7 +118,7 @@ fn kind(v: &IView) -> Option<Kind> {
 fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
     let t = &v.theme;
     let i = v.inspection();
-    let mut head: Vec<Line<'static>>;
+    let head: Vec<Line<'static>>;
     let mut out: Vec<Line<'static>> = Vec::new();
     match (kind(v), &i.lock) {
         (Some(Kind::Lock), Some(l)) => {
@@ -158,7 +137,7 @@ fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
                 .unwrap_or_else(|| " · no revision was ever deployed".into());
             head = wrap_spans(
                 &[
-                    (word_style(t, Color::Yellow), " ◐ LOCKED ".into()),
+                    (t.word_block(Color::Yellow), " ◐ LOCKED ".into()),
                     (
                         t.bold(),
                         format!(
@@ -186,7 +165,7 @@ fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
         (Some(Kind::Unreadable), _) => {
             head = wrap_spans(
                 &[
-                    (word_style(t, Color::Red), " ✗ UNREADABLE ".into()),
+                    (t.word_block(Color::Red), " ✗ UNREADABLE ".into()),
                     (t.bad(), "  exit 1  ".into()),
                     (
                         t.bold(),
@@ -220,16 +199,7 @@ fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
         _ => return Vec::new(),
     }
     // The command (and then the note) stays; the head gives up lines first.
-    out.truncate(rows.saturating_sub(1));
-    let room = rows.saturating_sub(out.len()).max(1);
-    if head.len() > room {
-        head.truncate(room);
-        if let Some(last) = head.last_mut() {
-            last.spans.push(Span::raw("…"));
-        }
-    }
-    head.extend(out);
-    head
+    banner::fit_rows(head, out, rows)
 }
 
 /// Rows the banner takes (borders included): 0 when the release is neither locked nor
@@ -254,28 +224,8 @@ pub fn render_banner(frame: &mut Frame, area: Rect, v: &IView) {
         Kind::Lock => (t.warn(), " lock ", " helmdeck never runs the fix "),
         Kind::Unreadable => (t.bad(), " unreadable ", " q quits with exit 1 "),
     };
-    let block = Block::bordered()
-        .border_type(BorderType::Double)
-        .border_style(colour)
-        .title(Span::styled(title, colour))
-        .title_bottom(
-            Line::from(Span::styled(
-                fit::end(bottom, area.width.saturating_sub(4) as usize).into_owned(),
-                t.muted(),
-            ))
-            .alignment(Alignment::Right),
-        );
-    let inner = block.inner(area);
-    let body = lines(
-        v,
-        area.width.saturating_sub(4) as usize,
-        inner.height as usize,
-    );
-    frame.render_widget(block, area);
-    let text_area = Rect {
-        x: inner.x + 1,
-        width: inner.width.saturating_sub(2),
-        ..inner
-    };
-    frame.render_widget(Paragraph::new(body), text_area);
+    let width = area.width.saturating_sub(4) as usize;
+    let body = lines(v, width, area.height.saturating_sub(2) as usize);
+    let bottom = fit::end(bottom, width);
+    banner::render_box(frame, area, colour, title, &bottom, body, t);
 }

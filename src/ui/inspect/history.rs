@@ -3,16 +3,16 @@
 //! unreadable record with its own error while the others still show.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::text::Span;
+use ratatui::widgets::{Cell, Row};
 
 use crate::inspect::model::HistoryRow;
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView};
 use crate::ui::inspect::state::{InspectUi, Slot};
-use crate::ui::panes::{filter_span, pane_block};
+use crate::ui::panes::{filter_span, pane_block, render_empty, table};
 
 /// Inner widths from which the full dates and the app version show.
 const WIDE: usize = 110;
@@ -69,10 +69,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
         } else {
             format!("no revision matches “{}”", fit::inert(&filter))
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, t);
         return;
     }
     let width = inner.width as usize;
@@ -108,7 +105,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
             let (glyph, style) = data::status_mark(&r.status, t);
             let mut cells = vec![
                 Cell::from(if inspected { "▸" } else { " " }),
-                Cell::from(Line::from(r.revision.to_string()).alignment(Alignment::Right)),
+                table::right(r.revision.to_string()),
                 Cell::from(Span::styled(
                     data::when(&r.updated, wide).to_string(),
                     t.muted(),
@@ -147,25 +144,8 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
     }
     widths.push(Constraint::Fill(1));
     header.push("DESCRIPTION");
-    let header = Row::new(header.into_iter().enumerate().map(|(n, h)| {
-        let line = Line::from(h);
-        Cell::from(if n == 1 {
-            line.alignment(Alignment::Right)
-        } else {
-            line
-        })
-    }))
-    .style(t.heading());
+    let header = table::header(header, &[1], t);
     let keys: Vec<String> = rows.iter().map(|r| data::history_key(r)).collect();
-    let selected = ui.history.resolve(&keys);
-    let table = Table::new(table_rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .row_highlight_style(t.selected(focused));
-    let mut ts = TableState::default()
-        .with_offset(ui.history.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    ui.history.offset = ts.offset();
+    let table = table::keyed(table_rows, widths, header, focused, t).block(block);
+    table::render_keyed(frame, area, table, &mut ui.history, &keys);
 }

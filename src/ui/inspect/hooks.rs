@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Row};
 
 use crate::helm::status::HookPhase;
 use crate::inspect::model::{InspectedHook, phase_word};
@@ -15,7 +15,7 @@ use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView};
 use crate::ui::inspect::state::{InspectUi, Slot};
 use crate::ui::model::{self, Mark};
-use crate::ui::panes::{filter_span, mark_style, pane_block};
+use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, table};
 
 /// Inner widths from which the evidence shares the row (else it takes a second line).
 const WIDE: usize = 120;
@@ -100,10 +100,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
             (Some(_), false) => format!("no hook matches “{}”", fit::inert(&filter)),
             (Some(info), true) => format!("revision {} has no hooks", info.revision),
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, t);
         return;
     }
     let width = inner.width as usize;
@@ -219,16 +216,8 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
     }
     let header = Row::new(vec![Cell::from(head)]).style(t.heading());
     let keys: Vec<String> = rows.iter().map(|h| data::hook_key(h)).collect();
-    let selected = ui.hooks.resolve(&keys);
-    let table = Table::new(table_rows, [Constraint::Fill(1)])
-        .header(header)
-        .block(block)
-        .row_highlight_style(t.selected(focused));
-    let mut ts = TableState::default()
-        .with_offset(ui.hooks.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    ui.hooks.offset = ts.offset();
+    let table = table::keyed(table_rows, [Constraint::Fill(1)], header, focused, t).block(block);
+    table::render_keyed(frame, area, table, &mut ui.hooks, &keys);
 }
 
 /// The width of the phase column.

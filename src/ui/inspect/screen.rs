@@ -7,14 +7,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::ui::fit;
 use crate::ui::inspect::data::IView;
 use crate::ui::inspect::state::{Drill, Focus, InspectUi};
 use crate::ui::inspect::{evidence, header, help, history, hooks, text_views, workload};
 use crate::ui::panes::pane_block;
+use crate::ui::{fit, keybar, layout};
 
-const MIN_WIDTH: u16 = 40;
-const MIN_HEIGHT: u16 = 12;
 /// From this width blocked workloads show their pod-level cause on a second line (as the
 /// deploy pane decides).
 const WIDE: u16 = 120;
@@ -25,34 +23,14 @@ const PREVIEW_MIN: u16 = 6;
 
 pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
     ui.sync(v.data);
-    let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = format!(
-            "helmdeck needs at least {MIN_WIDTH}x{MIN_HEIGHT} (now {}x{})",
-            area.width, area.height
-        );
-        frame.render_widget(
-            Paragraph::new(fit::end(&msg, area.width as usize).into_owned()),
-            area,
-        );
+    let Some(areas) = layout::split(frame, |width, max| header::banner_height(v, width, max))
+    else {
         return;
-    }
-    let banner_max = match area.height {
-        0..30 => 4,
-        30..40 => 5,
-        _ => 8,
     };
-    let banner_h = header::banner_height(v, area.width, banner_max);
-    let [head, banner, body, keys] = Layout::vertical([
-        Constraint::Length(2),
-        Constraint::Length(banner_h),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    header::render(frame, head, v);
-    if banner_h > 0 {
-        header::render_banner(frame, banner, v);
+    let body = areas.body;
+    header::render(frame, areas.head, v);
+    if areas.banner.height > 0 {
+        header::render_banner(frame, areas.banner, v);
     }
     match &ui.drill {
         Some(Drill::Hook(_)) => evidence::render(frame, body, v, ui),
@@ -61,9 +39,9 @@ pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
         Some(Drill::Manifest(_)) => text_views::render_manifest(frame, body, v, ui),
         None => render_panes(frame, body, v, ui),
     }
-    render_keys(frame, keys, v, ui);
+    render_keys(frame, areas.keys, v, ui);
     if ui.help {
-        help::render(frame, area, v);
+        help::render(frame, areas.whole, v);
     }
 }
 
@@ -162,16 +140,8 @@ fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
 
 fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
     let t = &v.theme;
-    let width = area.width as usize;
     if let Some(slot) = ui.editing {
-        let text = ui.filters.get(slot);
-        let line = Line::from(vec![
-            Span::styled(" filter: ", t.key()),
-            Span::raw(fit::end(&fit::inert(text), width.saturating_sub(40)).into_owned()),
-            Span::styled("▏", t.key()),
-            Span::styled("  enter keeps · esc clears", t.muted()),
-        ]);
-        frame.render_widget(Paragraph::new(line), area);
+        keybar::render_filter(frame, area, ui.filters.get(slot), t);
         return;
     }
     let message = match (&ui.notice, ui.reloading) {
@@ -180,13 +150,7 @@ fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
         _ => None,
     };
     if let Some(m) = message {
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                fit::end(&format!(" {m}"), width).into_owned(),
-                t.warn(),
-            )),
-            area,
-        );
+        keybar::render_notice(frame, area, &m, t);
         return;
     }
     let quit = format!("quit (exit {})", v.inspection().exit_code());
@@ -238,15 +202,8 @@ fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
             ("q", &quit, 0),
         ],
     };
-    let cost = |k: &[(&str, &str, u8)]| -> usize {
-        1 + k
-            .iter()
-            .map(|(key, what, _)| fit::width(key) + 1 + fit::width(what))
-            .sum::<usize>()
-            + 3 * k.len().saturating_sub(1)
-    };
     let mut keys = keys;
-    while cost(&keys) > width && keys.len() > 1 {
+    while keybar::keys_width(&without_ranks(&keys)) > area.width as usize && keys.len() > 1 {
         let Some(drop) = keys
             .iter()
             .enumerate()
@@ -257,24 +214,15 @@ fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
         };
         keys.remove(drop);
     }
-    let mut spans = vec![Span::raw(" ")];
-    for (n, (k, what, _)) in keys.iter().enumerate() {
-        if n > 0 {
-            spans.push(Span::styled(" · ", t.muted()));
-        }
-        spans.push(Span::styled(k.to_string(), t.key()));
-        spans.push(Span::styled(format!(" {what}"), t.muted()));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    keybar::render_keys(frame, area, &without_ranks(&keys), t);
+}
+
+fn without_ranks<'a>(keys: &[(&'a str, &'a str, u8)]) -> Vec<(&'a str, &'a str)> {
+    keys.iter().map(|(key, what, _)| (*key, *what)).collect()
 }
 
 /// Draws one frame into a test terminal.
 #[cfg(test)]
 pub fn render_to_string(v: &IView, ui: &mut InspectUi, width: u16, height: u16) -> String {
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
-        .expect("a test terminal");
-    terminal
-        .draw(|f| draw(f, v, ui))
-        .expect("drawing into a test terminal");
-    terminal.backend().to_string()
+    crate::ui::layout::render_to_string(width, height, |f| draw(f, v, ui))
 }

@@ -2,12 +2,13 @@
 //! drill-down, help) and how keys change it. Pure: a key and the borrowed inspection in, an
 //! effect out; no terminal here.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use crate::helm::status::HookPhase;
-use crate::ui::app::{Scroll, Selection};
+
 use crate::ui::inspect::data::{self, Inspected};
 use crate::ui::model::{self, Target};
+use crate::ui::nav::{self, Scroll, Selection, move_selection, scroll_text};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -211,7 +212,7 @@ impl InspectUi {
             .resolve(&data::history_keys(i, &self.filters.history));
         self.hooks.resolve(&data::hook_keys(i, &self.filters.hooks));
         self.workloads
-            .resolve(&workload_keys(data, &self.filters.workloads));
+            .resolve(&model::workload_keys(&data.mirror, &self.filters.workloads));
         match self.drill.as_mut() {
             Some(Drill::Hook(d)) => {
                 if let Some(h) = data::find_hook(i, &d.key) {
@@ -219,7 +220,7 @@ impl InspectUi {
                 }
             }
             Some(Drill::Workload(d)) => {
-                d.pod.resolve(&workload_pod_keys(data, &d.target));
+                d.pod.resolve(&model::pod_keys(&data.mirror, &d.target));
             }
             _ => {}
         }
@@ -245,16 +246,11 @@ impl InspectUi {
             return Effect::None;
         }
         self.notice = None;
-        let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL)
-            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('C'));
-        if ctrl_c {
+        if nav::is_ctrl_c(key) {
             return Effect::Quit;
         }
         if self.help {
-            if matches!(
-                key.code,
-                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Enter
-            ) {
+            if nav::closes_help(key.code) {
                 self.help = false;
             }
             return Effect::None;
@@ -295,19 +291,8 @@ impl InspectUi {
     }
 
     fn on_filter_key(&mut self, slot: Slot, key: KeyEvent, data: &Inspected) {
-        match key.code {
-            KeyCode::Esc => {
-                self.filters.get_mut(slot).clear();
-                self.editing = None;
-            }
-            KeyCode::Enter => self.editing = None,
-            KeyCode::Backspace => {
-                self.filters.get_mut(slot).pop();
-            }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.filters.get_mut(slot).push(c)
-            }
-            _ => {}
+        if nav::type_filter(self.filters.get_mut(slot), key) {
+            self.editing = None;
         }
         // A narrowed log or list starts over.
         match (slot, self.drill.as_mut()) {
@@ -346,7 +331,7 @@ impl InspectUi {
                     move_selection(&mut self.hooks, &keys, code);
                 }
                 Focus::Workloads => {
-                    let keys = workload_keys(data, &self.filters.workloads);
+                    let keys = model::workload_keys(&data.mirror, &self.filters.workloads);
                     move_selection(&mut self.workloads, &keys, code);
                 }
             },
@@ -398,7 +383,7 @@ impl InspectUi {
                     events: from_top(),
                     target,
                 };
-                d.pod.resolve(&workload_pod_keys(data, &d.target));
+                d.pod.resolve(&model::pod_keys(&data.mirror, &d.target));
                 self.filters.events.clear();
                 Drill::Workload(d)
             }
@@ -425,12 +410,12 @@ impl InspectUi {
                     .map_or(0, |(_, _, lines)| lines.len());
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => {
-                        d.pod.move_by_keys(&pods, -1);
+                        d.pod.move_by(&pods, -1);
                         d.container = 0;
                         d.log = Scroll::default();
                     }
                     KeyCode::Down | KeyCode::Char('j') => {
-                        d.pod.move_by_keys(&pods, 1);
+                        d.pod.move_by(&pods, 1);
                         d.container = 0;
                         d.log = Scroll::default();
                     }
@@ -442,15 +427,15 @@ impl InspectUi {
                 }
             }
             Drill::Workload(d) => {
-                let pods = workload_pod_keys(data, &d.target);
+                let pods = model::pod_keys(&data.mirror, &d.target);
                 let events = crate::ui::inspect::workload::event_count(
                     data,
                     &d.target,
                     &self.filters.events,
                 );
                 match key.code {
-                    KeyCode::Up | KeyCode::Char('k') => d.pod.move_by_keys(&pods, -1),
-                    KeyCode::Down | KeyCode::Char('j') => d.pod.move_by_keys(&pods, 1),
+                    KeyCode::Up | KeyCode::Char('k') => d.pod.move_by(&pods, -1),
+                    KeyCode::Down | KeyCode::Char('j') => d.pod.move_by(&pods, 1),
                     code => scroll_text(&mut d.events, events, code),
                 }
             }
@@ -475,88 +460,5 @@ impl InspectUi {
                 scroll_text(s, total, key.code);
             }
         }
-    }
-}
-
-fn workload_keys(data: &Inspected, filter: &str) -> Vec<String> {
-    model::workload_rows(&data.mirror, filter)
-        .into_iter()
-        .map(model::workload_key)
-        .collect()
-}
-
-pub fn workload_pod_keys(data: &Inspected, target: &Target) -> Vec<String> {
-    model::pods_of(&data.mirror, target)
-        .into_iter()
-        .map(|p| p.name.clone())
-        .collect()
-}
-
-/// Moving a remembered selection (the deploy screen's own moves are private to it).
-trait Move {
-    fn move_by_keys(&mut self, keys: &[String], delta: isize);
-    fn jump_to(&mut self, keys: &[String], last: bool);
-}
-
-impl Move for Selection {
-    fn move_by_keys(&mut self, keys: &[String], delta: isize) {
-        let Some(i) = self.resolve(keys) else { return };
-        let to = (i as isize + delta).clamp(0, keys.len() as isize - 1) as usize;
-        self.touched = true;
-        self.index = to;
-        self.key = Some(keys[to].clone());
-    }
-
-    fn jump_to(&mut self, keys: &[String], last: bool) {
-        if keys.is_empty() {
-            return;
-        }
-        let to = if last { keys.len() - 1 } else { 0 };
-        self.touched = true;
-        self.index = to;
-        self.key = Some(keys[to].clone());
-    }
-}
-
-fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
-    match code {
-        KeyCode::Up | KeyCode::Char('k') => sel.move_by_keys(keys, -1),
-        KeyCode::Down | KeyCode::Char('j') => sel.move_by_keys(keys, 1),
-        KeyCode::PageUp => sel.move_by_keys(keys, -10),
-        KeyCode::PageDown => sel.move_by_keys(keys, 10),
-        KeyCode::Char('g') | KeyCode::Home => sel.jump_to(keys, false),
-        KeyCode::Char('G') | KeyCode::End => sel.jump_to(keys, true),
-        _ => {}
-    }
-}
-
-/// Scrolls a text view: following its end (a log's tail), or anchored at a line.
-pub fn scroll_text(s: &mut Scroll, total: usize, code: KeyCode) {
-    let page = s.height.max(2) - 1;
-    match code {
-        KeyCode::Up | KeyCode::Char('k') | KeyCode::PageUp => {
-            let by = if code == KeyCode::PageUp { page } else { 1 };
-            if s.follow {
-                s.follow = false;
-                s.top = total.saturating_sub(s.height);
-            }
-            s.top = s.top.saturating_sub(by);
-        }
-        KeyCode::Down | KeyCode::Char('j') | KeyCode::PageDown => {
-            let by = if code == KeyCode::PageDown { page } else { 1 };
-            if s.follow {
-                return;
-            }
-            s.top += by;
-            if s.top + s.height >= total {
-                s.follow = true;
-            }
-        }
-        KeyCode::Char('g') | KeyCode::Home => {
-            s.follow = false;
-            s.top = 0;
-        }
-        KeyCode::Char('G') | KeyCode::End => s.follow = true,
-        _ => {}
     }
 }

@@ -13,7 +13,7 @@ use crate::ui::inspect::data::{self, IView};
 use crate::ui::inspect::evidence::position;
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::panes::helm::window;
-use crate::ui::panes::{filter_span, pane_block, wrap_spans};
+use crate::ui::panes::{filter_span, pane_block, plain_lines, wrap_spans};
 
 pub fn render_revision(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
     let t = &v.theme;
@@ -135,12 +135,7 @@ pub fn render_manifest(frame: &mut Frame, area: Rect, v: &IView, ui: &mut Inspec
         &mut scroll,
         body.height as usize,
         body.width as usize,
-        |l, w| {
-            fit::wrap(&fit::inert(l), w)
-                .into_iter()
-                .map(|p| Line::from(p.to_string()))
-                .collect()
-        },
+        |l, w| plain_lines(l, w),
     );
     if lines.is_empty() {
         visual.push(Line::from(Span::styled("(no line matches)", t.muted())));

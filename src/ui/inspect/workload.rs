@@ -3,20 +3,21 @@
 //! last exit and cause, its causes and notes, and the events about it, its ReplicaSets and pods.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::Paragraph;
 
-use crate::engine::event::{KubeEventView, PodView};
+use crate::engine::event::KubeEventView;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView, Inspected};
 use crate::ui::inspect::evidence::{event_lines, position};
-use crate::ui::inspect::state::{Drill, InspectUi, Slot, WorkloadDrill};
-use crate::ui::model::{self, Mark, Target};
+use crate::ui::inspect::state::{Drill, InspectUi, Slot};
+use crate::ui::model::{self, Target};
+use crate::ui::panes::detail::optional_note;
 use crate::ui::panes::helm::window;
-use crate::ui::panes::{filter_span, mark_style, pane_block, workloads, wrap_spans};
+use crate::ui::panes::pods::{self, PodTable};
+use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, workloads, wrap_spans};
 
 /// The workloads pane: the deploy screen's, over the inspection's workloads.
 pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
@@ -28,10 +29,7 @@ pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi,
             "no workload of the release found (app.kubernetes.io/instance={} in {})",
             i.release, i.namespace
         );
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, t);
         return;
     }
     // The deploy pane reads its selection, filter and focus from the deploy UI state.
@@ -45,16 +43,7 @@ pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi,
 
 /// Rows the workloads pane wants (each row, two for a blocker with a cause when wide).
 pub fn wanted_rows(v: &IView, ui: &InspectUi, wide: bool) -> usize {
-    model::workload_rows(&v.data.mirror, &ui.filters.workloads)
-        .iter()
-        .map(|w| {
-            if wide && !w.ready && !w.optional && !w.pod_causes.is_empty() {
-                2
-            } else {
-                1
-            }
-        })
-        .sum()
+    workloads::wanted_rows(&v.data.mirror, &ui.filters.workloads, wide)
 }
 
 fn events_of<'a>(data: &'a Inspected, target: &Target, filter: &str) -> Vec<&'a KubeEventView> {
@@ -67,120 +56,6 @@ fn events_of<'a>(data: &'a Inspected, target: &Target, filter: &str) -> Vec<&'a 
 
 pub fn event_count(data: &Inspected, target: &Target, filter: &str) -> usize {
     events_of(data, target, filter).len()
-}
-
-fn pod_mark(p: &PodView, optional: bool) -> Mark {
-    match p.phase.as_str() {
-        "Succeeded" => Mark::Done,
-        "Failed" => Mark::Failed,
-        _ if p.ready => Mark::Done,
-        _ if !p.current => Mark::Skipped,
-        _ if !p.causes.is_empty() && optional => Mark::Optional,
-        _ if !p.causes.is_empty() => Mark::Failed,
-        _ => Mark::Running,
-    }
-}
-
-fn render_pods(
-    frame: &mut Frame,
-    area: Rect,
-    v: &IView,
-    pods: &[&PodView],
-    d: &mut WorkloadDrill,
-    optional: bool,
-) {
-    let t = &v.theme;
-    if pods.is_empty() {
-        frame.render_widget(
-            Paragraph::new(vec![
-                Line::from(Span::styled("PODS", t.heading())),
-                Line::from(Span::styled("no pods of this workload", t.muted())),
-            ]),
-            area,
-        );
-        return;
-    }
-    let width = area.width as usize;
-    let name_w = pods
-        .iter()
-        .map(|p| fit::width(&p.name) + if p.current { 0 } else { 4 })
-        .max()
-        .unwrap_or(4)
-        .clamp(8, if width >= 120 { 44 } else { 24 });
-    let node_w = if width >= 120 { 16 } else { 8 };
-    let rows: Vec<Row> = pods
-        .iter()
-        .map(|p| {
-            let mark = pod_mark(p, optional);
-            let name = if p.current {
-                p.name.clone()
-            } else {
-                format!("{} old", p.name)
-            };
-            let cause = p
-                .causes
-                .iter()
-                .map(|c| model::cause_only(c))
-                .collect::<Vec<_>>()
-                .join("; ");
-            let cause_style = match mark {
-                Mark::Failed => t.bad(),
-                Mark::Optional => t.optional(),
-                _ => Style::new(),
-            };
-            let row = Row::new(vec![
-                Cell::from(Span::styled(mark.glyph(0), mark_style(mark, t))),
-                Cell::from(fit::middle(&fit::inert(&name), name_w).into_owned()),
-                Cell::from(fit::inert(&p.phase).into_owned()),
-                Cell::from(if p.ready { "yes" } else { "no" }),
-                Cell::from(Line::from(p.restarts.to_string()).alignment(Alignment::Right)),
-                Cell::from(
-                    fit::middle(&fit::inert(p.node.as_deref().unwrap_or("–")), node_w).into_owned(),
-                ),
-                Cell::from(
-                    Line::from(model::last_exit(&p.causes).unwrap_or_else(|| "–".into()))
-                        .alignment(Alignment::Right),
-                ),
-                Cell::from(Span::styled(fit::inert(&cause).into_owned(), cause_style)),
-            ]);
-            if p.current { row } else { row.style(t.muted()) }
-        })
-        .collect();
-    let header = Row::new(
-        [
-            "", "PODS", "PHASE", "READY", "RESTARTS", "NODE", "EXIT", "REASON",
-        ]
-        .map(|h| {
-            let line = Line::from(h);
-            Cell::from(if h == "RESTARTS" || h == "EXIT" {
-                line.alignment(Alignment::Right)
-            } else {
-                line
-            })
-        }),
-    )
-    .style(t.heading());
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Length(name_w as u16),
-        Constraint::Length(9),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(node_w as u16),
-        Constraint::Length(4),
-        Constraint::Fill(1),
-    ];
-    let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
-    let selected = d.pod.resolve(&keys);
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(t.selected(true));
-    let mut ts = TableState::default()
-        .with_offset(d.pod.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    d.pod.offset = ts.offset();
 }
 
 pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
@@ -206,14 +81,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi
                 format!("{} {}", mark.glyph(0), fit::inert(&model::short_message(w))),
                 mark_style(mark, &t),
             ));
-            if w.optional {
-                let because = w
-                    .optional_because
-                    .as_deref()
-                    .map(|b| format!(" ({})", fit::inert(b)))
-                    .unwrap_or_default();
-                title.push(Span::styled(format!(" · optional{because}"), t.optional()));
-            }
+            title.extend(optional_note(w, &t));
         }
         None => title.push(Span::styled(format!(" · {kind} · gone"), t.muted())),
     }
@@ -269,7 +137,14 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi
     ])
     .areas(inner);
     let optional = w.is_some_and(|w| w.optional);
-    render_pods(frame, pods_area, v, &pods, &mut d, optional);
+    let look = PodTable {
+        empty: "no pods of this workload",
+        wide_node: 16,
+        optional,
+        all_causes: true,
+        tick: 0,
+    };
+    pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
     frame.render_widget(Paragraph::new(facts), facts_area);
     let mut head = vec![Span::styled(
         format!("EVENTS (newest first, {})", events.len()),

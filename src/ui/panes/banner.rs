@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph};
 use crate::engine::verdict::{Outcome, Verdict};
 use crate::ui::fit;
 use crate::ui::panes::{View, wrap_spans};
+use crate::ui::theme::Theme;
 
 fn glyph(o: Outcome) -> &'static str {
     match o {
@@ -33,7 +34,7 @@ fn optional_left(view: &View) -> Vec<String> {
 fn lines(view: &View, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'static>> {
     let t = &view.theme;
     let word = format!(" {} {} ", glyph(v.outcome), v.outcome.title());
-    let mut head = wrap_spans(
+    let head = wrap_spans(
         &[
             (t.banner_word(v.outcome), word),
             (t.outcome(v.outcome), format!("  exit {}  ", v.code)),
@@ -76,15 +77,25 @@ fn lines(view: &View, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'stati
             width,
         ));
     }
-    out.truncate(rows.saturating_sub(1));
-    let room = rows.saturating_sub(out.len()).max(1);
+    fit_rows(head, out, rows)
+}
+
+/// A banner's `head` and `tail` in `rows` lines: the head gives up lines first (ending in `…`),
+/// so the tail (what to do next) always shows.
+pub fn fit_rows(
+    mut head: Vec<Line<'static>>,
+    mut tail: Vec<Line<'static>>,
+    rows: usize,
+) -> Vec<Line<'static>> {
+    tail.truncate(rows.saturating_sub(1));
+    let room = rows.saturating_sub(tail.len()).max(1);
     if head.len() > room {
         head.truncate(room);
         if let Some(last) = head.last_mut() {
             last.spans.push(Span::raw("…"));
         }
     }
-    head.extend(out);
+    head.extend(tail);
     head
 }
 
@@ -107,20 +118,37 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View) {
     let rows = area.height.saturating_sub(2) as usize;
     let Some(v) = &view.state.verdict else { return };
     let t = &view.theme;
-    let colour = t.outcome(v.outcome);
+    let body = lines(view, v, area.width.saturating_sub(4) as usize, rows);
+    let bottom = " q quit · the screen stays for inspection ";
+    render_box(
+        frame,
+        area,
+        t.outcome(v.outcome),
+        " verdict ",
+        bottom,
+        body,
+        t,
+    );
+}
+
+/// A banner's double frame in `colour`, its title, the muted note at its bottom right, and its
+/// lines one column in from the borders.
+pub fn render_box(
+    frame: &mut Frame,
+    area: Rect,
+    colour: Style,
+    title: &str,
+    bottom: &str,
+    body: Vec<Line<'static>>,
+    t: &Theme,
+) {
     let block = Block::bordered()
         .border_type(BorderType::Double)
         .border_style(colour)
-        .title(Span::styled(" verdict ", colour))
+        .title(Span::styled(title.to_string(), colour))
         .title_bottom(
-            Line::from(Span::styled(
-                " q quit · the screen stays for inspection ",
-                t.muted(),
-            ))
-            .alignment(Alignment::Right),
+            Line::from(Span::styled(bottom.to_string(), t.muted())).alignment(Alignment::Right),
         );
-    let inner_width = area.width.saturating_sub(4) as usize;
-    let body = lines(view, v, inner_width, rows);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let text_area = Rect {

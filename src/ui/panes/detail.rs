@@ -3,18 +3,36 @@
 //! pod's container.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::Paragraph;
 
-use crate::engine::event::PodView;
+use crate::engine::event::{KubeEventView, WorkloadView};
 use crate::engine::state::DeployState;
 use crate::ui::app::{Detail, FilterSlot, LogBuffer, UiState, shown_container};
 use crate::ui::fit;
-use crate::ui::model::{self, Mark, Target};
+use crate::ui::model::{self, Target};
+use crate::ui::panes::events::event_line;
 use crate::ui::panes::helm::{position_span, window};
-use crate::ui::panes::{View, filter_span, mark_style, pane_block};
+use crate::ui::panes::pods::{self, PodTable};
+use crate::ui::panes::{View, filter_span, pane_block, plain_lines};
+use crate::ui::theme::Theme;
+
+/// `LOG pod / container`, and which of the pod's containers it is when there are more.
+pub fn log_heading(pod: &str, container: &str, index: usize, containers: usize) -> String {
+    let mut head = format!(
+        "LOG {} / {}",
+        fit::middle(&fit::inert(pod), 40),
+        fit::inert(container)
+    );
+    if containers > 1 {
+        head.push_str(&format!(
+            " ({} of {containers}, c next)",
+            index % containers + 1
+        ));
+    }
+    head
+}
 
 /// The log lines shown for the selected container, and where they come from.
 pub fn log_lines<'a>(
@@ -63,16 +81,17 @@ pub fn log_line_count(
     log_lines(state, detail, log, filter).0.len()
 }
 
-fn pod_mark(p: &PodView, optional: bool) -> Mark {
-    match p.phase.as_str() {
-        "Succeeded" => Mark::Done,
-        "Failed" => Mark::Failed,
-        _ if p.ready => Mark::Done,
-        _ if !p.current => Mark::Skipped,
-        _ if !p.causes.is_empty() && optional => Mark::Optional,
-        _ if !p.causes.is_empty() => Mark::Failed,
-        _ => Mark::Running,
+/// ` · optional (why)` after an optional workload's name in a drill-down's title.
+pub fn optional_note(w: &WorkloadView, t: &Theme) -> Option<Span<'static>> {
+    if !w.optional {
+        return None;
     }
+    let because = w
+        .optional_because
+        .as_deref()
+        .map(|b| format!(" ({})", fit::inert(b)))
+        .unwrap_or_default();
+    Some(Span::styled(format!(" · optional{because}"), t.optional()))
 }
 
 fn title<'a>(view: &View, target: &Target) -> Vec<Span<'a>> {
@@ -93,14 +112,7 @@ fn title<'a>(view: &View, target: &Target) -> Vec<Span<'a>> {
                         t.muted(),
                     ),
                 ];
-                if w.optional {
-                    let because = w
-                        .optional_because
-                        .as_deref()
-                        .map(|b| format!(" ({})", fit::inert(b)))
-                        .unwrap_or_default();
-                    spans.push(Span::styled(format!(" · optional{because}"), t.optional()));
-                }
+                spans.extend(optional_note(w, t));
                 spans
             }
             None => vec![Span::raw(format!("{name} · {kind} · gone"))],
@@ -155,7 +167,16 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
     ])
     .areas(inner);
     let optional = matches!(&detail.target, Target::Workload { kind, name } if state.workloads.get(&(kind.clone(), name.clone())).is_some_and(|w| w.optional));
-    render_pods(frame, pods_area, view, ui, &pods, optional);
+    if let Some(d) = ui.detail.as_mut() {
+        let look = PodTable {
+            empty: "no pods seen for this target",
+            wide_node: 14,
+            optional,
+            all_causes: false,
+            tick: ui.tick,
+        };
+        pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
+    }
     render_events(frame, events_area, view, &events);
 
     let Some(detail) = ui.detail.clone() else {
@@ -168,20 +189,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         .and_then(|(p, _)| pods.iter().find(|x| &x.name == p))
         .map(|p| p.containers.len())
         .unwrap_or(0);
-    let mut head = match &shown {
-        Some((p, c)) => format!(
-            "LOG {} / {}",
-            fit::middle(&fit::inert(p), 40),
-            fit::inert(c)
-        ),
+    let head = match &shown {
+        Some((p, c)) => log_heading(p, c, detail.container, containers),
         None => "LOG".into(),
     };
-    if containers > 1 {
-        head.push_str(&format!(
-            " ({} of {containers}, c next)",
-            detail.container % containers + 1
-        ));
-    }
     let mut right = vec![
         position_span(&detail.log, lines.len(), &t),
         Span::styled(format!(" · {status}"), t.muted()),
@@ -206,13 +217,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         &mut scroll,
         log_h,
         log_area.width as usize,
-        |l, w| {
-            let clean = fit::inert(l);
-            fit::wrap(&clean, w)
-                .into_iter()
-                .map(|p| Line::from(p.to_string()))
-                .collect()
-        },
+        |l, w| plain_lines(l, w),
     );
     if let Some(why) = ended {
         visual.push(Line::from(Span::styled(
@@ -236,117 +241,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
     }
 }
 
-fn render_pods(
-    frame: &mut Frame,
-    area: Rect,
-    view: &View,
-    ui: &mut UiState,
-    pods: &[&PodView],
-    optional: bool,
-) {
-    let t = &view.theme;
-    if pods.is_empty() {
-        frame.render_widget(
-            Paragraph::new(vec![
-                section("PODS".into(), None, view),
-                Line::from(Span::styled("no pods seen for this target", t.muted())),
-            ]),
-            area,
-        );
-        return;
-    }
-    let width = area.width as usize;
-    let name_w = pods
-        .iter()
-        .map(|p| fit::width(&p.name) + if p.current { 0 } else { 4 })
-        .max()
-        .unwrap_or(8)
-        .clamp(8, if width >= 120 { 44 } else { 24 });
-    let node_w = if width >= 120 { 14 } else { 8 };
-    let tick = ui.tick;
-    let rows: Vec<Row> = pods
-        .iter()
-        .map(|p| {
-            let mark = pod_mark(p, optional);
-            let name = if p.current {
-                p.name.clone()
-            } else {
-                format!("{} old", p.name)
-            };
-            let cause = p
-                .causes
-                .first()
-                .map(|c| fit::inert(c).into_owned())
-                .unwrap_or_default();
-            let cause_style = match mark {
-                Mark::Failed => t.bad(),
-                Mark::Optional => t.optional(),
-                _ => Style::new(),
-            };
-            let row = Row::new(vec![
-                Cell::from(Span::styled(mark.glyph(tick), mark_style(mark, t))),
-                Cell::from(fit::middle(&fit::inert(&name), name_w).into_owned()),
-                Cell::from(fit::inert(&p.phase).into_owned()),
-                Cell::from(if p.ready { "yes" } else { "no" }),
-                Cell::from(Line::from(p.restarts.to_string()).alignment(Alignment::Right)),
-                Cell::from(
-                    fit::middle(&fit::inert(p.node.as_deref().unwrap_or("–")), node_w).into_owned(),
-                ),
-                Cell::from(
-                    Line::from(model::last_exit(&p.causes).unwrap_or_else(|| "–".into()))
-                        .alignment(Alignment::Right),
-                ),
-                Cell::from(Span::styled(cause, cause_style)),
-            ]);
-            if p.current { row } else { row.style(t.muted()) }
-        })
-        .collect();
-    let header = Row::new(
-        [
-            "", "PODS", "PHASE", "READY", "RESTARTS", "NODE", "EXIT", "REASON",
-        ]
-        .map(|h| {
-            let line = Line::from(h);
-            Cell::from(if h == "RESTARTS" || h == "EXIT" {
-                line.alignment(Alignment::Right)
-            } else {
-                line
-            })
-        }),
-    )
-    .style(t.heading());
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Length(name_w as u16),
-        Constraint::Length(9),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(node_w as u16),
-        Constraint::Length(4),
-        Constraint::Fill(1),
-    ];
-    let Some(detail) = ui.detail.as_mut() else {
-        return;
-    };
-    let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
-    let selected = detail.pod.resolve(&keys);
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(t.selected(true));
-    let mut ts = TableState::default()
-        .with_offset(detail.pod.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    detail.pod.offset = ts.offset();
-}
-
-fn render_events(
-    frame: &mut Frame,
-    area: Rect,
-    view: &View,
-    events: &[&crate::engine::event::KubeEventView],
-) {
+fn render_events(frame: &mut Frame, area: Rect, view: &View, events: &[&KubeEventView]) {
     let t = &view.theme;
     let mut lines = vec![section("EVENTS (newest first)".into(), None, view)];
     if events.is_empty() {
@@ -356,42 +251,8 @@ fn render_events(
         )));
     }
     let width = area.width as usize;
-    let object_w = if width >= 120 { 36 } else { 22 };
     for e in events.iter().take(area.height.saturating_sub(1) as usize) {
-        let age = match (&e.last_seen, view.now) {
-            (Some(at), Some(now)) => fit::since(at, now)
-                .map(|s| fit::age(s as i64))
-                .unwrap_or_default(),
-            _ => String::new(),
-        };
-        let kind_style = if e.kind == "Warning" {
-            t.warn()
-        } else {
-            t.muted()
-        };
-        let count = if e.count > 1 {
-            format!(" ×{}", e.count)
-        } else {
-            String::new()
-        };
-        let head = format!("{age:>4} ");
-        let kind = fit::pad(&fit::end(&fit::inert(&e.kind), 7), 8);
-        let reason = fit::pad(&fit::end(&fit::inert(&e.reason), 16), 17);
-        let object = fit::pad(&fit::middle(&fit::inert(&e.object), object_w), object_w + 1);
-        let used =
-            fit::width(&head) + fit::width(&kind) + fit::width(&reason) + fit::width(&object);
-        let message = fit::end(
-            &format!("{}{count}", fit::inert(&e.message)),
-            width.saturating_sub(used),
-        )
-        .into_owned();
-        lines.push(Line::from(vec![
-            Span::styled(head, t.muted()),
-            Span::styled(kind, kind_style),
-            Span::raw(reason),
-            Span::styled(object, t.muted()),
-            Span::raw(message),
-        ]));
+        lines.push(event_line(e, view.now, width, 16, t));
     }
     frame.render_widget(Paragraph::new(lines), area);
 }

@@ -12,6 +12,7 @@ use crate::engine::verdict::Outcome;
 use crate::ui::fit;
 use crate::ui::model::{self, Mark};
 use crate::ui::panes::{View, mark_style};
+use crate::ui::theme::Theme;
 
 fn chart_label(view: &View) -> String {
     match &view.state.chart_version {
@@ -55,9 +56,14 @@ fn title_line<'a>(view: &View<'a>, width: usize) -> Line<'a> {
     if let Some(title) = view.title {
         facts.push_str(&format!(" · {}", fit::inert(title)));
     }
+    brand_line(&facts, clock, width, t)
+}
+
+/// ` helmdeck ` reversed, then `facts` (cut to fit), then `clock` at the right edge.
+pub fn brand_line<'a>(facts: &str, clock: String, width: usize, t: &Theme) -> Line<'a> {
     let brand = " helmdeck ";
     let room = width.saturating_sub(fit::width(brand) + fit::width(&clock));
-    let facts = fit::end(&facts, room).into_owned();
+    let facts = fit::end(facts, room).into_owned();
     let pad = room.saturating_sub(fit::width(&facts));
     Line::from(vec![
         Span::styled(brand, t.key().add_modifier(Modifier::REVERSED)),

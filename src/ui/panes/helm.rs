@@ -9,8 +9,9 @@ use ratatui::widgets::Paragraph;
 
 use crate::engine::event::{Level, Step};
 use crate::engine::state::DeployState;
-use crate::ui::app::{FilterSlot, Scroll, UiState};
-use crate::ui::panes::{View, filter_span, pane_block, wrap_spans};
+use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::nav::Scroll;
+use crate::ui::panes::{View, filter_span, pane_block, render_empty, wrap_spans};
 use crate::ui::theme::Theme;
 use crate::ui::{ansi, fit};
 
@@ -173,10 +174,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
         } else {
             "no line matches the filter"
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, &t);
         return;
     }
     let visual = window(

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
 
 use crate::ui::fit;
 use crate::ui::panes::{View, wrap_spans};
+use crate::ui::theme::Theme;
 
 /// Every key, as the help overlay and the README list them.
 pub const KEYS: &[(&str, &str)] = &[
@@ -52,12 +53,26 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub fn render_help(frame: &mut Frame, area: Rect, view: &View) {
-    let t = &view.theme;
-    let key_w = KEYS.iter().map(|(k, _)| fit::width(k)).max().unwrap_or(8);
-    let width = (area.width.saturating_sub(4)).min(90);
+    let legend =
+        "✓ done  ◐ progressing  ✗ failed  · not started  – skipped  ░ optional (never gating)";
+    render_keys(frame, area, KEYS, legend, 90, &view.theme);
+}
+
+/// The help overlay of either screen: every key and what it does, then the glyphs' legend, in
+/// a box at most `max_width` wide.
+pub fn render_keys(
+    frame: &mut Frame,
+    area: Rect,
+    keys: &[(&str, &str)],
+    legend: &str,
+    max_width: u16,
+    t: &Theme,
+) {
+    let key_w = keys.iter().map(|(k, _)| fit::width(k)).max().unwrap_or(8);
+    let width = (area.width.saturating_sub(4)).min(max_width);
     let text_w = (width as usize).saturating_sub(key_w + 5);
     let mut lines: Vec<Line> = Vec::new();
-    for (key, what) in KEYS {
+    for (key, what) in keys {
         for (i, part) in wrap_spans(&[(Style::new(), what.to_string())], text_w.max(10))
             .into_iter()
             .enumerate()
@@ -73,8 +88,6 @@ pub fn render_help(frame: &mut Frame, area: Rect, view: &View) {
         }
     }
     lines.push(Line::from(""));
-    let legend =
-        "✓ done  ◐ progressing  ✗ failed  · not started  – skipped  ░ optional (never gating)";
     for part in wrap_spans(
         &[(t.muted(), legend.to_string())],
         (width as usize).saturating_sub(3),

@@ -3,16 +3,16 @@
 //! say skipped.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::text::Span;
+use ratatui::widgets::{Cell, Row};
 
 use crate::engine::event::Step;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::model::{self, HookRow, Mark};
-use crate::ui::panes::{View, filter_span, mark_style, pane_block};
+use crate::ui::panes::{View, filter_span, mark_style, pane_block, render_empty, table};
 
 fn duration(row: &HookRow, view: &View) -> String {
     match (row.started_at, row.completed_at) {
@@ -49,10 +49,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
         } else {
             "this release has no hooks".to_string()
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, t);
         return;
     }
     let width = inner.width as usize;
@@ -83,13 +80,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
                 Cell::from(fit::middle(&fit::inert(r.name), name_w).into_owned()),
                 Cell::from(fit::inert(r.kind).into_owned()),
                 Cell::from(fit::end(&fit::inert(&r.events), events_w).into_owned()),
-                Cell::from(
-                    Line::from(
-                        r.weight
-                            .map(|w| w.to_string())
-                            .unwrap_or_else(|| "–".into()),
-                    )
-                    .alignment(Alignment::Right),
+                table::right(
+                    r.weight
+                        .map(|w| w.to_string())
+                        .unwrap_or_else(|| "–".into()),
                 ),
                 Cell::from(Span::styled(
                     fit::inert(&r.phase).into_owned(),
@@ -105,9 +99,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
                     r.started_at.and_then(fit::clock).unwrap_or_default(),
                 ));
             }
-            cells.push(Cell::from(
-                Line::from(duration(r, view)).alignment(Alignment::Right),
-            ));
+            cells.push(table::right(duration(r, view)));
             Row::new(cells).style(style)
         })
         .collect();
@@ -126,26 +118,9 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
     }
     widths.push(Constraint::Length(6));
     header.push("DUR");
-    let n = header.len();
-    let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
-        let line = Line::from(h);
-        Cell::from(if i == 4 || i == n - 1 {
-            line.alignment(Alignment::Right)
-        } else {
-            line
-        })
-    }))
-    .style(t.heading());
+    let right_aligned = [4, header.len() - 1];
+    let header = table::header(header, &right_aligned, t);
     let keys: Vec<String> = rows.iter().map(|r| r.key()).collect();
-    let selected = ui.hooks.resolve(&keys);
-    let table = Table::new(table_rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .row_highlight_style(t.selected(focused));
-    let mut ts = TableState::default()
-        .with_offset(ui.hooks.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    ui.hooks.offset = ts.offset();
+    let table = table::keyed(table_rows, widths, header, focused, t).block(block);
+    table::render_keyed(frame, area, table, &mut ui.hooks, &keys);
 }

@@ -3,15 +3,20 @@
 
 pub mod banner;
 pub mod detail;
+pub mod events;
 pub mod header;
 pub mod helm;
 pub mod help;
 pub mod hooks;
+pub mod pods;
+pub mod table;
 pub mod workloads;
 
+use ratatui::Frame;
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType};
+use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use crate::engine::state::DeployState;
 use crate::ui::model::Mark;
@@ -54,6 +59,20 @@ pub fn pane_block<'a>(title: Vec<Span<'a>>, focused: bool, theme: &Theme) -> Blo
         })
         .border_style(theme.border(focused))
         .title(Line::from(spans).style(theme.title(focused)))
+}
+
+/// A pane with nothing to list: why, muted, inside its frame.
+pub fn render_empty<'a>(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block<'a>,
+    text: impl Into<std::borrow::Cow<'a, str>>,
+    theme: &Theme,
+) {
+    frame.render_widget(
+        Paragraph::new(Span::styled(text, theme.muted())).block(block),
+        area,
+    );
 }
 
 /// ` / web` after a pane title when a filter narrows it.
@@ -116,4 +135,13 @@ pub fn wrap_spans(pieces: &[(Style, String)], width: usize) -> Vec<Line<'static>
         lines.push(Line::from(current));
     }
     lines
+}
+
+/// Untrusted plain text (a log line, a manifest line) made inert and cut into lines of `width`.
+pub fn plain_lines(text: &str, width: usize) -> Vec<Line<'static>> {
+    use crate::ui::fit;
+    fit::wrap(&fit::inert(text), width)
+        .into_iter()
+        .map(|p| Line::from(p.to_string()))
+        .collect()
 }

@@ -3,16 +3,17 @@
 //! optional rows, greyed (DIM) with an `optional` tag and never red.
 
 use ratatui::Frame;
-use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Row};
 
 use crate::engine::event::{Step, WorkloadView};
+use crate::engine::state::DeployState;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::model::{self, Mark};
-use crate::ui::panes::{View, filter_span, mark_style, pane_block};
+use crate::ui::panes::{View, filter_span, mark_style, pane_block, render_empty, table};
 
 /// Inner widths from which the full layout (long kind names, two-line blockers) is used.
 const WIDE: usize = 118;
@@ -26,15 +27,25 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-fn right(s: String) -> Cell<'static> {
-    Cell::from(Line::from(s).alignment(Alignment::Right))
-}
-
 struct Columns {
     wide: bool,
     kind: u16,
     name: u16,
     status: usize,
+}
+
+/// Rows the pane lists: one a workload, two for a blocker with a cause when `wide`.
+pub fn wanted_rows(state: &DeployState, filter: &str, wide: bool) -> usize {
+    model::workload_rows(state, filter)
+        .iter()
+        .map(|w| {
+            if wide && !w.ready && !w.optional && !w.pod_causes.is_empty() {
+                2
+            } else {
+                1
+            }
+        })
+        .sum()
 }
 
 fn columns(rows: &[&WorkloadView], inner: usize) -> Columns {
@@ -108,22 +119,17 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, view: &View, tick: u64) -> Row<'a> 
     } else {
         short_kind(&w.kind)
     };
-    let age = match (&w.created, view.now) {
-        (Some(c), Some(now)) => fit::since(c, now)
-            .map(|s| fit::age(s as i64))
-            .unwrap_or_default(),
-        _ => String::new(),
-    };
+    let age = fit::age_at(w.created.as_deref(), view.now);
     let (status, height) = status_cell(w, cols, view);
     let mark_cell = Cell::from(Span::styled(mark.glyph(tick), mark_style(mark, t)));
     let row = Row::new(vec![
         mark_cell,
         Cell::from(fit::end(&fit::inert(kind), cols.kind as usize).into_owned()),
         Cell::from(fit::middle(&fit::inert(&w.name), cols.name as usize).into_owned()),
-        right(format!("{}/{}", w.ready_replicas, w.desired)),
-        right(w.updated.to_string()),
-        right(w.available.to_string()),
-        right(age),
+        table::right(format!("{}/{}", w.ready_replicas, w.desired)),
+        table::right(w.updated.to_string()),
+        table::right(w.available.to_string()),
+        table::right(age),
         status,
     ])
     .height(height);
@@ -165,10 +171,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
         } else {
             "no workload of the release seen yet".to_string()
         };
-        frame.render_widget(
-            Paragraph::new(Span::styled(text, t.muted())).block(block),
-            area,
-        );
+        render_empty(frame, area, block, text, t);
         return;
     }
     let cols = columns(&rows, inner.width as usize);
@@ -177,15 +180,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
     } else {
         ["", "KIND", "NAME", "READY", "UPD", "AVL", "AGE", "STATUS"]
     };
-    let header = Row::new(header_names.iter().enumerate().map(|(i, h)| {
-        let line = Line::from(*h);
-        Cell::from(if (3..=6).contains(&i) {
-            line.alignment(Alignment::Right)
-        } else {
-            line
-        })
-    }))
-    .style(t.heading());
+    let header = table::header(header_names, &[3, 4, 5, 6], t);
     let tick = ui.tick;
     let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, view, tick)).collect();
     let widths = [
@@ -199,15 +194,6 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
         Constraint::Fill(1),
     ];
     let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
-    let selected = ui.workloads.resolve(&keys);
-    let table = Table::new(table_rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .row_highlight_style(t.selected(focused));
-    let mut ts = TableState::default()
-        .with_offset(ui.workloads.offset)
-        .with_selected(selected);
-    frame.render_stateful_widget(table, area, &mut ts);
-    ui.workloads.offset = ts.offset();
+    let table = table::keyed(table_rows, widths, header, focused, t).block(block);
+    table::render_keyed(frame, area, table, &mut ui.workloads, &keys);
 }

@@ -55,7 +55,13 @@ fn helm_env(dir: &Path, kubeconfig: &Path) -> Vec<(String, String)> {
 
 /// Starts the simulator for `scenario` and prepares the deploy of the demo chart against it.
 pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
-    let helm = locate::find_helm(helm_flag).map_err(|e| eyre!("{e}"))?;
+    let helm = locate::find_helm(helm_flag).map_err(|e| match e {
+        // One line for the quick start: what is missing and the command that fixes it.
+        locate::LocateError::NotFound { .. } => {
+            eyre!("helm not found (looked at --helm, $HELM_BIN, .tools/bin/helm, PATH): run scripts/install-tools.sh")
+        }
+        other => eyre!("{other}"),
+    })?;
     let helm_version = locate::helm_version(&helm)
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;

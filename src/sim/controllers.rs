@@ -3,11 +3,12 @@
 //! over time as the scenario says, so that `kubectl rollout status`, kstatus (Helm 4's watcher)
 //! and Helm's legacy readiness checks judge the simulated workloads as they would real ones.
 //!
-//! One [`Controllers::reconcile`] pass reads every object once (one LIST per kind, then index
-//! maps), advances each pod's simulated lifecycle, then runs each controller over the snapshot
-//! and writes only what changed. Timing (when a pod was created, started, became ready; when a
-//! Deployment last progressed) lives here in memory, never in the JSON, and is measured with the
-//! `now` the caller passes, so tests drive whole rollouts with a fake clock.
+//! One [`Controllers::reconcile`] pass drains the store's change feed into a cache (see
+//! `cache.rs`), advances every pod's simulated lifecycle, then runs each controller over the
+//! workloads that changed (or still wait on time) and writes only what changed. Timing (when a
+//! pod was created, started, became ready; when a Deployment last progressed) lives here in
+//! memory, never in the JSON, and is measured with the `now` the caller passes, so tests drive
+//! whole rollouts with a fake clock.
 //!
 //! Start it with [`spawn`] (which also creates the simulated nodes).
 
@@ -34,10 +35,12 @@ use super::scenario::{JobRule, WorkloadRule};
 use super::store::suffix_from;
 
 pub(crate) static CONTROLLER_REVISIONS: LazyLock<ResourceId> = LazyLock::new(|| {
-    resources::by_path("apps", "v1", "controllerrevisions").expect("controllerrevisions is in the table")
+    resources::by_path("apps", "v1", "controllerrevisions")
+        .expect("controllerrevisions is in the table")
 });
 pub(crate) static PVCS: LazyLock<ResourceId> = LazyLock::new(|| {
-    resources::by_path("", "v1", "persistentvolumeclaims").expect("persistentvolumeclaims is in the table")
+    resources::by_path("", "v1", "persistentvolumeclaims")
+        .expect("persistentvolumeclaims is in the table")
 });
 
 /// Creates the simulated nodes `node-1..node-N` (N = `scenario.nodes`), Ready, with
@@ -86,7 +89,7 @@ pub fn seed_nodes(sim: &SimState) {
 pub fn spawn(sim: Arc<SimState>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         seed_nodes(&sim);
-        let mut ctl = Controllers::new(&sim);
+        let mut ctl = Controllers::new();
         let tick = sim.scenario.tick.max(Duration::from_millis(5));
         let mut interval = tokio::time::interval(tick);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -113,7 +116,6 @@ pub fn spawn(sim: Arc<SimState>) -> tokio::task::JoinHandle<()> {
 pub struct Controllers {
     base_instant: Instant,
     base_wall: jiff::Timestamp,
-    pass: u64,
     seq: u64,
     pods: HashMap<String, kubelet::PodSim>,
     deployments: HashMap<String, deployment::DepSim>,
@@ -130,16 +132,22 @@ pub struct Controllers {
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
-static DEFAULT_JOB: LazyLock<JobRule> =
-    LazyLock::new(|| JobRule { after: Some(Duration::from_millis(500)), ..JobRule::default() });
+static DEFAULT_JOB: LazyLock<JobRule> = LazyLock::new(|| JobRule {
+    after: Some(Duration::from_millis(500)),
+    ..JobRule::default()
+});
+
+impl Default for Controllers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Controllers {
-    pub fn new(sim: &SimState) -> Self {
-        let _ = sim;
+    pub fn new() -> Self {
         Controllers {
             base_instant: Instant::now(),
             base_wall: jiff::Timestamp::now(),
-            pass: 0,
             seq: 0,
             pods: HashMap::new(),
             deployments: HashMap::new(),
@@ -155,11 +163,14 @@ impl Controllers {
 
     /// One pass of every controller, as of `now`.
     pub fn reconcile(&mut self, sim: &SimState, now: Instant) {
-        self.pass += 1;
         let mut cache = std::mem::take(&mut self.cache);
         let mut dirty = Dirty::default();
         cache.drain(sim, &mut dirty);
-        let p = Pass { sim, now, wall: self.wall(now) };
+        let p = Pass {
+            sim,
+            now,
+            wall: self.wall(now),
+        };
         self.forget_gone(&p, &cache, &dirty);
         self.kubelet_pass(&p, &cache, &mut dirty);
         let plans = self.deployments_plan(&p, &cache, &dirty);
@@ -179,9 +190,17 @@ impl Controllers {
             map.values().cloned().collect()
         } else {
             let extra = self.unsettled.iter().filter(|u| !dirty.objs.contains(*u));
-            dirty.objs.iter().chain(extra).filter_map(|u| map.get(u)).cloned().collect()
+            dirty
+                .objs
+                .iter()
+                .chain(extra)
+                .filter_map(|u| map.get(u))
+                .cloned()
+                .collect()
         };
-        out.sort_by(|a, b| (meta(a, "namespace"), meta(a, "name")).cmp(&(meta(b, "namespace"), meta(b, "name"))));
+        out.sort_by(|a, b| {
+            (meta(a, "namespace"), meta(a, "name")).cmp(&(meta(b, "namespace"), meta(b, "name")))
+        });
         out
     }
 
@@ -208,7 +227,13 @@ impl Controllers {
 
     /// Index of the scenario rule for a workload (None = `defaults`), cached: matching
     /// compiles globs.
-    fn rule_index(&mut self, sim: &SimState, kind: &str, name: &str, generation: i64) -> Option<usize> {
+    fn rule_index(
+        &mut self,
+        sim: &SimState,
+        kind: &str,
+        name: &str,
+        generation: i64,
+    ) -> Option<usize> {
         let key = (kind.to_string(), name.to_string(), generation);
         if let Some(hit) = self.rule_cache.get(&key) {
             return *hit;
@@ -217,7 +242,11 @@ impl Controllers {
             self.rule_cache.clear();
         }
         let rule = sim.scenario.workload_rule(kind, name, generation);
-        let idx = sim.scenario.workloads.iter().position(|r| std::ptr::eq(r, rule));
+        let idx = sim
+            .scenario
+            .workloads
+            .iter()
+            .position(|r| std::ptr::eq(r, rule));
         self.rule_cache.insert(key, idx);
         idx
     }
@@ -253,14 +282,20 @@ impl Controllers {
         }
         if dirty.all {
             // After a re-list: drop whatever is no longer there.
-            let gone: Vec<String> = self.pods.keys().filter(|u| !cache.pods.contains_key(*u)).cloned().collect();
+            let gone: Vec<String> = self
+                .pods
+                .keys()
+                .filter(|u| !cache.pods.contains_key(*u))
+                .cloned()
+                .collect();
             for uid in gone {
                 if let Some(pod) = self.pods.remove(&uid) {
                     p.sim.logs.forget_pod(&pod.ns, &pod.name);
                 }
                 self.events.forget(&uid);
             }
-            self.deployments.retain(|uid, _| cache.owners.contains_key(uid));
+            self.deployments
+                .retain(|uid, _| cache.owners.contains_key(uid));
             self.rs_gen.retain(|uid, _| cache.owners.contains_key(uid));
             self.unsettled.retain(|uid| cache.owners.contains_key(uid));
         }
@@ -269,7 +304,8 @@ impl Controllers {
     /// Deletes a pod through the store and forgets it.
     fn delete_pod(&mut self, p: &Pass, pod: &Value) {
         let (ns, name, uid) = (meta(pod, "namespace"), meta(pod, "name"), meta(pod, "uid"));
-        let _ = p.sim.store.delete(*ids::PODS, Some(ns), name);
+        // Pods own nothing here, so no garbage-collector scan.
+        let _ = p.sim.store.delete_leaf(*ids::PODS, Some(ns), name);
         self.pods.remove(uid);
         self.events.forget(uid);
         p.sim.logs.forget_pod(ns, name);
@@ -290,7 +326,10 @@ impl Controllers {
         plan: kubelet::Plan,
     ) -> Option<Arc<Value>> {
         let ns = meta(owner, "namespace").to_string();
-        let mut labels = template.pointer("/metadata/labels").cloned().unwrap_or_else(|| json!({}));
+        let mut labels = template
+            .pointer("/metadata/labels")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         if !labels.is_object() {
             labels = json!({});
         }
@@ -305,7 +344,10 @@ impl Controllers {
             "labels": labels,
             "ownerReferences": [owner_ref(owner)],
         });
-        if let Some(a) = template.pointer("/metadata/annotations").filter(|a| a.is_object()) {
+        if let Some(a) = template
+            .pointer("/metadata/annotations")
+            .filter(|a| a.is_object())
+        {
             metadata["annotations"] = a.clone();
         }
         let fixed = name.is_some();
@@ -316,7 +358,8 @@ impl Controllers {
             let pod_name = match &name {
                 Some(n) => n.clone(),
                 None => {
-                    let seed = fnv(meta(owner, "uid").as_bytes()) ^ self.next_seq().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let seed = fnv(meta(owner, "uid").as_bytes())
+                        ^ self.next_seq().wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     format!("{prefix}{}", suffix_from(seed, 5))
                 }
             };
@@ -339,32 +382,50 @@ impl Controllers {
     /// Plan for a pod that the simulation has not seen before, found from its owner chain.
     fn plan_for_unknown_pod(&mut self, sim: &SimState, snap: &Cache, pod: &Value) -> kubelet::Plan {
         let name = meta(pod, "name");
-        let mut owner = controller_uid(pod).and_then(|u| snap.owners.get(u));
-        // Walk ReplicaSet → Deployment.
-        if let Some(o) = owner.filter(|o| o.kind == "ReplicaSet") {
-            let rs_uid = controller_uid(pod).unwrap_or_default().to_string();
-            if let Some(dep) = o.owner.as_deref().and_then(|u| snap.owners.get(u)).filter(|d| d.kind == "Deployment") {
-                let generation = self.rs_gen.get(&rs_uid).copied().unwrap_or(dep.generation);
-                let (kind, n) = (dep.kind, dep.name.clone());
-                return kubelet::Plan::Serve { rule: self.rule_index(sim, kind, &n, generation) };
-            }
-            owner = Some(o);
+        let owner_uid = controller_uid(pod).unwrap_or_default();
+        let owner = snap.owners.get(owner_uid);
+        // A Deployment's pod: the Deployment's rule at the generation its ReplicaSet is for.
+        if let Some(o) = owner.filter(|o| o.kind == "ReplicaSet")
+            && let Some(dep) = o
+                .owner
+                .as_deref()
+                .and_then(|u| snap.owners.get(u))
+                .filter(|d| d.kind == "Deployment")
+        {
+            let generation = self
+                .rs_gen
+                .get(owner_uid)
+                .copied()
+                .unwrap_or(dep.generation);
+            let (kind, n) = (dep.kind, dep.name.clone());
+            return kubelet::Plan::Serve {
+                rule: self.rule_index(sim, kind, &n, generation),
+            };
         }
         match owner {
             Some(o) if o.kind == "Job" => {
                 let n = o.name.clone();
                 let rule = self.job_rule_index(sim, &n);
-                let ordinal = controller_uid(pod).and_then(|u| snap.pods_by_owner.get(u)).map_or(0, Vec::len);
+                let ordinal = controller_uid(pod)
+                    .and_then(|u| snap.pods_by_owner.get(u))
+                    .map_or(0, Vec::len);
                 self.run_plan(sim, rule, ordinal.saturating_sub(1) as u32)
             }
             Some(o) => {
                 let (kind, n, g) = (o.kind, o.name.clone(), o.generation);
-                kubelet::Plan::Serve { rule: self.rule_index(sim, kind, &n, g) }
+                kubelet::Plan::Serve {
+                    rule: self.rule_index(sim, kind, &n, g),
+                }
             }
             None => {
-                let restart = pod.pointer("/spec/restartPolicy").and_then(Value::as_str).unwrap_or("Always");
+                let restart = pod
+                    .pointer("/spec/restartPolicy")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Always");
                 if restart == "Always" {
-                    kubelet::Plan::Serve { rule: self.rule_index(sim, "Pod", name, 1) }
+                    kubelet::Plan::Serve {
+                        rule: self.rule_index(sim, "Pod", name, 1),
+                    }
                 } else {
                     let rule = self.job_rule_index(sim, name);
                     self.run_plan(sim, rule, 0)
@@ -376,7 +437,9 @@ impl Controllers {
     /// How the `ordinal`-th (0-based) pod of a run-to-completion workload ends.
     fn run_plan(&self, sim: &SimState, rule: Option<usize>, ordinal: u32) -> kubelet::Plan {
         use super::scenario::JobOutcome;
-        let r = rule.and_then(|i| sim.scenario.jobs.get(i)).unwrap_or(&DEFAULT_JOB);
+        let r = rule
+            .and_then(|i| sim.scenario.jobs.get(i))
+            .unwrap_or(&DEFAULT_JOB);
         let exit = r.exit_code.unwrap_or(1);
         let (fail, hang) = match r.fail_first {
             Some(k) => (ordinal < k, false),
@@ -386,7 +449,15 @@ impl Controllers {
                 JobOutcome::Hang => (false, true),
             },
         };
-        kubelet::Plan::Run { rule, exit: if fail { Some(if exit == 0 { 1 } else { exit }) } else { None }, hang }
+        kubelet::Plan::Run {
+            rule,
+            exit: if fail {
+                Some(if exit == 0 { 1 } else { exit })
+            } else {
+                None
+            },
+            hang,
+        }
     }
 }
 
@@ -399,11 +470,13 @@ pub(crate) struct Pass<'a> {
 
 impl<'a> Pass<'a> {
     fn rule(&self, idx: Option<usize>) -> &'a WorkloadRule {
-        idx.and_then(|i| self.sim.scenario.workloads.get(i)).unwrap_or(&self.sim.scenario.defaults)
+        idx.and_then(|i| self.sim.scenario.workloads.get(i))
+            .unwrap_or(&self.sim.scenario.defaults)
     }
 
     fn job_rule(&self, idx: Option<usize>) -> &'a JobRule {
-        idx.and_then(|i| self.sim.scenario.jobs.get(i)).unwrap_or(&DEFAULT_JOB)
+        idx.and_then(|i| self.sim.scenario.jobs.get(i))
+            .unwrap_or(&DEFAULT_JOB)
     }
 }
 
@@ -412,7 +485,11 @@ fn bind_pvcs(p: &Pass, cache: &Cache, dirty: &Dirty) {
     let todo: Vec<&Arc<Value>> = if dirty.all {
         cache.pvcs.values().collect()
     } else {
-        dirty.pvcs.iter().filter_map(|u| cache.pvcs.get(u)).collect()
+        dirty
+            .pvcs
+            .iter()
+            .filter_map(|u| cache.pvcs.get(u))
+            .collect()
     };
     for pvc in todo {
         if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
@@ -483,7 +560,10 @@ impl Events {
     ) {
         let store = &p.sim.store;
         let memos = self.by_uid.entry(involved.uid.to_string()).or_default();
-        if let Some(m) = memos.iter().find(|m| m.reason == reason && m.message == message) {
+        if let Some(m) = memos
+            .iter()
+            .find(|m| m.reason == reason && m.message == message)
+        {
             let bumped = store.update_with(*ids::EVENTS, Some(involved.namespace), &m.name, |e| {
                 let count = e["count"].as_i64().unwrap_or(1);
                 e["count"] = json!(count + 1);
@@ -514,8 +594,15 @@ impl Events {
         if let Some(h) = host {
             obj["source"]["host"] = json!(h);
         }
-        if store.create(*ids::EVENTS, Some(involved.namespace), obj).is_ok() {
-            memos.push(EventMemo { reason: reason.into(), message: message.into(), name });
+        if store
+            .create(*ids::EVENTS, Some(involved.namespace), obj)
+            .is_ok()
+        {
+            memos.push(EventMemo {
+                reason: reason.into(),
+                message: message.into(),
+                name,
+            });
         }
     }
 
@@ -529,11 +616,16 @@ impl Events {
 
 /// `metadata.<field>` as a string ("" when absent).
 pub(crate) fn meta<'v>(obj: &'v Value, field: &str) -> &'v str {
-    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 pub(crate) fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0)
+    obj.pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
 }
 
 pub(crate) fn int_at(obj: &Value, pointer: &str) -> Option<i64> {
@@ -541,11 +633,15 @@ pub(crate) fn int_at(obj: &Value, pointer: &str) -> Option<i64> {
 }
 
 pub(crate) fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
-    obj.pointer("/metadata/labels").and_then(|l| l.get(key)).and_then(Value::as_str)
+    obj.pointer("/metadata/labels")
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
 }
 
 pub(crate) fn annotation<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
-    obj.pointer("/metadata/annotations").and_then(|l| l.get(key)).and_then(Value::as_str)
+    obj.pointer("/metadata/annotations")
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
 }
 
 /// The uid of the owner with `controller: true` (or the only owner).
@@ -570,7 +666,11 @@ pub(crate) fn int_or_percent(v: Option<&Value>, total: i64, round_up: bool) -> i
         Some(Value::String(s)) => match s.strip_suffix('%').map(str::parse::<i64>) {
             Some(Ok(pct)) => {
                 let x = pct * total;
-                if round_up { (x + 99).div_euclid(100) } else { x.div_euclid(100) }
+                if round_up {
+                    (x + 99).div_euclid(100)
+                } else {
+                    x.div_euclid(100)
+                }
             }
             _ => s.parse().unwrap_or(0),
         },
@@ -644,15 +744,27 @@ pub(crate) fn put_nonzero(status: &mut Value, key: &str, value: i64) {
 
 /// Sets a condition in a conditions array the way Kubernetes' helpers do: an unchanged
 /// status keeps `lastTransitionTime`; an unchanged status, reason and message keeps everything.
-pub(crate) fn set_condition(conds: &mut Vec<Value>, mut cond: Value, wall: &str, with_update_time: bool) {
+pub(crate) fn set_condition(
+    conds: &mut Vec<Value>,
+    mut cond: Value,
+    wall: &str,
+    with_update_time: bool,
+) {
     let t = cond["type"].clone();
     let pos = conds.iter().position(|c| c["type"] == t);
     if let Some(i) = pos {
         let old = &conds[i];
-        if old["status"] == cond["status"] && old["reason"] == cond["reason"] && old["message"] == cond["message"] {
+        if old["status"] == cond["status"]
+            && old["reason"] == cond["reason"]
+            && old["message"] == cond["message"]
+        {
             return;
         }
-        let transition = if old["status"] == cond["status"] { old["lastTransitionTime"].clone() } else { json!(wall) };
+        let transition = if old["status"] == cond["status"] {
+            old["lastTransitionTime"].clone()
+        } else {
+            json!(wall)
+        };
         cond["lastTransitionTime"] = transition;
         if with_update_time {
             cond["lastUpdateTime"] = json!(wall);

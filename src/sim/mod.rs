@@ -38,6 +38,11 @@ pub struct SimState {
 
 impl SimState {
     pub fn new(scenario: Scenario) -> Arc<Self> {
-        Arc::new(SimState { store: Store::new(), logs: logs::PodLogs::default(), scenario, started: Instant::now() })
+        Arc::new(SimState {
+            store: Store::new(),
+            logs: logs::PodLogs::default(),
+            scenario,
+            started: Instant::now(),
+        })
     }
 }

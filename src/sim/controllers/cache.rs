@@ -116,7 +116,13 @@ impl Cache {
             match next {
                 Some(Ok(ev)) => {
                     if ev.rv > self.listed_rv {
-                        self.apply(ev.resource, &ev.object, ev.kind == EventType::Deleted, ev.kind == EventType::Added, dirty);
+                        self.apply(
+                            ev.resource,
+                            &ev.object,
+                            ev.kind == EventType::Deleted,
+                            ev.kind == EventType::Added,
+                            dirty,
+                        );
                     }
                 }
                 Some(Err(TryRecvError::Lagged(_))) => {
@@ -130,7 +136,11 @@ impl Cache {
 
     fn relist(&mut self, sim: &SimState, dirty: &mut Dirty) {
         *self = Cache::default();
-        self.rx = sim.store.subscribe(*ids::PODS, None, None, None).ok().map(|s| s.live);
+        self.rx = sim
+            .store
+            .subscribe(*ids::PODS, None, None, None)
+            .ok()
+            .map(|s| s.live);
         self.listed_rv = sim.store.current_rv();
         dirty.all = true;
         for res in [
@@ -172,7 +182,14 @@ impl Cache {
         }
     }
 
-    fn apply(&mut self, res: ResourceId, obj: &Arc<Value>, deleted: bool, added: bool, dirty: &mut Dirty) {
+    fn apply(
+        &mut self,
+        res: ResourceId,
+        obj: &Arc<Value>,
+        deleted: bool,
+        added: bool,
+        dirty: &mut Dirty,
+    ) {
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
             let name = meta(obj, "name").to_string();
@@ -188,20 +205,23 @@ impl Cache {
                     .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
                 self.node_ips.insert(name, ip);
             }
-            self.nodes = self.node_ips.iter().map(|(n, ip)| (n.clone(), ip.clone())).collect();
+            self.nodes = self
+                .node_ips
+                .iter()
+                .map(|(n, ip)| (n.clone(), ip.clone()))
+                .collect();
             // Every DaemonSet follows the nodes.
             dirty.objs.extend(self.daemonsets.keys().cloned());
             return;
         }
         let uid = meta(obj, "uid").to_string();
-        if let Some(prev) = self.indexed_under.remove(&uid) {
-            if let Some(idx) = self.index_mut(slot) {
-                if let Some(list) = idx.get_mut(&prev) {
-                    list.retain(|u| *u != uid);
-                    if list.is_empty() {
-                        idx.remove(&prev);
-                    }
-                }
+        if let Some(prev) = self.indexed_under.remove(&uid)
+            && let Some(idx) = self.index_mut(slot)
+            && let Some(list) = idx.get_mut(&prev)
+        {
+            list.retain(|u| *u != uid);
+            if list.is_empty() {
+                idx.remove(&prev);
             }
         }
         let owner = controller_uid(obj).map(String::from);
@@ -209,14 +229,19 @@ impl Cache {
             self.map_mut(slot).remove(&uid);
             self.owners.remove(&uid);
             let ns = meta(obj, "namespace").to_string();
-            dirty.gone.push((uid.clone(), ns, meta(obj, "name").to_string(), slot == Slot::Pod));
+            dirty.gone.push((
+                uid.clone(),
+                ns,
+                meta(obj, "name").to_string(),
+                slot == Slot::Pod,
+            ));
         } else {
             self.map_mut(slot).insert(uid.clone(), obj.clone());
-            if let Some(o) = &owner {
-                if let Some(idx) = self.index_mut(slot) {
-                    idx.entry(o.clone()).or_default().push(uid.clone());
-                    self.indexed_under.insert(uid.clone(), o.clone());
-                }
+            if let Some(o) = &owner
+                && let Some(idx) = self.index_mut(slot)
+            {
+                idx.entry(o.clone()).or_default().push(uid.clone());
+                self.indexed_under.insert(uid.clone(), o.clone());
             }
             let kind = match slot {
                 Slot::Deployment => Some("Deployment"),
@@ -245,7 +270,11 @@ impl Cache {
                     dirty.pods.push(uid);
                 }
             }
-            Slot::Deployment | Slot::ReplicaSet | Slot::StatefulSet | Slot::DaemonSet | Slot::Job => {
+            Slot::Deployment
+            | Slot::ReplicaSet
+            | Slot::StatefulSet
+            | Slot::DaemonSet
+            | Slot::Job => {
                 dirty.mark_up(&uid, &self.owners);
                 if let Some(o) = &owner {
                     dirty.objs.insert(o.clone());
@@ -257,14 +286,30 @@ impl Cache {
     }
 
     pub fn pods_of<'s>(&'s self, owner: &str) -> impl Iterator<Item = &'s Arc<Value>> + 's {
-        self.pods_by_owner.get(owner).into_iter().flatten().filter_map(|u| self.pods.get(u))
+        self.pods_by_owner
+            .get(owner)
+            .into_iter()
+            .flatten()
+            .filter_map(|u| self.pods.get(u))
     }
 
     pub fn rs_of(&self, owner: &str) -> Vec<Arc<Value>> {
-        self.rs_by_owner.get(owner).into_iter().flatten().filter_map(|u| self.replicasets.get(u)).cloned().collect()
+        self.rs_by_owner
+            .get(owner)
+            .into_iter()
+            .flatten()
+            .filter_map(|u| self.replicasets.get(u))
+            .cloned()
+            .collect()
     }
 
     pub fn revisions_of(&self, owner: &str) -> Vec<Arc<Value>> {
-        self.revisions_by_owner.get(owner).into_iter().flatten().filter_map(|u| self.revisions.get(u)).cloned().collect()
+        self.revisions_by_owner
+            .get(owner)
+            .into_iter()
+            .flatten()
+            .filter_map(|u| self.revisions.get(u))
+            .cloned()
+            .collect()
     }
 }

@@ -7,42 +7,77 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
 use super::statefulset::REVISION_LABEL;
-use super::cache::{Cache, Dirty};
-use super::{Controllers, Involved, Pass, generation, int_at, int_or_percent, label, meta, put_nonzero, template_hash};
+use super::{
+    Controllers, Involved, Pass, generation, int_at, int_or_percent, label, meta, put_nonzero,
+    template_hash,
+};
 use crate::sim::resources::ids;
 
 impl Controllers {
     pub(super) fn daemonsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for ds in &self.work(&snap.daemonsets, dirty) {
-            let (name, uid, ns, ds_gen) = (meta(ds, "name"), meta(ds, "uid"), meta(ds, "namespace"), generation(ds));
+            let (name, uid, ns, ds_gen) = (
+                meta(ds, "name"),
+                meta(ds, "uid"),
+                meta(ds, "namespace"),
+                generation(ds),
+            );
             let rule_idx = self.rule_index(p.sim, "DaemonSet", name, ds_gen);
             if p.rule(rule_idx).never_observe {
                 self.settle(uid, true);
                 continue;
             }
-            let rolling =
-                ds.pointer("/spec/updateStrategy/type").and_then(Value::as_str).unwrap_or("RollingUpdate") == "RollingUpdate";
-            let min = Duration::from_secs(int_at(ds, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64);
-            let template = ds.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+            let rolling = ds
+                .pointer("/spec/updateStrategy/type")
+                .and_then(Value::as_str)
+                .unwrap_or("RollingUpdate")
+                == "RollingUpdate";
+            let min =
+                Duration::from_secs(int_at(ds, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64);
+            let template = ds
+                .pointer("/spec/template")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
             let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
-            self.ensure_revision(p, ds, &format!("{name}-{hash}"), &hash, &template, &revisions);
+            self.ensure_revision(
+                p,
+                ds,
+                &format!("{name}-{hash}"),
+                &hash,
+                &template,
+                &revisions,
+            );
 
             let nodes: Vec<&str> = snap.nodes.iter().map(|(n, _)| n.as_str()).collect();
             let desired = nodes.len() as i64;
             let mut by_node: HashMap<String, Vec<Arc<Value>>> = HashMap::new();
             for pod in snap.pods_of(uid) {
-                let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
-                let terminal = self.pods.get(meta(pod, "uid")).is_some_and(|s| s.terminal());
+                let node = pod
+                    .pointer("/spec/nodeName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let terminal = self
+                    .pods
+                    .get(meta(pod, "uid"))
+                    .is_some_and(|s| s.terminal());
                 if terminal || !nodes.contains(&node) {
                     self.ds_delete(p, ds, pod);
                 } else {
-                    by_node.entry(node.to_string()).or_default().push(pod.clone());
+                    by_node
+                        .entry(node.to_string())
+                        .or_default()
+                        .push(pod.clone());
                 }
             }
-            let available = |c: &Controllers, pod: &Value| c.pods.get(meta(pod, "uid")).is_some_and(|s| s.available(p.now, min));
+            let available = |c: &Controllers, pod: &Value| {
+                c.pods
+                    .get(meta(pod, "uid"))
+                    .is_some_and(|s| s.available(p.now, min))
+            };
             for node in &nodes {
                 let list = by_node.entry(node.to_string()).or_default();
                 if list.is_empty() {
@@ -53,7 +88,10 @@ impl Controllers {
                     // Keep the best one: updated, then available.
                     list.sort_by_key(|pod| {
                         let s = self.pods.get(meta(pod, "uid"));
-                        (label(pod, REVISION_LABEL) != Some(hash.as_str()), !s.is_some_and(|s| s.ready))
+                        (
+                            label(pod, REVISION_LABEL) != Some(hash.as_str()),
+                            !s.is_some_and(|s| s.ready),
+                        )
                     });
                     for pod in list.split_off(1) {
                         self.ds_delete(p, ds, &pod);
@@ -63,12 +101,15 @@ impl Controllers {
             if rolling {
                 let ru = ds.pointer("/spec/updateStrategy/rollingUpdate");
                 let surge = int_or_percent(ru.and_then(|r| r.get("maxSurge")), desired, true);
-                let mut max_unavailable = int_or_percent(ru.and_then(|r| r.get("maxUnavailable")), desired, true);
+                let mut max_unavailable =
+                    int_or_percent(ru.and_then(|r| r.get("maxUnavailable")), desired, true);
                 if surge == 0 && max_unavailable == 0 {
                     max_unavailable = 1;
                 }
-                let mut unavailable =
-                    nodes.iter().filter(|n| !by_node[**n].first().is_some_and(|pod| available(self, pod))).count() as i64;
+                let mut unavailable = nodes
+                    .iter()
+                    .filter(|n| !by_node[**n].first().is_some_and(|pod| available(self, pod)))
+                    .count() as i64;
                 let mut olds: Vec<(String, Arc<Value>)> = by_node
                     .iter()
                     .filter_map(|(n, l)| l.first().map(|pod| (n.clone(), pod.clone())))
@@ -89,7 +130,9 @@ impl Controllers {
 
             let (mut current, mut updated, mut ready, mut avail) = (0, 0, 0, 0);
             for node in &nodes {
-                let Some(pod) = by_node.get(*node).and_then(|l| l.first()) else { continue };
+                let Some(pod) = by_node.get(*node).and_then(|l| l.first()) else {
+                    continue;
+                };
                 current += 1;
                 updated += i64::from(label(pod, REVISION_LABEL) == Some(hash.as_str()));
                 if let Some(s) = self.pods.get(meta(pod, "uid")) {
@@ -105,7 +148,9 @@ impl Controllers {
             put_nonzero(&mut status, "numberAvailable", avail);
             put_nonzero(&mut status, "numberUnavailable", (desired - avail).max(0));
             if ds.get("status") != Some(&status) {
-                p.sim.store.update_with(*ids::DAEMONSETS, Some(ns), name, |o| o["status"] = status);
+                p.sim
+                    .store
+                    .update_with(*ids::DAEMONSETS, Some(ns), name, |o| o["status"] = status);
             }
         }
     }
@@ -113,7 +158,15 @@ impl Controllers {
     fn ds_delete(&mut self, p: &Pass, ds: &Value, pod: &Value) {
         self.delete_pod(p, pod);
         let msg = format!("Deleted pod: {}", meta(pod, "name"));
-        self.events.record(p, &Involved::of(ds), "Normal", "SuccessfulDelete", &msg, "daemonset-controller", None);
+        self.events.record(
+            p,
+            &Involved::of(ds),
+            "Normal",
+            "SuccessfulDelete",
+            &msg,
+            "daemonset-controller",
+            None,
+        );
     }
 
     fn ds_create(
@@ -126,7 +179,10 @@ impl Controllers {
         rule: Option<usize>,
     ) -> Option<Arc<Value>> {
         let name = meta(ds, "name");
-        let extra = [(REVISION_LABEL, hash.to_string()), ("pod-template-generation", generation(ds).to_string())];
+        let extra = [
+            (REVISION_LABEL, hash.to_string()),
+            ("pod-template-generation", generation(ds).to_string()),
+        ];
         let node_name = node.to_string();
         let pod = self.create_pod(
             p,
@@ -144,7 +200,15 @@ impl Controllers {
             Plan::Serve { rule },
         )?;
         let msg = format!("Created pod: {}", meta(&pod, "name"));
-        self.events.record(p, &Involved::of(ds), "Normal", "SuccessfulCreate", &msg, "daemonset-controller", None);
+        self.events.record(
+            p,
+            &Involved::of(ds),
+            "Normal",
+            "SuccessfulCreate",
+            &msg,
+            "daemonset-controller",
+            None,
+        );
         Some(pod)
     }
 }

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use super::cache::{Cache, Dirty};
 use super::kubelet::{Plan, Stage};
 use super::{
-    Controllers, Involved, Pass, annotation, generation, int_at, int_or_percent, label, meta, owner_ref,
-    put_nonzero, set_condition, template_hash,
+    Controllers, Involved, Pass, annotation, generation, int_at, int_or_percent, label, meta,
+    owner_ref, put_nonzero, set_condition, template_hash,
 };
 use crate::sim::resources::ids;
 
@@ -51,6 +51,16 @@ pub(crate) struct Plans {
     created: Vec<Arc<Value>>,
 }
 
+/// The rolling-update numbers of one Deployment.
+#[derive(Clone, Copy)]
+struct Rolling {
+    replicas: i64,
+    unavailable: i64,
+    /// `surge_never_terminates`: old ReplicaSets keep one replica in total.
+    keep_one: bool,
+    min: Duration,
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct RsCounts {
     replicas: i64,
@@ -71,7 +81,10 @@ pub(crate) fn surge_and_unavailable(dep: &Value, replicas: i64) -> (i64, i64) {
 }
 
 fn is_rolling(dep: &Value) -> bool {
-    dep.pointer("/spec/strategy/type").and_then(Value::as_str).unwrap_or("RollingUpdate") == "RollingUpdate"
+    dep.pointer("/spec/strategy/type")
+        .and_then(Value::as_str)
+        .unwrap_or("RollingUpdate")
+        == "RollingUpdate"
 }
 
 /// `MaxUnavailable(deployment)` from the deployment utilities: 0 unless RollingUpdate.
@@ -83,7 +96,9 @@ fn max_unavailable(dep: &Value, replicas: i64) -> i64 {
 }
 
 fn revision_of(rs: &Value) -> i64 {
-    annotation(rs, REVISION).and_then(|r| r.parse().ok()).unwrap_or(0)
+    annotation(rs, REVISION)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
 }
 
 fn min_ready(obj: &Value) -> Duration {
@@ -93,27 +108,48 @@ fn min_ready(obj: &Value) -> Duration {
 impl Controllers {
     fn rs_available(&self, p: &Pass, snap: &Cache, rs_uid: &str, min: Duration) -> i64 {
         snap.pods_of(rs_uid)
-            .filter(|pod| self.pods.get(meta(pod, "uid")).is_some_and(|s| !s.terminal() && s.available(p.now, min)))
+            .filter(|pod| {
+                self.pods
+                    .get(meta(pod, "uid"))
+                    .is_some_and(|s| !s.terminal() && s.available(p.now, min))
+            })
             .count() as i64
     }
 
     fn rs_pod_count(&self, snap: &Cache, rs_uid: &str) -> i64 {
         snap.pods_of(rs_uid)
-            .filter(|pod| self.pods.get(meta(pod, "uid")).is_none_or(|s| !s.terminal()))
+            .filter(|pod| {
+                self.pods
+                    .get(meta(pod, "uid"))
+                    .is_none_or(|s| !s.terminal())
+            })
             .count() as i64
     }
 
     fn scaling_event(&mut self, p: &Pass, dep: &Value, rs_name: &str, from: i64, to: i64) {
         let verb = if to > from { "up" } else { "down" };
         let msg = format!("Scaled {verb} replica set {rs_name} from {from} to {to}");
-        self.events.record(p, &Involved::of(dep), "Normal", "ScalingReplicaSet", &msg, "deployment-controller", None);
+        self.events.record(
+            p,
+            &Involved::of(dep),
+            "Normal",
+            "ScalingReplicaSet",
+            &msg,
+            "deployment-controller",
+            None,
+        );
     }
 
     /// Phase A: per Deployment, create the new ReplicaSet and decide every ReplicaSet's size.
     pub(super) fn deployments_plan(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) -> Plans {
         let mut plans = Plans::default();
         for dep in &self.work(&snap.deployments, dirty) {
-            let (name, uid, ns, dep_gen) = (meta(dep, "name"), meta(dep, "uid"), meta(dep, "namespace"), generation(dep));
+            let (name, uid, ns, dep_gen) = (
+                meta(dep, "name"),
+                meta(dep, "uid"),
+                meta(dep, "namespace"),
+                generation(dep),
+            );
             let rule_idx = self.rule_index(p.sim, "Deployment", name, dep_gen);
             let rule = p.rule(rule_idx);
             if rule.never_observe {
@@ -123,14 +159,27 @@ impl Controllers {
             }
             let replicas = int_at(dep, "/spec/replicas").unwrap_or(1).max(0);
             let rolling = is_rolling(dep);
-            let (surge, unavailable) = if rolling { surge_and_unavailable(dep, replicas) } else { (0, 0) };
-            let paused = dep.pointer("/spec/paused").and_then(Value::as_bool).unwrap_or(false);
+            let (surge, unavailable) = if rolling {
+                surge_and_unavailable(dep, replicas)
+            } else {
+                (0, 0)
+            };
+            let paused = dep
+                .pointer("/spec/paused")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             let min = min_ready(dep);
-            let template = dep.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+            let template = dep
+                .pointer("/spec/template")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
 
             let owned: Vec<Arc<Value>> = snap.rs_of(uid);
-            let mut new_rs = owned.iter().find(|rs| label(rs, HASH_LABEL) == Some(hash.as_str())).cloned();
+            let mut new_rs = owned
+                .iter()
+                .find(|rs| label(rs, HASH_LABEL) == Some(hash.as_str()))
+                .cloned();
             let mut olds: Vec<Arc<Value>> = owned
                 .iter()
                 .filter(|rs| label(rs, HASH_LABEL) != Some(hash.as_str()))
@@ -140,11 +189,18 @@ impl Controllers {
             let max_old_rev = olds.iter().map(|rs| revision_of(rs)).max().unwrap_or(0);
             let mut desired: HashMap<String, i64> = owned
                 .iter()
-                .map(|rs| (meta(rs, "uid").to_string(), int_at(rs, "/spec/replicas").unwrap_or(1)))
+                .map(|rs| {
+                    (
+                        meta(rs, "uid").to_string(),
+                        int_at(rs, "/spec/replicas").unwrap_or(1),
+                    )
+                })
                 .collect();
             let original = desired.clone();
             let sum = |d: &HashMap<String, i64>, list: &[Arc<Value>]| -> i64 {
-                list.iter().map(|rs| d.get(meta(rs, "uid")).copied().unwrap_or(0)).sum()
+                list.iter()
+                    .map(|rs| d.get(meta(rs, "uid")).copied().unwrap_or(0))
+                    .sum()
             };
 
             let mut created_new = false;
@@ -152,7 +208,10 @@ impl Controllers {
             if paused {
                 // A paused Deployment is not rolled out.
             } else if !rolling {
-                let old_pods: i64 = olds.iter().map(|rs| self.rs_pod_count(snap, meta(rs, "uid"))).sum();
+                let old_pods: i64 = olds
+                    .iter()
+                    .map(|rs| self.rs_pod_count(snap, meta(rs, "uid")))
+                    .sum();
                 if sum(&desired, &olds) > 0 {
                     for rs in &olds {
                         desired.insert(meta(rs, "uid").to_string(), 0);
@@ -170,7 +229,11 @@ impl Controllers {
                 match &new_rs {
                     None => {
                         let current = sum(&desired, &olds);
-                        create_with = Some(if current >= max_total { 0 } else { (max_total - current).min(replicas) });
+                        create_with = Some(if current >= max_total {
+                            0
+                        } else {
+                            (max_total - current).min(replicas)
+                        });
                     }
                     Some(rs) => {
                         let u = meta(rs, "uid").to_string();
@@ -197,9 +260,13 @@ impl Controllers {
                 rs_template["metadata"]["labels"][HASH_LABEL] = json!(hash);
                 let mut labels = rs_template["metadata"]["labels"].clone();
                 labels[HASH_LABEL] = json!(hash);
-                let mut selector = dep.pointer("/spec/selector").cloned().unwrap_or_else(|| json!({}));
+                let mut selector = dep
+                    .pointer("/spec/selector")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}));
                 selector["matchLabels"][HASH_LABEL] = json!(hash);
-                let mut spec = json!({"replicas": n, "selector": selector, "template": rs_template});
+                let mut spec =
+                    json!({"replicas": n, "selector": selector, "template": rs_template});
                 if let Some(m) = dep.pointer("/spec/minReadySeconds") {
                     spec["minReadySeconds"] = m.clone();
                 }
@@ -224,7 +291,13 @@ impl Controllers {
             }
 
             if rolling && !paused {
-                self.scale_down_old(p, snap, dep, replicas, unavailable, rule.surge_never_terminates, &olds, &new_rs, &mut desired, min);
+                let params = Rolling {
+                    replicas,
+                    unavailable,
+                    keep_one: rule.surge_never_terminates,
+                    min,
+                };
+                self.scale_down_old(p, snap, &params, &olds, new_rs.as_ref(), &mut desired);
             }
 
             let mut rs_uids = Vec::new();
@@ -239,10 +312,22 @@ impl Controllers {
                 if new_rs.as_ref().is_some_and(|n| meta(n, "uid") == u) && !paused {
                     self.rs_gen.insert(u.clone(), dep_gen);
                     annotations.push((REVISION, revision.to_string()));
-                    annotations.push(("deployment.kubernetes.io/desired-replicas", replicas.to_string()));
-                    annotations.push(("deployment.kubernetes.io/max-replicas", (replicas + surge).to_string()));
+                    annotations.push((
+                        "deployment.kubernetes.io/desired-replicas",
+                        replicas.to_string(),
+                    ));
+                    annotations.push((
+                        "deployment.kubernetes.io/max-replicas",
+                        (replicas + surge).to_string(),
+                    ));
                 }
-                plans.rs.insert(u.clone(), RsPlan { replicas: want, annotations });
+                plans.rs.insert(
+                    u.clone(),
+                    RsPlan {
+                        replicas: want,
+                        annotations,
+                    },
+                );
                 rs_uids.push(u);
             }
             plans.deps.push(DepPlan {
@@ -252,7 +337,10 @@ impl Controllers {
                 new_rs_uid: new_rs.as_ref().map(|rs| meta(rs, "uid").to_string()),
                 rs_uids,
                 created_new,
-                revision: new_rs.as_ref().filter(|_| !paused).map(|_| revision.to_string()),
+                revision: new_rs
+                    .as_ref()
+                    .filter(|_| !paused)
+                    .map(|_| revision.to_string()),
             });
         }
         plans
@@ -260,22 +348,25 @@ impl Controllers {
 
     /// Rolling update, old side: first old pods that are not available, then as many as keep
     /// `replicas - maxUnavailable` available.
-    #[allow(clippy::too_many_arguments)]
     fn scale_down_old(
         &self,
         p: &Pass,
         snap: &Cache,
-        dep: &Value,
-        replicas: i64,
-        unavailable: i64,
-        keep_one: bool,
+        r: &Rolling,
         olds: &[Arc<Value>],
-        new_rs: &Option<Arc<Value>>,
+        new_rs: Option<&Arc<Value>>,
         desired: &mut HashMap<String, i64>,
-        min: Duration,
     ) {
-        let _ = dep;
-        let old_total: i64 = olds.iter().map(|rs| desired.get(meta(rs, "uid")).copied().unwrap_or(0)).sum();
+        let Rolling {
+            replicas,
+            unavailable,
+            keep_one,
+            min,
+        } = *r;
+        let old_total: i64 = olds
+            .iter()
+            .map(|rs| desired.get(meta(rs, "uid")).copied().unwrap_or(0))
+            .sum();
         if old_total == 0 {
             return;
         }
@@ -286,7 +377,10 @@ impl Controllers {
         let (new_desired, new_available) = match new_rs {
             Some(rs) => {
                 let u = meta(rs, "uid");
-                (desired.get(u).copied().unwrap_or(0), self.rs_available(p, snap, u, min))
+                (
+                    desired.get(u).copied().unwrap_or(0),
+                    self.rs_available(p, snap, u, min),
+                )
             }
             None => (0, 0),
         };
@@ -311,7 +405,7 @@ impl Controllers {
         }
         let available_total: i64 = olds
             .iter()
-            .chain(new_rs.iter())
+            .chain(new_rs)
             .map(|rs| self.rs_available(p, snap, meta(rs, "uid"), min))
             .sum();
         if available_total <= min_available {
@@ -344,49 +438,104 @@ impl Controllers {
     ) -> HashMap<String, RsCounts> {
         let mut counts = HashMap::new();
         let mut rs_list = self.work(&snap.replicasets, dirty);
-        let listed: std::collections::HashSet<String> = rs_list.iter().map(|rs| meta(rs, "uid").to_string()).collect();
-        let planned = plans.rs.keys().filter(|u| !listed.contains(*u)).filter_map(|u| snap.replicasets.get(u));
+        let listed: std::collections::HashSet<String> = rs_list
+            .iter()
+            .map(|rs| meta(rs, "uid").to_string())
+            .collect();
+        let planned = plans
+            .rs
+            .keys()
+            .filter(|u| !listed.contains(*u))
+            .filter_map(|u| snap.replicasets.get(u));
         let extra: Vec<Arc<Value>> = planned.chain(plans.created.iter()).cloned().collect();
         rs_list.extend(extra);
         for rs in &rs_list {
-            let (uid, name, ns, rs_gen) = (meta(rs, "uid"), meta(rs, "name"), meta(rs, "namespace"), generation(rs));
+            let (uid, name, ns, rs_gen) = (
+                meta(rs, "uid"),
+                meta(rs, "name"),
+                meta(rs, "namespace"),
+                generation(rs),
+            );
             let plan = plans.rs.get(uid);
             let spec_replicas = int_at(rs, "/spec/replicas").unwrap_or(1);
             let want = plan.map_or(spec_replicas, |pl| pl.replicas).max(0);
             let min = min_ready(rs);
             let mut pods: Vec<Arc<Value>> = snap
                 .pods_of(uid)
-                .filter(|pod| self.pods.get(meta(pod, "uid")).is_none_or(|s| !s.terminal()))
+                .filter(|pod| {
+                    self.pods
+                        .get(meta(pod, "uid"))
+                        .is_none_or(|s| !s.terminal())
+                })
                 .cloned()
                 .collect();
             let have = pods.len() as i64;
             if have < want {
                 let rule = self.pod_rule_for_rs(p, snap, rs);
-                let template = rs.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+                let template = rs
+                    .pointer("/spec/template")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}));
                 for _ in 0..(want - have).min(500) {
-                    let created = self.create_pod(p, rs, &template, None, &format!("{name}-"), &[], |_| {}, Plan::Serve { rule });
+                    let created = self.create_pod(
+                        p,
+                        rs,
+                        &template,
+                        None,
+                        &format!("{name}-"),
+                        &[],
+                        |_| {},
+                        Plan::Serve { rule },
+                    );
                     let Some(pod) = created else { break };
                     let msg = format!("Created pod: {}", meta(&pod, "name"));
-                    self.events.record(p, &Involved::of(rs), "Normal", "SuccessfulCreate", &msg, "replicaset-controller", None);
+                    self.events.record(
+                        p,
+                        &Involved::of(rs),
+                        "Normal",
+                        "SuccessfulCreate",
+                        &msg,
+                        "replicaset-controller",
+                        None,
+                    );
                     pods.push(pod);
                 }
             } else if have > want {
                 // Delete the least useful first: unscheduled, not ready, newest.
                 pods.sort_by_key(|pod| {
                     let s = self.pods.get(meta(pod, "uid"));
-                    let scheduled = s.is_some_and(|s| !matches!(s.stage, Stage::Unscheduled | Stage::Unschedulable));
+                    let scheduled = s.is_some_and(|s| {
+                        !matches!(s.stage, Stage::Unscheduled | Stage::Unschedulable)
+                    });
                     let running = s.is_some_and(|s| s.stage == Stage::Running);
                     let ready = s.is_some_and(|s| s.ready);
-                    (ready, running, scheduled, Reverse(meta(pod, "creationTimestamp").to_string()), Reverse(meta(pod, "name").to_string()))
+                    (
+                        ready,
+                        running,
+                        scheduled,
+                        Reverse(meta(pod, "creationTimestamp").to_string()),
+                        Reverse(meta(pod, "name").to_string()),
+                    )
                 });
                 let victims: Vec<Arc<Value>> = pods.drain(..(have - want) as usize).collect();
                 for pod in victims {
                     self.delete_pod(p, &pod);
                     let msg = format!("Deleted pod: {}", meta(&pod, "name"));
-                    self.events.record(p, &Involved::of(rs), "Normal", "SuccessfulDelete", &msg, "replicaset-controller", None);
+                    self.events.record(
+                        p,
+                        &Involved::of(rs),
+                        "Normal",
+                        "SuccessfulDelete",
+                        &msg,
+                        "replicaset-controller",
+                        None,
+                    );
                 }
             }
-            let mut c = RsCounts { replicas: pods.len() as i64, ..RsCounts::default() };
+            let mut c = RsCounts {
+                replicas: pods.len() as i64,
+                ..RsCounts::default()
+            };
             for pod in &pods {
                 if let Some(s) = self.pods.get(meta(pod, "uid")) {
                     c.ready += i64::from(s.ready);
@@ -404,24 +553,28 @@ impl Controllers {
             put_nonzero(&mut status, "availableReplicas", c.available);
             status["observedGeneration"] = json!(new_gen);
             let annotations: &[(&str, String)] = plan.map_or(&[], |pl| &pl.annotations);
-            let annotations_same = annotations.iter().all(|(k, v)| annotation(rs, k) == Some(v.as_str()));
+            let annotations_same = annotations
+                .iter()
+                .all(|(k, v)| annotation(rs, k) == Some(v.as_str()));
             if !scaled && annotations_same && rs.get("status") == Some(&status) {
                 continue;
             }
-            p.sim.store.update_with(*ids::REPLICASETS, Some(ns), name, |o| {
-                if int_at(o, "/spec/replicas") != Some(want) {
-                    o["spec"]["replicas"] = json!(want);
-                    o["metadata"]["generation"] = json!(generation(o) + 1);
-                }
-                for (k, v) in annotations {
-                    if !o["metadata"]["annotations"].is_object() {
-                        o["metadata"]["annotations"] = json!({});
+            p.sim
+                .store
+                .update_with(*ids::REPLICASETS, Some(ns), name, |o| {
+                    if int_at(o, "/spec/replicas") != Some(want) {
+                        o["spec"]["replicas"] = json!(want);
+                        o["metadata"]["generation"] = json!(generation(o) + 1);
                     }
-                    o["metadata"]["annotations"][*k] = json!(v);
-                }
-                status["observedGeneration"] = json!(generation(o));
-                o["status"] = status;
-            });
+                    for (k, v) in annotations {
+                        if !o["metadata"]["annotations"].is_object() {
+                            o["metadata"]["annotations"] = json!({});
+                        }
+                        o["metadata"]["annotations"][*k] = json!(v);
+                    }
+                    status["observedGeneration"] = json!(generation(o));
+                    o["status"] = status;
+                });
         }
         counts
     }
@@ -429,10 +582,16 @@ impl Controllers {
     /// The scenario rule for a ReplicaSet's new pods: its Deployment's rule at the generation
     /// the ReplicaSet was made for, or the ReplicaSet's own.
     fn pod_rule_for_rs(&mut self, p: &Pass, snap: &Cache, rs: &Value) -> Option<usize> {
-        let dep = super::controller_uid(rs).and_then(|u| snap.owners.get(u)).filter(|o| o.kind == "Deployment");
+        let dep = super::controller_uid(rs)
+            .and_then(|u| snap.owners.get(u))
+            .filter(|o| o.kind == "Deployment");
         match dep {
             Some(d) => {
-                let g = self.rs_gen.get(meta(rs, "uid")).copied().unwrap_or(d.generation);
+                let g = self
+                    .rs_gen
+                    .get(meta(rs, "uid"))
+                    .copied()
+                    .unwrap_or(d.generation);
                 let n = d.name.clone();
                 self.rule_index(p.sim, "Deployment", &n, g)
             }
@@ -449,7 +608,12 @@ impl Controllers {
     ) {
         for plan in &plans.deps {
             let dep = &plan.dep;
-            let (name, uid, ns, dep_gen) = (meta(dep, "name"), meta(dep, "uid"), meta(dep, "namespace"), generation(dep));
+            let (name, uid, ns, dep_gen) = (
+                meta(dep, "name"),
+                meta(dep, "uid"),
+                meta(dep, "namespace"),
+                generation(dep),
+            );
             let replicas = int_at(dep, "/spec/replicas").unwrap_or(1).max(0);
             let rule = p.rule(plan.rule);
             let (mut total, mut ready, mut available, mut total_spec) = (0, 0, 0, 0);
@@ -460,16 +624,27 @@ impl Controllers {
                 available += c.available;
                 total_spec += plans.rs.get(u).map_or(0, |r| r.replicas);
             }
-            let updated = plan.new_rs_uid.as_ref().and_then(|u| counts.get(u)).map_or(0, |c| c.replicas);
+            let updated = plan
+                .new_rs_uid
+                .as_ref()
+                .and_then(|u| counts.get(u))
+                .map_or(0, |c| c.replicas);
             let mut status = json!({"observedGeneration": dep_gen});
             put_nonzero(&mut status, "replicas", total);
             put_nonzero(&mut status, "updatedReplicas", updated);
             put_nonzero(&mut status, "readyReplicas", ready);
             put_nonzero(&mut status, "availableReplicas", available);
-            put_nonzero(&mut status, "unavailableReplicas", (total_spec - available).max(0));
+            put_nonzero(
+                &mut status,
+                "unavailableReplicas",
+                (total_spec - available).max(0),
+            );
 
             let old_status = dep.get("status").cloned().unwrap_or_else(|| json!({}));
-            let mut conds: Vec<Value> = old_status["conditions"].as_array().cloned().unwrap_or_default();
+            let mut conds: Vec<Value> = old_status["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let wall = p.wall.as_str();
             let av = if available >= replicas - max_unavailable(dep, replicas) {
                 json!({"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
@@ -481,14 +656,20 @@ impl Controllers {
             set_condition(&mut conds, av, wall, true);
 
             let deadline = rule.progress_deadline.or_else(|| {
-                int_at(dep, "/spec/progressDeadlineSeconds").map(|s| Duration::from_secs(s.max(0) as u64))
+                int_at(dep, "/spec/progressDeadlineSeconds")
+                    .map(|s| Duration::from_secs(s.max(0) as u64))
             });
             let subject = match &plan.new_rs {
                 Some(rs) => format!("ReplicaSet \"{rs}\""),
                 None => format!("Deployment \"{name}\""),
             };
-            let sim = self.deployments.entry(uid.to_string()).or_insert(DepSim { last_progress: p.now });
-            let paused = dep.pointer("/spec/paused").and_then(Value::as_bool).unwrap_or(false);
+            let sim = self.deployments.entry(uid.to_string()).or_insert(DepSim {
+                last_progress: p.now,
+            });
+            let paused = dep
+                .pointer("/spec/paused")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if paused {
                 if deadline.is_some() {
                     let c = json!({"type": "Progressing", "status": "Unknown", "reason": "DeploymentPaused",
@@ -497,16 +678,23 @@ impl Controllers {
                 }
             } else {
                 if plan.created_new {
-                    let msg = format!("Created new replica set \"{}\"", plan.new_rs.as_deref().unwrap_or(""));
+                    let msg = format!(
+                        "Created new replica set \"{}\"",
+                        plan.new_rs.as_deref().unwrap_or("")
+                    );
                     let c = json!({"type": "Progressing", "status": "True", "reason": "NewReplicaSetCreated", "message": msg});
                     replace_condition(&mut conds, c, wall);
                     sim.last_progress = p.now;
                 }
                 let current = conds.iter().find(|c| c["type"] == "Progressing").cloned();
-                let current_reason = current.as_ref().and_then(|c| c["reason"].as_str()).unwrap_or("");
+                let current_reason = current
+                    .as_ref()
+                    .and_then(|c| c["reason"].as_str())
+                    .unwrap_or("");
                 let settled = total == updated && current_reason == "NewReplicaSetAvailable";
                 if let Some(deadline) = deadline.filter(|_| !settled) {
-                    let complete = updated == replicas && total == replicas && available == replicas;
+                    let complete =
+                        updated == replicas && total == replicas && available == replicas;
                     let old_n = |k: &str| old_status[k].as_i64().unwrap_or(0);
                     let progressing = updated > old_n("updatedReplicas")
                         || (total - updated) < (old_n("replicas") - old_n("updatedReplicas"))
@@ -532,8 +720,14 @@ impl Controllers {
                 }
             }
             // Settled: nothing left that time alone could change (a deadline, minReadySeconds).
-            let reason = conds.iter().find(|c| c["type"] == "Progressing").and_then(|c| c["reason"].as_str());
-            let complete = updated == replicas && total == replicas && available == replicas && ready == available;
+            let reason = conds
+                .iter()
+                .find(|c| c["type"] == "Progressing")
+                .and_then(|c| c["reason"].as_str());
+            let complete = updated == replicas
+                && total == replicas
+                && available == replicas
+                && ready == available;
             let settled = paused
                 || reason == Some("ProgressDeadlineExceeded")
                 || (complete && (reason == Some("NewReplicaSetAvailable") || deadline.is_none()));
@@ -546,15 +740,17 @@ impl Controllers {
             if rev_same && dep.get("status") == Some(&status) {
                 continue;
             }
-            p.sim.store.update_with(*ids::DEPLOYMENTS, Some(ns), name, |o| {
-                if let Some(r) = rev {
-                    if !o["metadata"]["annotations"].is_object() {
-                        o["metadata"]["annotations"] = json!({});
+            p.sim
+                .store
+                .update_with(*ids::DEPLOYMENTS, Some(ns), name, |o| {
+                    if let Some(r) = rev {
+                        if !o["metadata"]["annotations"].is_object() {
+                            o["metadata"]["annotations"] = json!({});
+                        }
+                        o["metadata"]["annotations"][REVISION] = json!(r);
                     }
-                    o["metadata"]["annotations"][REVISION] = json!(r);
-                }
-                o["status"] = status;
-            });
+                    o["status"] = status;
+                });
         }
     }
 }

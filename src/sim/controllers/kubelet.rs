@@ -32,7 +32,11 @@ pub(crate) enum Plan {
     Serve { rule: Option<usize> },
     /// A pod that runs to completion (Job pods): ends after the job rule's `after` with exit
     /// code `exit` (None = success), or never when `hang`.
-    Run { rule: Option<usize>, exit: Option<i32>, hang: bool },
+    Run {
+        rule: Option<usize>,
+        exit: Option<i32>,
+        hang: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,19 +97,28 @@ impl PodSim {
                 .map(|cs| {
                     cs.iter()
                         .map(|c| {
-                            (c["name"].as_str().unwrap_or("").to_string(), c["image"].as_str().unwrap_or("").to_string())
+                            (
+                                c["name"].as_str().unwrap_or("").to_string(),
+                                c["image"].as_str().unwrap_or("").to_string(),
+                            )
                         })
                         .collect()
                 })
                 .unwrap_or_default()
         };
-        let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+        let phase = pod
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let external = matches!(phase, "Running" | "Succeeded" | "Failed");
         let ready = external
             && pod
                 .pointer("/status/conditions")
                 .and_then(Value::as_array)
-                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                });
         let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
         PodSim {
             ns: meta(pod, "namespace").to_string(),
@@ -116,7 +129,11 @@ impl PodSim {
             init_containers: list("initContainers"),
             plan,
             created: now,
-            stage: if external { Stage::External } else { Stage::Unscheduled },
+            stage: if external {
+                Stage::External
+            } else {
+                Stage::Unscheduled
+            },
             since: now,
             run_wall: String::new(),
             preset_node: pod
@@ -152,9 +169,11 @@ impl PodSim {
     /// Running or ended Succeeded/Failed, as the pod phase says.
     pub fn phase(&self) -> &'static str {
         match self.stage {
-            Stage::Unscheduled | Stage::Unschedulable | Stage::Creating | Stage::ErrImagePull | Stage::ImagePullBackOff => {
-                "Pending"
-            }
+            Stage::Unscheduled
+            | Stage::Unschedulable
+            | Stage::Creating
+            | Stage::ErrImagePull
+            | Stage::ImagePullBackOff => "Pending",
             Stage::Running | Stage::CrashLoopBackOff | Stage::External => "Running",
             Stage::Succeeded => "Succeeded",
             Stage::Failed => "Failed",
@@ -167,7 +186,10 @@ impl PodSim {
 
     /// Ready for at least `min_ready` (what controllers call available).
     pub fn available(&self, now: Instant, min_ready: Duration) -> bool {
-        self.ready && self.ready_since.is_some_and(|t| now.saturating_duration_since(t) >= min_ready)
+        self.ready
+            && self
+                .ready_since
+                .is_some_and(|t| now.saturating_duration_since(t) >= min_ready)
     }
 
     fn involved(&self, container: Option<&str>) -> Involved<'_> {
@@ -181,8 +203,24 @@ impl PodSim {
         }
     }
 
-    fn kubelet_event(&self, p: &Pass, ev: &mut Events, c: Option<&str>, type_: &str, reason: &str, msg: &str) {
-        ev.record(p, &self.involved(c), type_, reason, msg, "kubelet", Some(&self.node));
+    fn kubelet_event(
+        &self,
+        p: &Pass,
+        ev: &mut Events,
+        c: Option<&str>,
+        type_: &str,
+        reason: &str,
+        msg: &str,
+    ) {
+        ev.record(
+            p,
+            &self.involved(c),
+            type_,
+            reason,
+            msg,
+            "kubelet",
+            Some(&self.node),
+        );
     }
 
     fn start_delay(&self, p: &Pass) -> Duration {
@@ -200,7 +238,13 @@ impl PodSim {
     }
 
     /// Advances the lifecycle to `now` (several steps if due), recording Events and logs.
-    fn advance(&mut self, p: &Pass, nodes: &[(String, String)], ev: &mut Events, ctr: &mut Counters) {
+    fn advance(
+        &mut self,
+        p: &Pass,
+        nodes: &[(String, String)],
+        ev: &mut Events,
+        ctr: &mut Counters,
+    ) {
         for _ in 0..8 {
             if !self.step(p, nodes, ev, ctr) {
                 break;
@@ -209,28 +253,48 @@ impl PodSim {
     }
 
     /// One transition if one is due; false when nothing changed.
-    fn step(&mut self, p: &Pass, nodes: &[(String, String)], ev: &mut Events, ctr: &mut Counters) -> bool {
+    fn step(
+        &mut self,
+        p: &Pass,
+        nodes: &[(String, String)],
+        ev: &mut Events,
+        ctr: &mut Counters,
+    ) -> bool {
         let now = p.now;
         match self.stage {
             Stage::Unscheduled => {
                 let unschedulable = match &self.plan {
-                    Plan::Serve { rule } if self.preset_node.is_none() => p.rule(*rule).unschedulable.clone(),
+                    Plan::Serve { rule } if self.preset_node.is_none() => {
+                        p.rule(*rule).unschedulable.clone()
+                    }
                     _ => None,
                 };
                 let unschedulable = unschedulable.or_else(|| {
-                    (self.preset_node.is_none() && nodes.is_empty())
-                        .then(|| "0/0 nodes are available: no nodes available to schedule pods.".to_string())
+                    (self.preset_node.is_none() && nodes.is_empty()).then(|| {
+                        "0/0 nodes are available: no nodes available to schedule pods.".to_string()
+                    })
                 });
                 if let Some(msg) = unschedulable {
                     self.stage = Stage::Unschedulable;
                     self.unschedulable = msg.clone();
                     self.version += 1;
-                    ev.record(p, &self.involved(None), "Warning", "FailedScheduling", &msg, "default-scheduler", None);
+                    ev.record(
+                        p,
+                        &self.involved(None),
+                        "Warning",
+                        "FailedScheduling",
+                        &msg,
+                        "default-scheduler",
+                        None,
+                    );
                     return true;
                 }
                 let (node, ip) = match &self.preset_node {
                     Some(n) => {
-                        let ip = nodes.iter().find(|(name, _)| name == n).map(|x| x.1.clone());
+                        let ip = nodes
+                            .iter()
+                            .find(|(name, _)| name == n)
+                            .map(|x| x.1.clone());
                         (n.clone(), ip.unwrap_or_else(|| super::node_ip(0)))
                     }
                     None => {
@@ -245,8 +309,19 @@ impl PodSim {
                 self.stage = Stage::Creating;
                 self.since = now;
                 self.version += 1;
-                let msg = format!("Successfully assigned {}/{} to {}", self.ns, self.name, self.node);
-                ev.record(p, &self.involved(None), "Normal", "Scheduled", &msg, "default-scheduler", None);
+                let msg = format!(
+                    "Successfully assigned {}/{} to {}",
+                    self.ns, self.name, self.node
+                );
+                ev.record(
+                    p,
+                    &self.involved(None),
+                    "Normal",
+                    "Scheduled",
+                    &msg,
+                    "default-scheduler",
+                    None,
+                );
                 true
             }
             Stage::Unschedulable | Stage::Succeeded | Stage::Failed | Stage::External => false,
@@ -255,7 +330,8 @@ impl PodSim {
                     return false;
                 }
                 self.sandbox(p, ctr);
-                let pull_fails = matches!(&self.plan, Plan::Serve { rule } if p.rule(*rule).image_pull_backoff);
+                let pull_fails =
+                    matches!(&self.plan, Plan::Serve { rule } if p.rule(*rule).image_pull_backoff);
                 if pull_fails {
                     self.pull_failed(p, ev);
                 } else {
@@ -271,8 +347,22 @@ impl PodSim {
                 self.since = now;
                 self.version += 1;
                 for (c, img) in self.containers.clone() {
-                    self.kubelet_event(p, ev, Some(&c), "Normal", "BackOff", &format!("Back-off pulling image \"{img}\""));
-                    self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", "Error: ImagePullBackOff");
+                    self.kubelet_event(
+                        p,
+                        ev,
+                        Some(&c),
+                        "Normal",
+                        "BackOff",
+                        &format!("Back-off pulling image \"{img}\""),
+                    );
+                    self.kubelet_event(
+                        p,
+                        ev,
+                        Some(&c),
+                        "Warning",
+                        "Failed",
+                        "Error: ImagePullBackOff",
+                    );
                 }
                 true
             }
@@ -305,10 +395,18 @@ impl PodSim {
                         return false;
                     }
                     let (exit, reason, last_line) = if rule.oom_killed {
-                        (137, "OOMKilled", "fatal: out of memory (container killed, exit code 137)".to_string())
+                        (
+                            137,
+                            "OOMKilled",
+                            "fatal: out of memory (container killed, exit code 137)".to_string(),
+                        )
                     } else {
                         let code = rule.crash_loop.unwrap_or(1);
-                        (code, if code == 0 { "Completed" } else { "Error" }, format!("fatal: exit status {code}"))
+                        (
+                            code,
+                            if code == 0 { "Completed" } else { "Error" },
+                            format!("fatal: exit status {code}"),
+                        )
                     };
                     if let Some((c, _)) = self.containers.first() {
                         p.sim.logs.append(&self.ns, &self.name, c, &last_line);
@@ -347,8 +445,13 @@ impl PodSim {
                 }
                 let code = exit.unwrap_or(0);
                 self.stop_logs(p);
-                self.final_term = Some(self.terminated(p, code, if code == 0 { "Completed" } else { "Error" }));
-                self.stage = if exit.is_some() { Stage::Failed } else { Stage::Succeeded };
+                self.final_term =
+                    Some(self.terminated(p, code, if code == 0 { "Completed" } else { "Error" }));
+                self.stage = if exit.is_some() {
+                    Stage::Failed
+                } else {
+                    Stage::Succeeded
+                };
                 self.since = now;
                 self.set_ready(p, false);
                 self.version += 1;
@@ -380,7 +483,14 @@ impl PodSim {
         self.since = p.now;
         self.version += 1;
         for (c, img) in self.containers.clone() {
-            self.kubelet_event(p, ev, Some(&c), "Normal", "Pulling", &format!("Pulling image \"{img}\""));
+            self.kubelet_event(
+                p,
+                ev,
+                Some(&c),
+                "Normal",
+                "Pulling",
+                &format!("Pulling image \"{img}\""),
+            );
             self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", &pull_error(&img));
             self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", "Error: ErrImagePull");
         }
@@ -389,7 +499,14 @@ impl PodSim {
     fn start_containers(&mut self, p: &Pass, ev: &mut Events, first: bool) {
         for (c, img) in self.containers.clone() {
             if first {
-                self.kubelet_event(p, ev, Some(&c), "Normal", "Pulling", &format!("Pulling image \"{img}\""));
+                self.kubelet_event(
+                    p,
+                    ev,
+                    Some(&c),
+                    "Normal",
+                    "Pulling",
+                    &format!("Pulling image \"{img}\""),
+                );
                 let size = 20_000_000 + fnv(img.as_bytes()) % 80_000_000;
                 let msg = format!(
                     "Successfully pulled image \"{img}\" in 812ms (812ms including waiting). Image size: {size} bytes."
@@ -399,8 +516,22 @@ impl PodSim {
                 let msg = format!("Container image \"{img}\" already present on machine");
                 self.kubelet_event(p, ev, Some(&c), "Normal", "Pulled", &msg);
             }
-            self.kubelet_event(p, ev, Some(&c), "Normal", "Created", &format!("Created container: {c}"));
-            self.kubelet_event(p, ev, Some(&c), "Normal", "Started", &format!("Started container {c}"));
+            self.kubelet_event(
+                p,
+                ev,
+                Some(&c),
+                "Normal",
+                "Created",
+                &format!("Created container: {c}"),
+            );
+            self.kubelet_event(
+                p,
+                ev,
+                Some(&c),
+                "Normal",
+                "Started",
+                &format!("Started container {c}"),
+            );
         }
         let lines = self.log_lines(p);
         for (i, (c, _)) in self.containers.iter().enumerate() {
@@ -437,7 +568,11 @@ impl PodSim {
     fn container_id(&self, container: &str) -> String {
         let a = fnv(format!("{}/{container}/{}", self.uid, self.restarts).as_bytes());
         let b = fnv(format!("{a}/{}", self.name).as_bytes());
-        format!("containerd://{a:016x}{b:016x}{:016x}{:016x}", a.rotate_left(17), b.rotate_left(29))
+        format!(
+            "containerd://{a:016x}{b:016x}{:016x}{:016x}",
+            a.rotate_left(17),
+            b.rotate_left(29)
+        )
     }
 
     /// The pod's `.status` as the kubelet (or scheduler) would write it now.
@@ -519,16 +654,23 @@ impl PodSim {
             Stage::Creating | Stage::Unscheduled | Stage::Unschedulable | Stage::External => {
                 json!({"waiting": {"reason": "ContainerCreating"}})
             }
-            Stage::ErrImagePull => json!({"waiting": {"reason": "ErrImagePull", "message": pull_error_detail(img)}}),
+            Stage::ErrImagePull => {
+                json!({"waiting": {"reason": "ErrImagePull", "message": pull_error_detail(img)}})
+            }
             Stage::ImagePullBackOff => {
                 json!({"waiting": {"reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{img}\"")}})
             }
             Stage::Running => json!({"running": {"startedAt": self.run_wall}}),
-            Stage::CrashLoopBackOff => json!({"waiting": {"reason": "CrashLoopBackOff", "message": format!(
+            Stage::CrashLoopBackOff => {
+                json!({"waiting": {"reason": "CrashLoopBackOff", "message": format!(
                 "back-off {} restarting failed container={c} pod={}_{}({})",
-                backoff_display(self.restarts), self.name, self.ns, self.uid)}}),
+                backoff_display(self.restarts), self.name, self.ns, self.uid)}})
+            }
             Stage::Succeeded | Stage::Failed => {
-                let mut t = self.final_term.clone().unwrap_or_else(|| json!({"exitCode": 0}));
+                let mut t = self
+                    .final_term
+                    .clone()
+                    .unwrap_or_else(|| json!({"exitCode": 0}));
                 t["containerID"] = json!(self.container_id(c));
                 json!({"terminated": t})
             }
@@ -550,7 +692,11 @@ impl Controllers {
         let new: Vec<&Arc<Value>> = if dirty.all {
             cache.pods.values().collect()
         } else {
-            dirty.pods.iter().filter_map(|u| cache.pods.get(u)).collect()
+            dirty
+                .pods
+                .iter()
+                .filter_map(|u| cache.pods.get(u))
+                .collect()
         };
         for pod in new {
             let uid = meta(pod, "uid");
@@ -564,7 +710,12 @@ impl Controllers {
             }
             self.pods.insert(uid.to_string(), fresh);
         }
-        let Controllers { pods, events, counters, .. } = self;
+        let Controllers {
+            pods,
+            events,
+            counters,
+            ..
+        } = self;
         for sp in pods.values_mut() {
             sp.advance(p, &cache.nodes, events, counters);
             if sp.version == sp.written {
@@ -576,13 +727,18 @@ impl Controllers {
             }
             let status = sp.status();
             let node = sp.node.clone();
-            p.sim.store.update_with(*ids::PODS, Some(&sp.ns), &sp.name, |o| {
-                let unset = o.pointer("/spec/nodeName").and_then(Value::as_str).is_none_or(str::is_empty);
-                if unset && !node.is_empty() && o["spec"].is_object() {
-                    o["spec"]["nodeName"] = json!(node);
-                }
-                o["status"] = status;
-            });
+            p.sim
+                .store
+                .update_with(*ids::PODS, Some(&sp.ns), &sp.name, |o| {
+                    let unset = o
+                        .pointer("/spec/nodeName")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty);
+                    if unset && !node.is_empty() && o["spec"].is_object() {
+                        o["spec"]["nodeName"] = json!(node);
+                    }
+                    o["status"] = status;
+                });
         }
     }
 }
@@ -595,7 +751,11 @@ fn crash_backoff(restarts: u32) -> Duration {
 /// The back-off the message shows, as the real kubelet grows it (10s doubling to 5m).
 fn backoff_display(restarts: u32) -> String {
     let secs = (10u64 << restarts.saturating_sub(1).min(5)).min(300);
-    if secs >= 60 { format!("{}m{}s", secs / 60, secs % 60) } else { format!("{secs}s") }
+    if secs >= 60 {
+        format!("{}m{}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
 }
 
 fn full_image(img: &str) -> String {
@@ -627,9 +787,17 @@ fn pull_error(img: &str) -> String {
 
 fn image_id(img: &str) -> String {
     let full = full_image(img);
-    let repo = full.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(full.as_str(), |(r, _)| r);
+    let repo = full
+        .rsplit_once(':')
+        .filter(|(_, tag)| !tag.contains('/'))
+        .map_or(full.as_str(), |(r, _)| r);
     let h = fnv(img.as_bytes());
-    format!("{repo}@sha256:{h:016x}{:016x}{:016x}{:016x}", h.rotate_left(13), h.rotate_left(29), h.rotate_left(41))
+    format!(
+        "{repo}@sha256:{h:016x}{:016x}{:016x}{:016x}",
+        h.rotate_left(13),
+        h.rotate_left(29),
+        h.rotate_left(41)
+    )
 }
 
 /// The pod QoS class from its containers' requests and limits.

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
-use crate::sim::resources::ids;
 use super::{
-    CONTROLLER_REVISIONS, Controllers, Involved, PVCS, Pass, generation, int_at, label, meta, owner_ref,
-    put_nonzero, template_hash,
+    CONTROLLER_REVISIONS, Controllers, Involved, PVCS, Pass, generation, int_at, label, meta,
+    owner_ref, put_nonzero, template_hash,
 };
+use crate::sim::resources::ids;
 
 pub(crate) const REVISION_LABEL: &str = "controller-revision-hash";
 
@@ -32,8 +32,17 @@ impl Controllers {
         if existing.iter().any(|r| meta(r, "name") == name) {
             return;
         }
-        let next = existing.iter().filter_map(|r| r["revision"].as_i64()).max().unwrap_or(0) + 1;
-        let mut labels = template.pointer("/metadata/labels").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+        let next = existing
+            .iter()
+            .filter_map(|r| r["revision"].as_i64())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let mut labels = template
+            .pointer("/metadata/labels")
+            .cloned()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
         labels[REVISION_LABEL] = json!(hash);
         let mut data_template = template.clone();
         data_template["$patch"] = json!("replace");
@@ -44,12 +53,20 @@ impl Controllers {
             "data": {"spec": {"template": data_template}},
             "revision": next,
         });
-        let _ = p.sim.store.create(*CONTROLLER_REVISIONS, Some(meta(owner, "namespace")), cr);
+        let _ = p
+            .sim
+            .store
+            .create(*CONTROLLER_REVISIONS, Some(meta(owner, "namespace")), cr);
     }
 
     pub(super) fn statefulsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for sts in &self.work(&snap.statefulsets, dirty) {
-            let (name, uid, ns, sts_gen) = (meta(sts, "name"), meta(sts, "uid"), meta(sts, "namespace"), generation(sts));
+            let (name, uid, ns, sts_gen) = (
+                meta(sts, "name"),
+                meta(sts, "uid"),
+                meta(sts, "namespace"),
+                generation(sts),
+            );
             let rule_idx = self.rule_index(p.sim, "StatefulSet", name, sts_gen);
             let rule = p.rule(rule_idx);
             if rule.never_observe {
@@ -57,13 +74,29 @@ impl Controllers {
                 continue;
             }
             let replicas = int_at(sts, "/spec/replicas").unwrap_or(1).max(0);
-            let rolling =
-                sts.pointer("/spec/updateStrategy/type").and_then(Value::as_str).unwrap_or("RollingUpdate") == "RollingUpdate";
-            let partition =
-                if rolling { int_at(sts, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0).max(0) } else { 0 };
-            let parallel = sts.pointer("/spec/podManagementPolicy").and_then(Value::as_str) == Some("Parallel");
-            let min = Duration::from_secs(int_at(sts, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64);
-            let template = sts.pointer("/spec/template").cloned().unwrap_or_else(|| json!({}));
+            let rolling = sts
+                .pointer("/spec/updateStrategy/type")
+                .and_then(Value::as_str)
+                .unwrap_or("RollingUpdate")
+                == "RollingUpdate";
+            let partition = if rolling {
+                int_at(sts, "/spec/updateStrategy/rollingUpdate/partition")
+                    .unwrap_or(0)
+                    .max(0)
+            } else {
+                0
+            };
+            let parallel = sts
+                .pointer("/spec/podManagementPolicy")
+                .and_then(Value::as_str)
+                == Some("Parallel");
+            let min = Duration::from_secs(
+                int_at(sts, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64
+            );
+            let template = sts
+                .pointer("/spec/template")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             let hash = template_hash(&template);
             let update_rev = format!("{name}-{hash}");
             let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
@@ -79,8 +112,13 @@ impl Controllers {
             let mut pods: BTreeMap<i64, Arc<Value>> = BTreeMap::new();
             let mut busy = false;
             for pod in snap.pods_of(uid) {
-                let ordinal = meta(pod, "name").strip_prefix(&prefix).and_then(|o| o.parse::<i64>().ok());
-                let terminal = self.pods.get(meta(pod, "uid")).is_some_and(|s| s.terminal());
+                let ordinal = meta(pod, "name")
+                    .strip_prefix(&prefix)
+                    .and_then(|o| o.parse::<i64>().ok());
+                let terminal = self
+                    .pods
+                    .get(meta(pod, "uid"))
+                    .is_some_and(|s| s.terminal());
                 match ordinal {
                     Some(o) if !terminal => {
                         pods.insert(o, pod.clone());
@@ -92,7 +130,9 @@ impl Controllers {
                     }
                 }
             }
-            let ready = |c: &Controllers, pod: &Value| c.pods.get(meta(pod, "uid")).is_some_and(|s| s.ready);
+            let ready = |c: &Controllers, pod: &Value| {
+                c.pods.get(meta(pod, "uid")).is_some_and(|s| s.ready)
+            };
 
             // Scale down from the highest ordinal, one at a time.
             if let Some((&o, pod)) = pods.iter().next_back().filter(|(o, _)| **o >= replicas) {
@@ -109,7 +149,11 @@ impl Controllers {
                     }
                     continue;
                 }
-                let rev = if i < partition { current_rev.clone() } else { update_rev.clone() };
+                let rev = if i < partition {
+                    current_rev.clone()
+                } else {
+                    update_rev.clone()
+                };
                 let rev_template = if rev == update_rev {
                     template.clone()
                 } else {
@@ -136,9 +180,10 @@ impl Controllers {
             // ordinal at or above the partition.
             let all_ready = (0..replicas).all(|i| pods.get(&i).is_some_and(|pod| ready(self, pod)));
             if rolling && !busy && all_ready && pods.len() as i64 == replicas {
-                let outdated = (partition..replicas)
-                    .rev()
-                    .find(|i| pods.get(i).is_some_and(|pod| label(pod, REVISION_LABEL) != Some(update_rev.as_str())));
+                let outdated = (partition..replicas).rev().find(|i| {
+                    pods.get(i)
+                        .is_some_and(|pod| label(pod, REVISION_LABEL) != Some(update_rev.as_str()))
+                });
                 if let Some(i) = outdated {
                     let pod = pods.remove(&i).expect("found above");
                     self.sts_delete(p, sts, &pod);
@@ -154,10 +199,19 @@ impl Controllers {
                     available += i64::from(s.available(p.now, min));
                 }
             }
-            let at = |rev: &str| pods.values().filter(|pod| label(pod, REVISION_LABEL) == Some(rev)).count() as i64;
+            let at = |rev: &str| {
+                pods.values()
+                    .filter(|pod| label(pod, REVISION_LABEL) == Some(rev))
+                    .count() as i64
+            };
             let updated = at(&update_rev);
             let mut current = at(&current_rev);
-            if rolling && !rule.revision_never_converges && updated == count && n_ready == count && count == replicas {
+            if rolling
+                && !rule.revision_never_converges
+                && updated == count
+                && n_ready == count
+                && count == replicas
+            {
                 current_rev = update_rev.clone();
                 current = updated;
             }
@@ -170,17 +224,31 @@ impl Controllers {
             status["updateRevision"] = json!(update_rev);
             status["collisionCount"] = json!(0);
             if sts.get("status") != Some(&status) {
-                p.sim.store.update_with(*ids::STATEFULSETS, Some(ns), name, |o| {
-                    o["status"] = status;
-                });
+                p.sim
+                    .store
+                    .update_with(*ids::STATEFULSETS, Some(ns), name, |o| {
+                        o["status"] = status;
+                    });
             }
         }
     }
 
     fn sts_delete(&mut self, p: &Pass, sts: &Value, pod: &Value) {
         self.delete_pod(p, pod);
-        let msg = format!("delete Pod {} in StatefulSet {} successful", meta(pod, "name"), meta(sts, "name"));
-        self.events.record(p, &Involved::of(sts), "Normal", "SuccessfulDelete", &msg, "statefulset-controller", None);
+        let msg = format!(
+            "delete Pod {} in StatefulSet {} successful",
+            meta(pod, "name"),
+            meta(sts, "name")
+        );
+        self.events.record(
+            p,
+            &Involved::of(sts),
+            "Normal",
+            "SuccessfulDelete",
+            &msg,
+            "statefulset-controller",
+            None,
+        );
     }
 
     fn sts_create(
@@ -195,15 +263,29 @@ impl Controllers {
         let name = meta(sts, "name");
         let ns = meta(sts, "namespace");
         let pod_name = format!("{name}-{ordinal}");
-        let service = sts.pointer("/spec/serviceName").and_then(Value::as_str).unwrap_or("").to_string();
-        let claims: Vec<Value> =
-            sts.pointer("/spec/volumeClaimTemplates").and_then(Value::as_array).cloned().unwrap_or_default();
-        let selector_labels = sts.pointer("/spec/selector/matchLabels").cloned().unwrap_or_else(|| json!({}));
+        let service = sts
+            .pointer("/spec/serviceName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let claims: Vec<Value> = sts
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let selector_labels = sts
+            .pointer("/spec/selector/matchLabels")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let mut volumes = Vec::new();
         for claim in &claims {
             let claim_name = meta(claim, "name");
             let pvc_name = format!("{claim_name}-{name}-{ordinal}");
-            let mut labels = claim.pointer("/metadata/labels").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+            let mut labels = claim
+                .pointer("/metadata/labels")
+                .cloned()
+                .filter(Value::is_object)
+                .unwrap_or_else(|| json!({}));
             if let Some(sel) = selector_labels.as_object() {
                 for (k, v) in sel {
                     labels[k] = v.clone();
@@ -213,10 +295,21 @@ impl Controllers {
                 "metadata": {"name": pvc_name, "namespace": ns, "labels": labels},
                 "spec": claim.get("spec").cloned().unwrap_or_else(|| json!({}))});
             if p.sim.store.create(*PVCS, Some(ns), pvc).is_ok() {
-                let msg = format!("create Claim {pvc_name} Pod {pod_name} in StatefulSet {name} success");
-                self.events.record(p, &Involved::of(sts), "Normal", "SuccessfulCreate", &msg, "statefulset-controller", None);
+                let msg =
+                    format!("create Claim {pvc_name} Pod {pod_name} in StatefulSet {name} success");
+                self.events.record(
+                    p,
+                    &Involved::of(sts),
+                    "Normal",
+                    "SuccessfulCreate",
+                    &msg,
+                    "statefulset-controller",
+                    None,
+                );
             }
-            volumes.push(json!({"name": claim_name, "persistentVolumeClaim": {"claimName": pvc_name}}));
+            volumes.push(
+                json!({"name": claim_name, "persistentVolumeClaim": {"claimName": pvc_name}}),
+            );
         }
         let extra = [
             (REVISION_LABEL, rev.to_string()),
@@ -251,7 +344,15 @@ impl Controllers {
             Plan::Serve { rule },
         )?;
         let msg = format!("create Pod {pod_name} in StatefulSet {name} successful");
-        self.events.record(p, &Involved::of(sts), "Normal", "SuccessfulCreate", &msg, "statefulset-controller", None);
+        self.events.record(
+            p,
+            &Involved::of(sts),
+            "Normal",
+            "SuccessfulCreate",
+            &msg,
+            "statefulset-controller",
+            None,
+        );
         Some(pod)
     }
 }

@@ -5,7 +5,7 @@
 //! event to the log and broadcasts it; so a watch that starts from any retained rv sees every
 //! later change exactly once.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
@@ -601,20 +601,44 @@ impl Store {
                 }
             }
         }
-        while let Some(uid) = owners.pop() {
-            if uid.is_empty() {
-                continue;
+        // One scan builds owner uid -> dependants, then the cascade walks that index: a delete
+        // costs one pass over the store, not one per object it takes with it.
+        let mut dependants: HashMap<String, Vec<(ResourceId, Arc<Value>)>> = HashMap::new();
+        for (r, map) in inner.objects.iter().enumerate() {
+            if r == *ids::EVENTS {
+                continue; // Events are owned by nothing
             }
-            for r in 0..inner.objects.len() {
-                let dependants: Vec<Arc<Value>> = inner.objects[r]
-                    .values()
-                    .filter(|o| owned_by(o, &uid))
-                    .cloned()
-                    .collect();
-                for d in dependants {
-                    owners.push(d["metadata"]["uid"].as_str().unwrap_or("").to_string());
-                    self.commit(&mut inner, r, EventType::Deleted, (*d).clone());
+            for o in map.values() {
+                for owner in o
+                    .pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(u) = owner["uid"].as_str() {
+                        dependants
+                            .entry(u.to_string())
+                            .or_default()
+                            .push((r, o.clone()));
+                    }
                 }
+            }
+        }
+        while let Some(uid) = owners.pop() {
+            for (r, d) in dependants.remove(&uid).unwrap_or_default() {
+                let key = (
+                    d.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    name_of(&d).to_string(),
+                );
+                // Already gone through another owner.
+                if !inner.objects[r].contains_key(&key) {
+                    continue;
+                }
+                owners.push(d["metadata"]["uid"].as_str().unwrap_or("").to_string());
+                self.commit(&mut inner, r, EventType::Deleted, (*d).clone());
             }
         }
         Ok(deleted)
@@ -682,12 +706,6 @@ impl Store {
         }
         out
     }
-}
-
-fn owned_by(obj: &Value, uid: &str) -> bool {
-    obj.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
 }
 
 /// Kubernetes-style random name suffix (consonants and digits, no vowels).

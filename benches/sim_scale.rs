@@ -41,12 +41,22 @@ fn deployment(i: usize, replicas: i32) -> Deployment {
 
 #[tokio::main]
 async fn main() {
+    // `cargo bench` passes --bench; `cargo test --all-targets` does not: then a small smoke run
+    // keeps the benchmark from rotting without costing the test suite minutes.
+    let benching = std::env::args().any(|a| a == "--bench");
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let workloads: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
-    let replicas: i32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let (default_workloads, default_replicas) = if benching { (1000, 10) } else { (20, 2) };
+    let workloads: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default_workloads);
+    let replicas: i32 = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default_replicas);
     let scenario = Scenario::parse(
         "namespaces: [apps]\nnodes: 50\ntick: 200ms\ndefaults: {start_after: 1s, ready_after: 1s}\n",
         "bench",

@@ -17,6 +17,19 @@ pub struct Cluster {
     pub server: String,
 }
 
+impl Cluster {
+    fn from_config(config: kube::Config) -> Result<Self> {
+        let server = config.cluster_url.to_string();
+        let default_namespace = config.default_namespace.clone();
+        let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
+        Ok(Cluster {
+            client,
+            default_namespace,
+            server,
+        })
+    }
+}
+
 /// Builds a client for the context; does not contact the cluster.
 pub async fn connect(context: Option<&str>) -> Result<Cluster> {
     let options = KubeConfigOptions {
@@ -32,14 +45,7 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
             .wrap_err("no kubeconfig and not in a cluster")?,
         Err(e) => return Err(eyre!("reading the kubeconfig: {e}")),
     };
-    let server = config.cluster_url.to_string();
-    let default_namespace = config.default_namespace.clone();
-    let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
-    Ok(Cluster {
-        client,
-        default_namespace,
-        server,
-    })
+    Cluster::from_config(config)
 }
 
 /// A client for one kubeconfig file (the demo's, pointing at the embedded simulator).
@@ -49,14 +55,7 @@ pub async fn connect_file(path: &std::path::Path) -> Result<Cluster> {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .wrap_err("reading the kubeconfig")?;
-    let server = config.cluster_url.to_string();
-    let default_namespace = config.default_namespace.clone();
-    let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;
-    Ok(Cluster {
-        client,
-        default_namespace,
-        server,
-    })
+    Cluster::from_config(config)
 }
 
 /// `GET /version` within [`REACH_TIMEOUT`]; the server's gitVersion.

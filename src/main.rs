@@ -121,19 +121,27 @@ async fn demo(
     finish(&state, report.as_deref())
 }
 
-/// Writes the report (if asked) and returns the verdict's exit code.
+/// Writes the report (if asked) and returns the verdict's exit code. The cluster was touched by
+/// now, so a missing verdict or an unwritable report is exit 1 (fail closed), never the usage 2.
 fn finish(
     state: &helmdeck::engine::state::DeployState,
     report_path: Option<&std::path::Path>,
 ) -> Result<i32> {
-    let verdict = state
-        .verdict
-        .clone()
-        .ok_or_else(|| eyre!("the deploy ended without a verdict"))?;
+    let Some(verdict) = state.verdict.clone() else {
+        eprintln!("helmdeck: the deploy ended without a verdict (fail closed)");
+        return Ok(1);
+    };
     if let Some(path) = report_path {
-        let json = serde_json::to_string_pretty(&report::build(state))?;
-        std::fs::write(path, json)
-            .wrap_err_with(|| format!("writing the report {}", path.display()))?;
+        let written = serde_json::to_string_pretty(&report::build(state))
+            .wrap_err("encoding the report")
+            .and_then(|json| {
+                std::fs::write(path, json)
+                    .wrap_err_with(|| format!("writing the report {}", path.display()))
+            });
+        if let Err(e) = written {
+            eprintln!("helmdeck: {e:#} (fail closed: exit 1)");
+            return Ok(1);
+        }
     }
     Ok(verdict.code)
 }

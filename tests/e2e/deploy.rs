@@ -417,3 +417,34 @@ fn usage_errors_exit_2_before_touching_the_cluster() {
         "only the stats request itself"
     );
 }
+
+#[test]
+fn an_unwritable_report_fails_closed_with_exit_1() {
+    let sim = Sim::start("all-green");
+    let chart = crate::support::chart();
+    let out = sim
+        .helmdeck_command(&[
+            "deploy",
+            "demo",
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+            "--headless",
+            "--timeout",
+            "60s",
+            "--report",
+            "/nonexistent-dir/report.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("verdict: LANDED"),
+        "the deploy itself landed"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("writing the report"),
+        "{}",
+        text(&out)
+    );
+}

@@ -448,3 +448,23 @@ fn an_unwritable_report_fails_closed_with_exit_1() {
         text(&out)
     );
 }
+
+#[test]
+fn timeout_names_each_blocker_with_its_pod_level_cause() {
+    for (scenario, workload, cause) in [
+        ("image-pull", "demo-api", "ImagePullBackOff"),
+        ("oom", "demo-api", "OOMKilled"),
+        ("readiness-never", "demo-web", "eadiness probe"),
+    ] {
+        let sim = Sim::start(scenario);
+        let run = sim.deploy(&["--timeout", "8s"]);
+        assert_eq!(run.code, Some(1), "{scenario}: {}", run.describe());
+        let reason = run.reason();
+        assert!(
+            reason.contains(workload) && reason.contains(cause),
+            "{scenario}: {reason}"
+        );
+        let causes = run.workload("Deployment", workload)["podCauses"].to_string();
+        assert!(causes.contains(cause), "{scenario}: {causes}");
+    }
+}

@@ -576,16 +576,13 @@ impl Store {
         name: &str,
     ) -> Result<Arc<Value>, ApiError> {
         let mut inner = self.lock();
-        let key = Self::key(res, ns, name);
-        let Some(old) = inner.objects[res].get(&key).cloned() else {
-            return Err(ApiError::not_found(res, name));
-        };
-        let mut gone = (*old).clone();
-        if gone["metadata"].get("deletionTimestamp").is_none() {
-            gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
-        }
-        let deleted = self.commit(&mut inner, res, EventType::Deleted, gone);
-        let mut owners = vec![old["metadata"]["uid"].as_str().unwrap_or("").to_string()];
+        let deleted = self.remove_one(&mut inner, res, ns, name)?;
+        let mut owners = vec![
+            deleted["metadata"]["uid"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        ];
         if res == *ids::NAMESPACES {
             // Namespace deletion takes everything in it.
             for r in 0..inner.objects.len() {
@@ -654,6 +651,17 @@ impl Store {
         name: &str,
     ) -> Result<Arc<Value>, ApiError> {
         let mut inner = self.lock();
+        self.remove_one(&mut inner, res, ns, name)
+    }
+
+    /// Removes one object, stamping `deletionTimestamp` on the DELETED event's copy.
+    fn remove_one(
+        &self,
+        inner: &mut Inner,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
         let Some(old) = inner.objects[res].get(&Self::key(res, ns, name)).cloned() else {
             return Err(ApiError::not_found(res, name));
         };
@@ -661,7 +669,7 @@ impl Store {
         if gone["metadata"].get("deletionTimestamp").is_none() {
             gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
         }
-        Ok(self.commit(&mut inner, res, EventType::Deleted, gone))
+        Ok(self.commit(inner, res, EventType::Deleted, gone))
     }
 
     /// For controllers: changes an object with `f` and writes it only if something changed.

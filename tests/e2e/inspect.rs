@@ -35,20 +35,8 @@ fn ok(out: &Output) {
 
 /// helm with the simulator's environment plus `env` (e.g. `HELM_DRIVER=configmap`), not waited for.
 fn helm_command(sim: &Sim, env: &[(&str, &str)], args: &[&str]) -> Command {
-    let home = sim.home();
-    let mut cmd = Command::new(tool("helm"));
-    cmd.args(args)
-        .env("HOME", home)
-        .env("KUBECONFIG", &sim.kubeconfig)
-        .env("HELM_CACHE_HOME", home.join(".cache/helm"))
-        .env("HELM_CONFIG_HOME", home.join(".config/helm"))
-        .env("HELM_DATA_HOME", home.join(".local/share/helm"))
-        .env_remove("HELM_DRIVER")
-        .env_remove("HELM_NAMESPACE")
-        .env_remove("HELM_KUBECONTEXT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = sim.client_command(&tool("helm"), args);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -75,8 +75,10 @@ impl Sim {
         self.dir.path()
     }
 
-    fn command(&self, tool_name: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::new(tool(tool_name));
+    /// `program args` with this simulator's client environment: its kubeconfig, a private HOME
+    /// and helm directories, and no helm settings inherited from the caller.
+    pub fn client_command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         let home = self.home();
         cmd.args(args)
             .env("HOME", home)
@@ -89,6 +91,10 @@ impl Sim {
             .env_remove("HELM_KUBECONTEXT")
             .stdin(Stdio::null());
         cmd
+    }
+
+    fn command(&self, tool_name: &str, args: &[&str]) -> Command {
+        self.client_command(&tool(tool_name), args)
     }
 
     pub fn helm(&self, args: &[&str]) -> Output {
@@ -228,17 +234,8 @@ pub const DEMO_INIT: [&str; 4] = [
 
 impl Sim {
     pub fn helmdeck_command(&self, args: &[&str]) -> Command {
-        let home = self.home();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_helmdeck"));
-        cmd.args(args)
-            .env("HOME", home)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("HELM_BIN", tool("helm"))
-            .env("HELM_CACHE_HOME", home.join(".cache/helm"))
-            .env("HELM_CONFIG_HOME", home.join(".config/helm"))
-            .env("HELM_DATA_HOME", home.join(".local/share/helm"))
-            .env_remove("HELM_DRIVER")
-            .stdin(Stdio::null())
+        let mut cmd = self.client_command(Path::new(env!("CARGO_BIN_EXE_helmdeck")), args);
+        cmd.env("HELM_BIN", tool("helm"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         cmd

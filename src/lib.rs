@@ -17,4 +17,5 @@ pub mod inspect;
 pub mod rollout;
 pub mod sim;
 pub mod text;
+pub mod time;
 pub mod ui;

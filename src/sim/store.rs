@@ -93,13 +93,6 @@ pub struct Store {
     uid_seed: u64,
 }
 
-/// Now, as Kubernetes writes timestamps (`2026-12-01T00:00:00Z`).
-pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
-}
-
 fn name_of(obj: &Value) -> &str {
     obj.pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -362,7 +355,10 @@ impl Store {
             .as_object_mut()
             .expect("metadata is an object after defaults");
         meta.insert("uid".into(), json!(uid));
-        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+        meta.insert(
+            "creationTimestamp".into(),
+            json!(crate::time::now_rfc3339()),
+        );
         meta.remove("resourceVersion");
         meta.remove("deletionTimestamp");
         match &namespace {
@@ -667,7 +663,7 @@ impl Store {
         };
         let mut gone = (*old).clone();
         if gone["metadata"].get("deletionTimestamp").is_none() {
-            gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+            gone["metadata"]["deletionTimestamp"] = json!(crate::time::now_rfc3339());
         }
         Ok(self.commit(inner, res, EventType::Deleted, gone))
     }

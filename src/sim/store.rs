@@ -14,6 +14,7 @@ use tokio::sync::broadcast;
 use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
 use super::{defaults, patch, validate};
+use crate::time::now_rfc3339;
 
 /// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
 /// client relists, as against a real API server's watch cache). Each entry pins one object
@@ -355,10 +356,7 @@ impl Store {
             .as_object_mut()
             .expect("metadata is an object after defaults");
         meta.insert("uid".into(), json!(uid));
-        meta.insert(
-            "creationTimestamp".into(),
-            json!(crate::time::now_rfc3339()),
-        );
+        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
         meta.remove("resourceVersion");
         meta.remove("deletionTimestamp");
         match &namespace {
@@ -663,7 +661,7 @@ impl Store {
         };
         let mut gone = (*old).clone();
         if gone["metadata"].get("deletionTimestamp").is_none() {
-            gone["metadata"]["deletionTimestamp"] = json!(crate::time::now_rfc3339());
+            gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
         }
         Ok(self.commit(inner, res, EventType::Deleted, gone))
     }

@@ -20,6 +20,15 @@ pub fn rfc3339(t: Timestamp) -> String {
     t.strftime(KUBERNETES_TIME).to_string()
 }
 
+/// Unix seconds as Kubernetes writes them, for any second of the four-digit years (0000 to
+/// 9999) that RFC 3339 can express; `None` outside them. Computed on a civil date-time because
+/// jiff's `Timestamp` stops a day short of 9999-12-31 to leave room for offsets.
+pub fn unix_rfc3339(secs: i64) -> Option<String> {
+    let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+    let t = epoch.checked_add(SignedDuration::from_secs(secs)).ok()?;
+    (t.year() >= 0).then(|| t.strftime(KUBERNETES_TIME).to_string())
+}
+
 /// Why a duration was refused. Callers that add rules of their own (a timeout must be at
 /// least a second) branch on the kind rather than on the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,6 +181,19 @@ mod tests {
         let now = now_rfc3339();
         assert_eq!(now.len(), "2026-01-01T10:00:00Z".len());
         assert!(now.ends_with('Z'));
+        assert_eq!(unix_rfc3339(1_767_261_600).unwrap(), "2026-01-01T10:00:00Z");
+        assert_eq!(
+            unix_rfc3339(-62_167_219_200).unwrap(),
+            "0000-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            unix_rfc3339(253_402_300_799).unwrap(),
+            "9999-12-31T23:59:59Z"
+        );
+        assert_eq!(unix_rfc3339(-62_167_219_201), None);
+        assert_eq!(unix_rfc3339(253_402_300_800), None);
+        assert_eq!(unix_rfc3339(i64::MIN), None);
+        assert_eq!(unix_rfc3339(i64::MAX), None);
     }
 
     #[test]

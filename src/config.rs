@@ -88,9 +88,7 @@ impl DeployPlan {
         }
         let timeout_text = args.timeout.clone().or(file.timeout);
         let timeout = match &timeout_text {
-            Some(t) => {
-                crate::sim::scenario::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?
-            }
+            Some(t) => crate::time::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?,
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {

@@ -3,7 +3,8 @@
 //! The crate is split by job: `engine` runs the split deploy and decides the verdict, `rollout`
 //! judges readiness, `helm` drives helm and reads its records, `cluster` talks to Kubernetes,
 //! `inspect` is the post-mortem, `sim` is the simulated cluster behind the demo and the tests.
-//! Only `ui` knows about the terminal.
+//! Only `ui` knows about the terminal; only `demo` and `main` know about `sim` (what both need,
+//! such as `time`, lives outside it).
 
 pub mod cli;
 pub mod cluster;
@@ -17,4 +18,5 @@ pub mod inspect;
 pub mod rollout;
 pub mod sim;
 pub mod text;
+pub mod time;
 pub mod ui;

@@ -5,8 +5,9 @@
 /// Longest line kept, in characters; the rest is replaced by a marker.
 pub const MAX_LINE_CHARS: usize = 4096;
 
-/// Characters that reorder text on screen (Trojan Source) or hide it.
-fn is_bidi_or_invisible(c: char) -> bool {
+/// Characters that reorder text on screen (Trojan Source) or hide it. The one list: the UI's
+/// fast path (`ui::fit::inert`) asks it too before deciding text needs no sanitizing.
+pub fn is_bidi_or_invisible(c: char) -> bool {
     matches!(c,
         '\u{200B}'..='\u{200F}'   // zero-width space/joiners, LRM, RLM
         | '\u{202A}'..='\u{202E}' // LRE, RLE, PDF, LRO, RLO

@@ -163,7 +163,7 @@ pub async fn deploy(
     let steps_task = tokio::spawn(run_steps(ctx, prepared.helm_version));
     // The steps task owns the only sender: the channel closes when it is done.
     while let Some(event) = rx.recv().await {
-        let wall = crate::sim::store::now_rfc3339();
+        let wall = crate::time::now_rfc3339();
         state.apply(&event, started.elapsed().as_secs_f64(), &wall);
         render(&event, &state);
     }
@@ -182,7 +182,7 @@ pub async fn deploy(
             state.apply(
                 &event,
                 started.elapsed().as_secs_f64(),
-                &crate::sim::store::now_rfc3339(),
+                &crate::time::now_rfc3339(),
             );
             render(&event, &state);
         }
@@ -191,7 +191,7 @@ pub async fn deploy(
     state.apply(
         &verdict,
         started.elapsed().as_secs_f64(),
-        &crate::sim::store::now_rfc3339(),
+        &crate::time::now_rfc3339(),
     );
     render(&verdict, &state);
     Ok(state)

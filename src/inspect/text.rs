@@ -8,6 +8,7 @@ use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, phase_word,
 };
+use crate::time::{self, AgeStyle};
 
 pub fn render(i: &Inspection) -> String {
     let mut out = String::new();
@@ -128,22 +129,11 @@ fn history(out: &mut String, i: &Inspection) {
     }
 }
 
-/// `95` → `1m35s`, `7300` → `2h1m`.
-fn age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{}m", s / 3600, s % 3600 / 60),
-        _ => format!("{}d{}h", s / 86400, s % 86400 / 3600),
-    }
-}
-
 fn lock(out: &mut String, i: &Inspection) {
     let Some(l) = &i.lock else { return };
     out.push_str("\nLock\n");
     let since = match (&l.since, l.age_seconds) {
-        (Some(s), Some(a)) => format!(" since {s} ({} ago)", age(a)),
+        (Some(s), Some(a)) => format!(" since {s} ({} ago)", time::age(a, AgeStyle::TwoUnits)),
         (Some(s), None) => format!(" since {s}"),
         _ => String::new(),
     };
@@ -367,19 +357,5 @@ fn workloads(out: &mut String, i: &Inspection) {
         for n in &w.notes {
             let _ = writeln!(out, "      note: {n}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ages_read_short() {
-        assert_eq!(age(5), "5s");
-        assert_eq!(age(95), "1m35s");
-        assert_eq!(age(7300), "2h1m");
-        assert_eq!(age(90000), "1d1h");
-        assert_eq!(age(-3), "0s");
     }
 }

@@ -49,7 +49,7 @@ pub fn seed_nodes(sim: &SimState) {
     for i in 1..=sim.scenario.nodes {
         let name = format!("node-{i}");
         let ip = node_ip(i as usize - 1);
-        let now = super::store::now_rfc3339();
+        let now = crate::time::now_rfc3339();
         let cond = |t: &str, s: &str, reason: &str, msg: &str| {
             json!({"type": t, "status": s, "reason": reason, "message": msg,
                    "lastHeartbeatTime": now, "lastTransitionTime": now})
@@ -217,7 +217,7 @@ impl Controllers {
     fn wall(&self, now: Instant) -> String {
         let d = now.saturating_duration_since(self.base_instant);
         let ts = self.base_wall.checked_add(d).unwrap_or(self.base_wall);
-        ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+        crate::time::rfc3339(ts)
     }
 
     fn next_seq(&mut self) -> u64 {

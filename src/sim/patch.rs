@@ -1,26 +1,16 @@
 //! Patch formats: JSON merge patch (RFC 7386, also used for server-side apply here), an
 //! approximation of strategic merge patch, and JSON patch (RFC 6902).
+//!
+//! The two RFC formats come from the `json-patch` crate (the one kube uses). Strategic merge
+//! stays hand-written: its rules are not a standard but Go struct tags on each Kubernetes type
+//! (`patchStrategy`, `patchMergeKey`) that only apimachinery reads. Neither json-patch nor kube
+//! applies it (kube only sends it to a server), so this keeps the one rule that the clients
+//! here rely on: lists of named objects merge by `name`.
 
 use serde_json::{Map, Value};
 
 /// RFC 7386: objects merge key by key, `null` deletes, anything else replaces.
-pub fn merge(target: &mut Value, patch: &Value) {
-    let Value::Object(patch_map) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    let target_map = target.as_object_mut().expect("made an object above");
-    for (k, v) in patch_map {
-        if v.is_null() {
-            target_map.remove(k);
-        } else {
-            merge(target_map.entry(k.clone()).or_insert(Value::Null), v);
-        }
-    }
-}
+pub use json_patch::merge;
 
 /// Strategic merge patch as far as clients here need it: like [`merge`], but lists of
 /// objects that all carry `name` merge element by element, and `$`-directives are dropped.
@@ -69,96 +59,12 @@ fn named(items: &[Value]) -> bool {
             .all(|i| i.get("name").is_some_and(Value::is_string))
 }
 
-/// RFC 6902 JSON patch (add, remove, replace, test; move and copy too).
+/// RFC 6902 JSON patch (add, remove, replace, test, move, copy). Atomic: on an error the
+/// target is left as it was.
 pub fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> {
-    let ops = ops
-        .as_array()
-        .ok_or("a JSON patch must be an array of operations")?;
-    for op in ops {
-        let kind = op["op"].as_str().ok_or("operation without \"op\"")?;
-        let path = op["path"].as_str().ok_or("operation without \"path\"")?;
-        match kind {
-            "add" => add(target, path, op["value"].clone())?,
-            "remove" => {
-                remove(target, path)?;
-            }
-            "replace" => {
-                remove(target, path)?;
-                add(target, path, op["value"].clone())?;
-            }
-            "test" => {
-                if target.pointer(path) != Some(&op["value"]) {
-                    return Err(format!("test failed at {path}"));
-                }
-            }
-            "move" | "copy" => {
-                let from = op["from"].as_str().ok_or("move/copy without \"from\"")?;
-                let value = if kind == "move" {
-                    remove(target, from)?
-                } else {
-                    target
-                        .pointer(from)
-                        .cloned()
-                        .ok_or_else(|| format!("no value at {from}"))?
-                };
-                add(target, path, value)?;
-            }
-            other => return Err(format!("unknown JSON patch op {other:?}")),
-        }
-    }
-    Ok(())
-}
-
-fn split(path: &str) -> Result<(&str, String), String> {
-    let i = path
-        .rfind('/')
-        .ok_or_else(|| format!("bad path {path:?}"))?;
-    Ok((
-        &path[..i],
-        path[i + 1..].replace("~1", "/").replace("~0", "~"),
-    ))
-}
-
-fn add(target: &mut Value, path: &str, value: Value) -> Result<(), String> {
-    if path.is_empty() {
-        *target = value;
-        return Ok(());
-    }
-    let (parent, key) = split(path)?;
-    match target.pointer_mut(parent) {
-        Some(Value::Object(m)) => {
-            m.insert(key, value);
-            Ok(())
-        }
-        Some(Value::Array(a)) => {
-            let i = if key == "-" {
-                a.len()
-            } else {
-                key.parse().map_err(|_| format!("bad index in {path}"))?
-            };
-            if i > a.len() {
-                return Err(format!("index out of range in {path}"));
-            }
-            a.insert(i, value);
-            Ok(())
-        }
-        _ => Err(format!("no parent for {path}")),
-    }
-}
-
-fn remove(target: &mut Value, path: &str) -> Result<Value, String> {
-    let (parent, key) = split(path)?;
-    match target.pointer_mut(parent) {
-        Some(Value::Object(m)) => m.remove(&key).ok_or_else(|| format!("no value at {path}")),
-        Some(Value::Array(a)) => {
-            let i: usize = key.parse().map_err(|_| format!("bad index in {path}"))?;
-            if i >= a.len() {
-                return Err(format!("index out of range in {path}"));
-            }
-            Ok(a.remove(i))
-        }
-        _ => Err(format!("no value at {path}")),
-    }
+    let ops: json_patch::Patch = serde_json::from_value(ops.clone())
+        .map_err(|e| format!("not a JSON patch (an array of operations): {e}"))?;
+    json_patch::patch(target, &ops).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -199,5 +105,25 @@ mod tests {
         assert_eq!(t, json!({"a": [2, 3], "b": {"c": 2}}));
         assert!(json_patch(&mut t, &json!([{"op": "remove", "path": "/nope"}])).is_err());
         assert!(json_patch(&mut t, &json!({"op": "add"})).is_err());
+    }
+
+    #[test]
+    fn json_patch_moves_copies_escapes_and_is_atomic() {
+        let mut t = json!({"metadata": {"annotations": {"a/b": "1", "c~d": "2"}}, "l": [1]});
+        json_patch(
+            &mut t,
+            &json!([{"op": "copy", "from": "/metadata/annotations/a~1b", "path": "/x"},
+            {"op": "move", "from": "/metadata/annotations/c~0d", "path": "/l/0"}]),
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            json!({"metadata": {"annotations": {"a/b": "1"}}, "l": ["2", 1], "x": "1"})
+        );
+        let before = t.clone();
+        let failing =
+            json!([{"op": "remove", "path": "/x"}, {"op": "test", "path": "/l/0", "value": 9}]);
+        assert!(json_patch(&mut t, &failing).is_err());
+        assert_eq!(t, before, "a failed patch changes nothing");
     }
 }

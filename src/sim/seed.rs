@@ -16,7 +16,7 @@ pub fn release_secrets(release: &SeedRelease) -> Vec<Value> {
             let when = now
                 .checked_sub(jiff::SignedDuration::try_from(age).unwrap_or_default())
                 .unwrap_or(now);
-            let stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+            let stamp = crate::time::rfc3339(when);
             let chart = rev.chart.clone().unwrap_or_else(|| "deckapp".into());
             let version = rev.chart_version.clone().unwrap_or_else(|| "0.4.2".into());
             let description =

@@ -14,6 +14,7 @@ use tokio::sync::broadcast;
 use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
 use super::{defaults, patch, validate};
+use crate::time::now_rfc3339;
 
 /// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
 /// client relists, as against a real API server's watch cache). Each entry pins one object
@@ -91,13 +92,6 @@ pub struct Store {
     inner: Mutex<Inner>,
     events: broadcast::Sender<Arc<WatchEvent>>,
     uid_seed: u64,
-}
-
-/// Now, as Kubernetes writes timestamps (`2026-12-01T00:00:00Z`).
-pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }
 
 fn name_of(obj: &Value) -> &str {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::resources::{self, ResourceId};
+use crate::time::AgeStyle;
 
 /// Whether the client asked for a Table (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
 pub fn wanted(accept: &str) -> bool {
@@ -23,14 +24,7 @@ pub fn age(created: &str, now: jiff::Timestamp) -> String {
     let Ok(t) = created.parse::<jiff::Timestamp>() else {
         return "<unknown>".into();
     };
-    let secs = (now.as_second() - t.as_second()).max(0);
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 600 => format!("{}m{}s", s / 60, s % 60),
-        s if s < 3 * 3600 => format!("{}m", s / 60),
-        s if s < 48 * 3600 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
+    crate::time::age(now.as_second() - t.as_second(), AgeStyle::Kubectl)
 }
 
 /// kubectl's STATUS column for a pod: a waiting or terminated reason wins over the phase.

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::text;
+use crate::time::{self, AgeStyle};
 
 /// Longer strings are cut by the sanitizer before any width is measured.
 const MAX_BYTES: usize = text::MAX_LINE_CHARS * 4;
@@ -21,7 +22,8 @@ fn char_width(c: char) -> usize {
 /// The text as plain, bounded, one-line text: a no-op (no copy) for ordinary text.
 pub fn inert(s: &str) -> Cow<'_, str> {
     let hostile = s.len() > MAX_BYTES
-        || s.chars().any(|c| c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}'));
+        || s.chars()
+            .any(|c| c.is_control() || text::is_bidi_or_invisible(c));
     if hostile {
         Cow::Owned(text::plain(s))
     } else {
@@ -127,16 +129,6 @@ pub fn duration(secs: f64) -> String {
     }
 }
 
-/// Age as kubectl shows it: `42s`, `5m`, `3h`, `2d`.
-pub fn age(secs: i64) -> String {
-    match secs.max(0) {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
-}
-
 /// Seconds between two RFC 3339 times, when both parse.
 pub fn between(from: &str, to: &str) -> Option<f64> {
     let a: jiff::Timestamp = from.parse().ok()?;
@@ -153,7 +145,9 @@ pub fn since(from: &str, now: jiff::Timestamp) -> Option<f64> {
 /// The age of an RFC 3339 time at `now` (`5m`); blank when either is unknown.
 pub fn age_at(at: Option<&str>, now: Option<jiff::Timestamp>) -> String {
     match (at, now) {
-        (Some(at), Some(now)) => since(at, now).map(|s| age(s as i64)).unwrap_or_default(),
+        (Some(at), Some(now)) => since(at, now)
+            .map(|s| time::age(s as i64, AgeStyle::Short))
+            .unwrap_or_default(),
         _ => String::new(),
     }
 }
@@ -205,8 +199,6 @@ mod tests {
     fn durations_and_ages() {
         assert_eq!(duration(9.84), "9.8s");
         assert_eq!(duration(185.0), "3m05s");
-        assert_eq!(age(30), "30s");
-        assert_eq!(age(600), "10m");
         assert_eq!(
             between("2026-12-01T10:00:00Z", "2026-12-01T10:00:04.5Z"),
             Some(4.5)

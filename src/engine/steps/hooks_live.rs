@@ -80,7 +80,7 @@ pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
     let ns = ctx.namespace.clone();
     let release = ctx.plan.release.clone();
     let emit = ctx.emit.clone();
-    let started = crate::sim::store::now_rfc3339();
+    let started = crate::time::now_rfc3339();
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
     tokio::spawn(async move {
         let (tx, mut rx) = mpsc::unbounded_channel();

@@ -7,18 +7,14 @@ use crate::cli::Only;
 use crate::cluster::{client, releases};
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::steps::Ctx;
+use crate::time::{self, AgeStyle};
 
 fn age(written_at: Option<i64>) -> String {
     let Some(at) = written_at else {
         return "unknown age".into();
     };
-    let secs = (jiff::Timestamp::now().as_second() - at).max(0);
-    match secs {
-        s if s < 120 => format!("{s}s ago"),
-        s if s < 7200 => format!("{}m ago", s / 60),
-        s if s < 172_800 => format!("{}h ago", s / 3600),
-        s => format!("{}d ago", s / 86_400),
-    }
+    let secs = jiff::Timestamp::now().as_second() - at;
+    format!("{} ago", time::age(secs, AgeStyle::Short))
 }
 
 /// Returns the latest revision before this deploy (if any) with the outcome.

@@ -295,5 +295,8 @@ pub fn when(at: &str, wide: bool) -> String {
 /// `8m ago`, relative to when the release was read.
 pub fn ago(at: &str, now: Option<jiff::Timestamp>) -> Option<String> {
     let secs = crate::ui::fit::since(at, now?)?;
-    Some(format!("{} ago", crate::ui::fit::age(secs as i64)))
+    Some(format!(
+        "{} ago",
+        crate::time::age(secs as i64, crate::time::AgeStyle::Short)
+    ))
 }

@@ -8,6 +8,7 @@ use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::time::{self, AgeStyle::Short};
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, IView};
 use crate::ui::panes::{banner, header, wrap_spans};
@@ -124,9 +125,13 @@ fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
         (Some(Kind::Lock), Some(l)) => {
             // Narrow, the age says enough; wide, the time too.
             let since = match (&l.since, &l.age_seconds) {
-                (_, Some(age)) if width < 100 => format!(" for {}", fit::age(*age)),
+                (_, Some(age)) if width < 100 => format!(" for {}", time::age(*age, Short)),
                 (Some(s), Some(age)) => {
-                    format!(" since {} ({} ago)", data::when(s, true), fit::age(*age))
+                    format!(
+                        " since {} ({} ago)",
+                        data::when(s, true),
+                        time::age(*age, Short)
+                    )
                 }
                 (Some(s), None) => format!(" since {}", data::when(s, true)),
                 _ => String::new(),

@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use crate::ui::app::{Overlay, Pane, UiState};
+use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
 use crate::ui::panes::{View, banner, detail, header, helm, help, hooks, workloads};
 use crate::ui::{keybar, layout, model};
 
@@ -36,8 +36,10 @@ pub fn draw(frame: &mut Frame, view: &View, ui: &mut UiState) {
 /// Rows a table pane wants: its rows, a header and two borders.
 fn wanted_rows(view: &View, ui: &UiState, pane: Pane, wide: bool) -> u16 {
     let rows: usize = match pane {
-        Pane::Workloads => workloads::wanted_rows(view.state, &ui.filters.workloads, wide),
-        Pane::Hooks => model::hook_rows(view.state, &ui.filters.hooks).len(),
+        Pane::Workloads => {
+            workloads::wanted_rows(view.state, ui.filters.get(FilterSlot::Workloads), wide)
+        }
+        Pane::Hooks => model::hook_rows(view.state, ui.filters.get(FilterSlot::Hooks)).len(),
         Pane::Helm => 0,
     };
     rows.max(1) as u16 + 3
@@ -83,8 +85,8 @@ fn render_panes(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
 
 fn render_keys(frame: &mut Frame, area: Rect, view: &View, ui: &UiState) {
     let t = &view.theme;
-    if let Some(slot) = ui.editing {
-        keybar::render_filter(frame, area, ui.filters.get(slot), t);
+    if let Some(typed) = ui.filters.typing() {
+        keybar::render_filter(frame, area, typed, t);
         return;
     }
     if let Some(notice) = &ui.notice {

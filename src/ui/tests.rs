@@ -8,7 +8,7 @@ use ratatui::style::Modifier;
 use crate::engine::event::{Event, KubeEventView, PodView, Step, WorkloadView};
 use crate::engine::logs::LogMsg;
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, Pane, UiState};
+use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
 
@@ -445,9 +445,9 @@ fn drill_down_and_back() {
     // `/` in the drill-down searches the log, and Esc there clears only the search.
     press(&mut ui, s, KeyCode::Char('/'));
     type_text(&mut ui, s, "err");
-    assert_eq!(ui.filters.log, "err");
+    assert_eq!(ui.filters.get(FilterSlot::Log), "err");
     press(&mut ui, s, KeyCode::Esc);
-    assert!(ui.detail.is_some() && ui.filters.log.is_empty());
+    assert!(ui.detail.is_some() && ui.filters.get(FilterSlot::Log).is_empty());
     press(&mut ui, s, KeyCode::Esc);
     assert!(ui.detail.is_none());
     assert_eq!(ui.wanted_log(s), None);

@@ -373,7 +373,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     let hgt = inner.height;
     let pods = &e.pods;
     d.pod.resolve(&data::hook_pod_keys(h));
-    let shown = shown_log(h, &d, &ui.filters.log);
+    let shown = shown_log(h, &d, ui.filters.get(Slot::Log));
     let containers = match &shown {
         Some((pod, _, _)) => container_lines(pod, d.container, v, width),
         None => Vec::new(),
@@ -459,7 +459,11 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     };
     right.push(Span::styled(format!(" · {count}{previous}"), t.muted()));
     right.push(position(&d.log, lines.len(), log_area.height, &t));
-    if let Some(f) = filter_span(&ui.filters.log, ui.editing == Some(Slot::Log), &t) {
+    if let Some(f) = filter_span(
+        ui.filters.get(Slot::Log),
+        ui.filters.is_editing(Slot::Log),
+        &t,
+    ) {
         right.push(f);
     }
     let mut title_line = Line::from(section(head, &t));
@@ -473,7 +477,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
         |l, w| plain_lines(l, w),
     );
     if lines.is_empty() {
-        let empty = match (&c.log_error, ui.filters.log.is_empty()) {
+        let empty = match (&c.log_error, ui.filters.get(Slot::Log).is_empty()) {
             (Some(err), _) => format!("log unavailable: {}", fit::inert(err)),
             (None, true) => "(the container logged nothing)".into(),
             (None, false) => "(no log line matches)".into(),

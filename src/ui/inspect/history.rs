@@ -43,7 +43,7 @@ fn description_cell<'a>(r: &HistoryRow, v: &IView, width: usize) -> Cell<'a> {
 pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
     let t = &v.theme;
     let i = v.inspection();
-    let filter = ui.filters.history.clone();
+    let filter = ui.filters.get(Slot::History).to_string();
     let rows = data::history_rows(i, &filter);
     let mut title = vec![Span::raw("History")];
     if !i.history.is_empty() {
@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
         }
         title.push(Span::styled(facts, t.muted()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::History), t) {
+    if let Some(f) = filter_span(&filter, ui.filters.is_editing(Slot::History), t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

@@ -29,7 +29,7 @@ fn duration(h: &InspectedHook) -> String {
 
 /// Rows each hook takes at this width (for the layout).
 pub fn row_heights(v: &IView, ui: &InspectUi, inner_width: usize) -> usize {
-    data::hook_rows(v.inspection(), &ui.filters.hooks)
+    data::hook_rows(v.inspection(), ui.filters.get(Slot::Hooks))
         .iter()
         .map(|h| {
             if inner_width < WIDE && note(h, v).is_some() {
@@ -68,7 +68,7 @@ fn note(h: &InspectedHook, v: &IView) -> Option<(String, Style)> {
 pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
     let t = &v.theme;
     let i = v.inspection();
-    let filter = ui.filters.hooks.clone();
+    let filter = ui.filters.get(Slot::Hooks).to_string();
     let rows = data::hook_rows(i, &filter);
     let mut title = vec![Span::raw("Hooks")];
     if let Some(info) = &i.info {
@@ -89,7 +89,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::Hooks), t) {
+    if let Some(f) = filter_span(&filter, ui.filters.is_editing(Slot::Hooks), t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::ui::inspect::data::IView;
-use crate::ui::inspect::state::{Drill, Focus, InspectUi};
+use crate::ui::inspect::state::{Drill, Focus, InspectUi, Slot};
 use crate::ui::inspect::{evidence, header, help, history, hooks, text_views, workload};
 use crate::ui::panes::pane_block;
 use crate::ui::{fit, keybar, layout};
@@ -58,7 +58,8 @@ fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     let inner_w = panes.width.saturating_sub(2) as usize;
     let i = v.inspection();
     let wanted = |rows: usize| (rows.max(1) as u16).saturating_add(3);
-    let mut hs = wanted(crate::ui::inspect::data::history_rows(i, &ui.filters.history).len());
+    let mut hs =
+        wanted(crate::ui::inspect::data::history_rows(i, ui.filters.get(Slot::History)).len());
     let mut hk = wanted(hooks::row_heights(v, ui, inner_w));
     let mut wl = wanted(workload::wanted_rows(v, ui, panes.width >= WIDE));
     // When they do not fit, the panes without focus give up rows first (history, then the
@@ -140,8 +141,8 @@ fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
 
 fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
     let t = &v.theme;
-    if let Some(slot) = ui.editing {
-        keybar::render_filter(frame, area, ui.filters.get(slot), t);
+    if let Some(typed) = ui.filters.typing() {
+        keybar::render_filter(frame, area, typed, t);
         return;
     }
     let message = match (&ui.notice, ui.reloading) {

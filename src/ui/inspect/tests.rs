@@ -147,7 +147,7 @@ fn evidence_second_pod_and_log_keys() {
     assert!(d.log.follow);
     // Search narrows the log.
     press(&mut ui, &data, KeyCode::Char('/'));
-    assert_eq!(ui.editing, Some(Slot::Log));
+    assert_eq!(ui.filters.editing, Some(Slot::Log));
     type_text(&mut ui, &data, "row 17");
     press(&mut ui, &data, KeyCode::Enter);
     let screen = fixture::render(&data, &mut ui, 160, 48);
@@ -234,10 +234,10 @@ fn filtered_hooks() {
     assert!(screen.contains("filter: post"), "{screen}");
     snapshot("filtered_hooks_80x24", &screen);
     press(&mut ui, &data, KeyCode::Enter);
-    assert_eq!(ui.editing, None);
-    assert_eq!(ui.filters.hooks, "post");
+    assert_eq!(ui.filters.editing, None);
+    assert_eq!(ui.filters.get(Slot::Hooks), "post");
     press(&mut ui, &data, KeyCode::Esc);
-    assert_eq!(ui.filters.hooks, "");
+    assert_eq!(ui.filters.get(Slot::Hooks), "");
 }
 
 #[test]

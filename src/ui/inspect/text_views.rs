@@ -111,7 +111,7 @@ pub fn render_manifest(frame: &mut Frame, area: Rect, v: &IView, ui: &mut Inspec
     let Some(Drill::Manifest(mut scroll)) = ui.drill.clone() else {
         return;
     };
-    let lines = data::manifest_lines(i, &ui.filters.manifest);
+    let lines = data::manifest_lines(i, ui.filters.get(Slot::Manifest));
     let mut title = vec![
         Span::raw(format!(
             "manifest of revision {}",
@@ -120,7 +120,11 @@ pub fn render_manifest(frame: &mut Frame, area: Rect, v: &IView, ui: &mut Inspec
         Span::styled(" · Secret values masked", t.muted()),
         position(&scroll, lines.len(), area.height.saturating_sub(2), &t),
     ];
-    if let Some(f) = filter_span(&ui.filters.manifest, ui.editing == Some(Slot::Manifest), &t) {
+    if let Some(f) = filter_span(
+        ui.filters.get(Slot::Manifest),
+        ui.filters.is_editing(Slot::Manifest),
+        &t,
+    ) {
         title.push(f);
     }
     let block = pane_block(title, true, &t).title_bottom(Line::from(Span::styled(

@@ -182,7 +182,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
     let Some(detail) = ui.detail.clone() else {
         return;
     };
-    let (lines, status) = log_lines(state, &detail, &ui.log, &ui.filters.log);
+    let (lines, status) = log_lines(state, &detail, &ui.log, ui.filters.get(FilterSlot::Log));
     let shown = shown_container(state, &detail);
     let containers = shown
         .as_ref()
@@ -197,7 +197,11 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         position_span(&detail.log, lines.len(), &t),
         Span::styled(format!(" · {status}"), t.muted()),
     ];
-    if let Some(f) = filter_span(&ui.filters.log, ui.editing == Some(FilterSlot::Log), &t) {
+    if let Some(f) = filter_span(
+        ui.filters.get(FilterSlot::Log),
+        ui.filters.is_editing(FilterSlot::Log),
+        &t,
+    ) {
         right.push(f);
     }
     let mut title_line = section(head, None, view);
@@ -229,7 +233,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         d.log = scroll;
     }
     if lines.is_empty() {
-        let empty = if ui.filters.log.is_empty() {
+        let empty = if ui.filters.get(FilterSlot::Log).is_empty() {
             "(no log lines yet)"
         } else {
             "(no log line matches)"

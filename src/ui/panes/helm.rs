@@ -160,10 +160,10 @@ pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'
 
 pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
     let t = view.theme;
-    let filter = ui.filters.helm.clone();
+    let filter = ui.filters.get(FilterSlot::Helm).to_string();
     let items = lines(view.state, &filter);
     let mut title = vec![Span::raw("Helm"), position_span(&ui.helm, items.len(), &t)];
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Helm), &t) {
+    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Helm), &t) {
         title.push(f);
     }
     let block = pane_block(title, focused, &t);

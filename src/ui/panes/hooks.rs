@@ -29,14 +29,14 @@ fn duration(row: &HookRow, view: &View) -> String {
 pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
     let t = &view.theme;
     let state = view.state;
-    let filter = ui.filters.hooks.clone();
+    let filter = ui.filters.get(FilterSlot::Hooks).to_string();
     let rows = model::hook_rows(state, &filter);
     let mut title = vec![Span::raw("Hooks")];
     let failed = rows.iter().filter(|r| r.mark == Mark::Failed).count();
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Hooks), t) {
+    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Hooks), t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

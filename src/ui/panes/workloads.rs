@@ -143,7 +143,7 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, view: &View, tick: u64) -> Row<'a> 
 pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
     let t = &view.theme;
     let state = view.state;
-    let filter = ui.filters.workloads.clone();
+    let filter = ui.filters.get(FilterSlot::Workloads).to_string();
     let rows = model::workload_rows(state, &filter);
     let total = state.workloads.len();
     let optional = state.optional().count();
@@ -155,7 +155,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
             t.muted(),
         ));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Workloads), t) {
+    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Workloads), t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

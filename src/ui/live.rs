@@ -19,7 +19,7 @@ use crate::engine::state::DeployState;
 use crate::headless::Headless;
 use crate::signals::Signal;
 use crate::ui::app::{Effect, UiState};
-use crate::ui::panes::View;
+use crate::ui::panes::DeployFrame;
 use crate::ui::screen;
 use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
@@ -217,7 +217,7 @@ impl Screen for DeployScreen {
         } else {
             self.started.elapsed().as_secs_f64()
         };
-        let view = View {
+        let ctx = DeployFrame {
             state: &self.mirror,
             theme: self.theme,
             title: self.title.as_deref(),
@@ -225,7 +225,7 @@ impl Screen for DeployScreen {
             elapsed,
             now: Some(jiff::Timestamp::now()),
         };
-        screen::draw(frame, &view, &mut self.ui);
+        screen::draw(frame, &ctx, &mut self.ui);
     }
 
     fn on_event(&mut self, event: TuiEvent) -> Flow {

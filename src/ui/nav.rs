@@ -201,7 +201,7 @@ pub fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
     }
 }
 
-/// The same keys on a text view: following its end (a log's tail), or anchored at a line.
+/// The same keys on a scrolled text: following its end (a log's tail), or anchored at a line.
 pub fn scroll_text(scroll: &mut Scroll, total: usize, code: KeyCode) {
     let page = scroll.height.max(2) - 1;
     match code {

@@ -9,7 +9,7 @@ use color_eyre::eyre::{Result, WrapErr};
 use ratatui::Frame;
 
 use crate::inspect::Inspection;
-use crate::ui::inspect::data::{IView, Inspected};
+use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::{Effect, InspectUi};
 use crate::ui::theme::Theme;
@@ -59,11 +59,11 @@ where
     Fut: Future<Output = Inspection>,
 {
     fn draw(&mut self, frame: &mut Frame) {
-        let view = IView {
+        let ctx = InspectFrame {
             data: &self.data,
             theme: self.theme,
         };
-        screen::draw(frame, &view, &mut self.ui);
+        screen::draw(frame, &ctx, &mut self.ui);
     }
 
     fn on_event(&mut self, event: TuiEvent) -> Flow {

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use crate::engine::event::KubeEventView;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView, Inspected};
+use crate::ui::inspect::data::{self, InspectFrame, Inspected};
 use crate::ui::inspect::evidence::{event_lines, position};
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::model::{self, Target};
@@ -20,7 +20,13 @@ use crate::ui::panes::pods::{self, PodTable};
 use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, workloads, wrap_spans};
 
 /// The workloads pane: the deploy screen's, over the inspection's workloads.
-pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+pub fn render_pane(
+    frame: &mut Frame,
+    area: Rect,
+    v: &InspectFrame,
+    ui: &mut InspectUi,
+    focused: bool,
+) {
     let t = &v.theme;
     let i = v.inspection();
     if i.workloads.is_empty() {
@@ -40,12 +46,12 @@ pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi,
     if ui.filters.is_editing(Slot::Workloads) {
         deck.filters.edit(FilterSlot::Workloads);
     }
-    workloads::render(frame, area, &v.deck(), &mut deck, focused);
+    workloads::render(frame, area, &v.deploy_frame(), &mut deck, focused);
     ui.workloads = deck.workloads;
 }
 
 /// Rows the workloads pane wants (each row, two for a blocker with a cause when wide).
-pub fn wanted_rows(v: &IView, ui: &InspectUi, wide: bool) -> usize {
+pub fn wanted_rows(v: &InspectFrame, ui: &InspectUi, wide: bool) -> usize {
     workloads::wanted_rows(&v.data.mirror, ui.filters.get(Slot::Workloads), wide)
 }
 
@@ -61,7 +67,7 @@ pub fn event_count(data: &Inspected, target: &Target, filter: &str) -> usize {
     events_of(data, target, filter).len()
 }
 
-pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let data = v.data;
     let Some(Drill::Workload(mut d)) = ui.drill.clone() else {

@@ -1,5 +1,5 @@
-//! One file per pane. Each renders from the borrowed [`View`] (the deploy state and the clock)
-//! and the UI state; none owns domain data.
+//! One file per pane. Each renders from the borrowed [`DeployFrame`] (the deploy state and the
+//! clock) and the UI state; none owns domain data.
 
 pub mod banner;
 pub mod detail;
@@ -22,8 +22,9 @@ use crate::engine::state::DeployState;
 use crate::ui::model::Mark;
 use crate::ui::theme::Theme;
 
-/// Everything a frame is drawn from, borrowed.
-pub struct View<'a> {
+/// Everything a frame of the deploy screen is drawn from, borrowed (not to be confused with
+/// ratatui's `Frame`, the buffer it is drawn into, nor with the engine's `views`, its data).
+pub struct DeployFrame<'a> {
     pub state: &'a DeployState,
     pub theme: Theme,
     /// What this run is (`demo · optional-pending`).

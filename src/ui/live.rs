@@ -1,8 +1,8 @@
-//! The live loop: the engine runs the deploy on its own task; every event it applies is sent
-//! here (a clone of the event, not of the state) and folded into a mirror of the state with
-//! the same [`DeployState::apply`]. The screen redraws when something changed, on input, and on
-//! a slow tick (spinner, clock). The cluster is never polled; only the drill-down asks for a
-//! container's log, one stream at a time.
+//! The live deploy screen in the shared [`Tui`]: the engine runs the deploy on its own task;
+//! every event it applies is sent here (a clone of the event, not of the state) and folded into
+//! a mirror of the state with the same [`DeployState::apply`]. The screen redraws when something
+//! changed, on input, and on a slow tick (spinner, clock). The cluster is never polled; only
+//! the drill-down asks for a container's log, one stream at a time.
 
 use std::time::{Duration, Instant};
 

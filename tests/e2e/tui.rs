@@ -255,34 +255,12 @@ fn demo_under_tmux_lands_greys_the_optional_row_drills_down_and_restores_the_ter
 
     // q after the verdict quits at once, with the verdict's code, and restores the terminal.
     tmux.keys(&["q"]);
-    let start = Instant::now();
-    let code = loop {
-        if let Ok(text) = std::fs::read_to_string(&exit)
-            && text.contains("EXIT=")
-        {
-            break text.trim().to_string();
-        }
-        assert!(
-            start.elapsed() < STEP_TIMEOUT,
-            "helmdeck did not exit after q:\n{}",
-            strip(&tmux.capture())
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let code = wait_exit(&tmux, &exit, "q");
     assert_eq!(code, "EXIT=0");
-    assert_eq!(
-        tmux.display("#{alternate_on}"),
-        "0",
-        "the alternate screen was left"
-    );
-    let after = strip(&tmux.capture());
-    assert!(
-        after.contains("verdict: LANDED (exit 0)"),
-        "the verdict is left in the scrollback:\n{after}"
-    );
+    assert_restored(&tmux, "verdict: LANDED (exit 0)");
 }
 
-/// Waits for the line `run_under_tmux` leaves in `exit`, and returns it.
+/// Waits for the `EXIT=code` line the tmux command leaves in `exit`, and returns it.
 fn wait_exit(tmux: &Tmux, exit: &Path, what: &str) -> String {
     let start = Instant::now();
     loop {
@@ -298,6 +276,20 @@ fn wait_exit(tmux: &Tmux, exit: &Path, what: &str) -> String {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// The alternate screen was left and the verdict line stays in the scrollback.
+fn assert_restored(tmux: &Tmux, verdict: &str) {
+    assert_eq!(
+        tmux.display("#{alternate_on}"),
+        "0",
+        "the alternate screen was left"
+    );
+    let after = strip(&tmux.capture());
+    assert!(
+        after.contains(verdict),
+        "the verdict is left in the scrollback:\n{after}"
+    );
 }
 
 #[test]
@@ -349,14 +341,5 @@ fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_termin
     });
     tmux.keys(&["y"]);
     assert_eq!(wait_exit(&tmux, &exit, "a confirmed cancel"), "EXIT=1");
-    assert_eq!(
-        tmux.display("#{alternate_on}"),
-        "0",
-        "the alternate screen was left"
-    );
-    let after = strip(&tmux.capture());
-    assert!(
-        after.contains("verdict: FAILED (exit 1): cancelled"),
-        "the cancelled verdict is left in the scrollback:\n{after}"
-    );
+    assert_restored(&tmux, "verdict: FAILED (exit 1): cancelled");
 }

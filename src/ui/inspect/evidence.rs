@@ -470,11 +470,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     };
     right.push(Span::styled(format!(" · {count}{previous}"), t.muted()));
     right.push(position(&d.log, lines.len(), log_area.height, &t));
-    if let Some(f) = filter_span(
-        ui.filters.get(Slot::Log),
-        ui.filters.is_editing(Slot::Log),
-        &t,
-    ) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Log, &t) {
         right.push(f);
     }
     let mut title_line = Line::from(section(head, &t));

@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         }
         title.push(Span::styled(facts, t.muted()));
     }
-    if let Some(f) = filter_span(&filter, ui.filters.is_editing(Slot::History), t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::History, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

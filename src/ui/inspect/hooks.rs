@@ -89,7 +89,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.filters.is_editing(Slot::Hooks), t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Hooks, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

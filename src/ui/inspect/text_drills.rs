@@ -120,11 +120,7 @@ pub fn render_manifest(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut
         Span::styled(" · Secret values masked", t.muted()),
         position(&scroll, lines.len(), area.height.saturating_sub(2), &t),
     ];
-    if let Some(f) = filter_span(
-        ui.filters.get(Slot::Manifest),
-        ui.filters.is_editing(Slot::Manifest),
-        &t,
-    ) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Manifest, &t) {
         title.push(f);
     }
     let block = pane_block(title, true, &t).title_bottom(Line::from(Span::styled(

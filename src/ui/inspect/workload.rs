@@ -160,11 +160,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut In
         t.heading(),
     )];
     head.push(position(&d.events, events.len(), events_area.height, &t));
-    if let Some(f) = filter_span(
-        ui.filters.get(Slot::Events),
-        ui.filters.is_editing(Slot::Events),
-        &t,
-    ) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Events, &t) {
         head.push(f);
     }
     frame.render_widget(Paragraph::new(Line::from(head)), events_title);

@@ -197,11 +197,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         position_span(&detail.log, lines.len(), &t),
         Span::styled(format!(" · {status}"), t.muted()),
     ];
-    if let Some(f) = filter_span(
-        ui.filters.get(FilterSlot::Log),
-        ui.filters.is_editing(FilterSlot::Log),
-        &t,
-    ) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Log, &t) {
         right.push(f);
     }
     let mut title_line = section(head, None, ctx);

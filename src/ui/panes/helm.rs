@@ -163,7 +163,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     let filter = ui.filters.get(FilterSlot::Helm).to_string();
     let items = lines(ctx.state, &filter);
     let mut title = vec![Span::raw("Helm"), position_span(&ui.helm, items.len(), &t)];
-    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Helm), &t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Helm, &t) {
         title.push(f);
     }
     let block = pane_block(title, focused, &t);

@@ -36,7 +36,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Hooks), t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Hooks, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

@@ -20,6 +20,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use crate::engine::state::DeployState;
 use crate::ui::model::Mark;
+use crate::ui::nav::{Filters, Ordered};
 use crate::ui::theme::Theme;
 
 /// Everything a frame of the deploy screen is drawn from, borrowed (not to be confused with
@@ -76,8 +77,13 @@ pub fn render_empty<'a>(
     );
 }
 
-/// ` / web` after a pane title when a filter narrows it.
-pub fn filter_span<'a>(filter: &'a str, editing: bool, theme: &Theme) -> Option<Span<'a>> {
+/// ` / web` after a pane title when the filter of `slot` narrows it (or is being typed).
+pub fn filter_span<S: Ordered>(
+    filters: &Filters<S>,
+    slot: S,
+    theme: &Theme,
+) -> Option<Span<'static>> {
+    let (filter, editing) = (filters.get(slot), filters.is_editing(slot));
     if filter.is_empty() && !editing {
         return None;
     }

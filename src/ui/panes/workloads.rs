@@ -155,7 +155,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
             t.muted(),
         ));
     }
-    if let Some(f) = filter_span(&filter, ui.filters.is_editing(FilterSlot::Workloads), t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Workloads, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

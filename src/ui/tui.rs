@@ -14,7 +14,7 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, WrapErr};
 use futures::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::Show;
@@ -96,7 +96,6 @@ impl Tui {
     /// Signals first, the terminal second: nothing has started if either fails. `tick`, when
     /// given, is how often [`TuiEvent::Tick`] comes.
     pub fn enter(tick: Option<Duration>) -> Result<Tui> {
-        use color_eyre::eyre::WrapErr;
         let signals = Signals::install_with_hangup()?;
         let terminal = enter_terminal()
             .inspect_err(|_| restore())

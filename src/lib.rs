@@ -16,6 +16,7 @@ pub mod headless;
 pub mod helm;
 pub mod inspect;
 pub mod rollout;
+pub mod signals;
 pub mod sim;
 pub mod text;
 pub mod time;

@@ -4,11 +4,13 @@ use clap::Parser;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
-use helmdeck::cli::{Cli, Command, DeployArgs};
+use helmdeck::cli::{Cli, Command, DeployArgs, InspectArgs};
 use helmdeck::config::DeployPlan;
+use helmdeck::engine::state::DeployState;
 use helmdeck::engine::{report, run};
 use helmdeck::headless::Headless;
 use helmdeck::helm::locate;
+use helmdeck::signals::Signals;
 use helmdeck::{cluster, sim};
 
 /// Exit code for anything caught before the first cluster request.
@@ -55,7 +57,7 @@ fn real_main() -> Result<i32> {
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
-        Command::Inspect(args) => runtime.block_on(helmdeck::inspect::run(args)),
+        Command::Inspect(args) => runtime.block_on(inspect(args)),
         Command::Demo {
             scenario,
             headless,
@@ -63,6 +65,12 @@ fn real_main() -> Result<i32> {
             report,
         } => runtime.block_on(demo(scenario, headless, helm, report)),
     }
+}
+
+/// The TUI takes over when stdout is a terminal and `--headless` is not given; the one place
+/// every command decides it.
+fn wants_tui(headless: bool) -> bool {
+    !headless && std::io::stdout().is_terminal()
 }
 
 /// Usage problems become exit 2 with a one-line message; the deploy itself exits 0, 1 or 3.
@@ -74,16 +82,12 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
             return Ok(USAGE);
         }
     };
-    let headless = args.headless || !std::io::stdout().is_terminal();
-    let cancel = CancellationToken::new();
-    if !headless {
+    let state = if wants_tui(args.headless) {
         // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
-        let state = helmdeck::ui::run_deploy(prepared, cancel, None).await?;
-        return finish(&state, args.report.as_deref());
-    }
-    spawn_signal_handler(cancel.clone())?;
-    let mut printer = Headless::default();
-    let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
+        helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None).await?
+    } else {
+        deploy_headless(prepared).await?
+    };
     finish(&state, args.report.as_deref())
 }
 
@@ -100,33 +104,52 @@ async fn demo(
             return Ok(USAGE);
         }
     };
-    let headless = headless || !std::io::stdout().is_terminal();
-    if !headless {
+    let state = if wants_tui(headless) {
         let title = format!("demo · {}", demo.scenario_name);
-        let state =
-            helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?;
-        return finish(&state, report.as_deref());
-    }
-    println!(
-        "helmdeck demo · scenario {}: {}",
-        demo.scenario_name, demo.description
-    );
-    let cancel = CancellationToken::new();
-    spawn_signal_handler(cancel.clone())?;
-    let mut printer = Headless::default();
-    let state = run::deploy(demo.prepared, cancel, |event, state| {
-        printer.print(event, state)
-    })
-    .await?;
+        helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?
+    } else {
+        println!(
+            "helmdeck demo · scenario {}: {}",
+            demo.scenario_name, demo.description
+        );
+        deploy_headless(demo.prepared).await?
+    };
     finish(&state, report.as_deref())
+}
+
+/// The deploy in plain lines. SIGINT/SIGTERM cancel it: helm gets one SIGTERM (never SIGKILL)
+/// and is waited for, and the run ends at its verdict.
+async fn deploy_headless(prepared: run::Prepared) -> Result<DeployState> {
+    let cancel = CancellationToken::new();
+    let mut signals = Signals::install()?;
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        signals.recv().await;
+        eprintln!("helmdeck: cancelling (helm gets SIGTERM and is waited for)");
+        on_signal.cancel();
+    });
+    let mut printer = Headless::default();
+    run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await
+}
+
+/// `--json` wins, then the TUI, else plain text. Errors are setup failures (bad arguments, an
+/// unreadable kubeconfig), which become exit 2.
+async fn inspect(args: InspectArgs) -> Result<i32> {
+    let reader = std::sync::Arc::new(helmdeck::inspect::Reader::connect(&args).await?);
+    let inspection = reader.first().await;
+    if !args.json && wants_tui(args.headless) {
+        return helmdeck::ui::run_inspect(inspection, move || {
+            let reader = reader.clone();
+            async move { reader.read().await }
+        })
+        .await;
+    }
+    helmdeck::inspect::print(&inspection, args.json)
 }
 
 /// Writes the report (if asked) and returns the verdict's exit code. The cluster was touched by
 /// now, so a missing verdict or an unwritable report is exit 1 (fail closed), never the usage 2.
-fn finish(
-    state: &helmdeck::engine::state::DeployState,
-    report_path: Option<&std::path::Path>,
-) -> Result<i32> {
+fn finish(state: &DeployState, report_path: Option<&std::path::Path>) -> Result<i32> {
     let Some(verdict) = state.verdict.clone() else {
         eprintln!("helmdeck: the deploy ended without a verdict (fail closed)");
         return Ok(1);
@@ -165,20 +188,4 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         namespace,
         helm_env: vec![],
     })
-}
-
-/// SIGINT/SIGTERM cancel the deploy: helm gets one SIGTERM (never SIGKILL) and is waited for.
-fn spawn_signal_handler(cancel: CancellationToken) -> Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt()).wrap_err("installing the SIGINT handler")?;
-    let mut term = signal(SignalKind::terminate()).wrap_err("installing the SIGTERM handler")?;
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
-        eprintln!("helmdeck: cancelling (helm gets SIGTERM and is waited for)");
-        cancel.cancel();
-    });
-    Ok(())
 }

@@ -16,7 +16,7 @@ pub mod redact;
 pub mod text;
 pub mod workloads;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use color_eyre::eyre::{Result, eyre};
 
@@ -26,54 +26,66 @@ use crate::cluster;
 pub use collect::Request;
 pub use model::Inspection;
 
-/// Runs the command; returns the exit code (0, or 1 when the requested revision is unreadable).
-/// Errors are setup failures (bad arguments, unreadable kubeconfig), which main turns into 2.
-pub async fn run(args: InspectArgs) -> Result<i32> {
-    if let Some(n) = args.revision.filter(|n| *n < 1) {
-        return Err(eyre!("--revision must be 1 or more (got {n})"));
+/// What `helmdeck inspect` reads, and from where, so the TUI can read it again.
+pub struct Reader {
+    cluster: cluster::client::Cluster,
+    request: Request,
+}
+
+impl Reader {
+    /// Checks the arguments and connects. Errors are setup failures (bad arguments, an
+    /// unreadable kubeconfig), which main turns into 2.
+    pub async fn connect(args: &InspectArgs) -> Result<Reader> {
+        if let Some(n) = args.revision.filter(|n| *n < 1) {
+            return Err(eyre!("--revision must be 1 or more (got {n})"));
+        }
+        if args.release.is_empty() {
+            return Err(eyre!("the release name is empty"));
+        }
+        let cluster = cluster::client::connect(args.kube_context.as_deref()).await?;
+        let request = Request {
+            release: args.release.clone(),
+            namespace: args
+                .namespace
+                .clone()
+                .unwrap_or_else(|| cluster.default_namespace.clone()),
+            revision: args.revision,
+            show_manifest: args.show_manifest,
+        };
+        Ok(Reader { cluster, request })
     }
-    if args.release.is_empty() {
-        return Err(eyre!("the release name is empty"));
+
+    /// The first read. One quick request first, so an unreachable cluster is said at once
+    /// rather than after every read has timed out.
+    pub async fn first(&self) -> Inspection {
+        match cluster::client::reachable(&self.cluster).await {
+            Ok(_) => self.read().await,
+            Err(e) => Inspection {
+                release: crate::text::plain(&self.request.release),
+                namespace: crate::text::plain(&self.request.namespace),
+                requested: self.request.revision,
+                revision: self.request.revision,
+                error: Some(crate::text::plain(&e.to_string())),
+                ..Inspection::default()
+            },
+        }
     }
-    let cluster = cluster::client::connect(args.kube_context.as_deref()).await?;
-    let request = Request {
-        release: args.release.clone(),
-        namespace: args
-            .namespace
-            .clone()
-            .unwrap_or_else(|| cluster.default_namespace.clone()),
-        revision: args.revision,
-        show_manifest: args.show_manifest,
-    };
-    // One quick request first, so an unreachable cluster is said at once rather than after
-    // every read has timed out.
-    let inspection = match cluster::client::reachable(&cluster).await {
-        Ok(_) => collect::inspect(&cluster.client, &request).await,
-        Err(e) => Inspection {
-            release: crate::text::plain(&request.release),
-            namespace: crate::text::plain(&request.namespace),
-            requested: request.revision,
-            revision: request.revision,
-            error: Some(crate::text::plain(&e.to_string())),
-            ..Inspection::default()
-        },
-    };
-    let output = if args.json {
-        let mut s = serde_json::to_string_pretty(&json::document(&inspection))?;
+
+    /// Reads the release again (the TUI's `r`).
+    pub async fn read(&self) -> Inspection {
+        collect::inspect(&self.cluster.client, &self.request).await
+    }
+}
+
+/// Prints the inspection as one JSON document (`--json`) or as plain text; returns the exit
+/// code (0, or 1 when the requested revision is unreadable).
+pub fn print(inspection: &Inspection, json: bool) -> Result<i32> {
+    let output = if json {
+        let mut s = serde_json::to_string_pretty(&json::document(inspection))?;
         s.push('\n');
         s
     } else {
-        // The TUI takes over when stdout is a terminal and --headless is not given.
-        let headless = args.headless || !std::io::stdout().is_terminal();
-        if !headless {
-            let client = cluster.client.clone();
-            return crate::ui::run_inspect(inspection, move || {
-                let (client, request) = (client.clone(), request.clone());
-                async move { collect::inspect(&client, &request).await }
-            })
-            .await;
-        }
-        text::render(&inspection)
+        text::render(inspection)
     };
     let mut stdout = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error of the inspection.

@@ -6,7 +6,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use crate::engine::logs::{LogMsg, LogRequest};
 use crate::engine::state::DeployState;
 use crate::ui::model::{self, Target};
-use crate::ui::nav::{self, Scroll, Selection, move_selection, scroll_text};
+use crate::ui::nav::{
+    self, Filters, Ordered, Scroll, Selection, cycle_focus, move_selection, scroll_text,
+};
 
 /// Log lines kept for the container shown in the drill-down.
 const LOG_LINES_KEPT: usize = 2_000;
@@ -18,24 +20,8 @@ pub enum Pane {
     Helm,
 }
 
-impl Pane {
-    pub const ALL: [Pane; 3] = [Pane::Workloads, Pane::Hooks, Pane::Helm];
-
-    fn next(self) -> Pane {
-        match self {
-            Pane::Workloads => Pane::Hooks,
-            Pane::Hooks => Pane::Helm,
-            Pane::Helm => Pane::Workloads,
-        }
-    }
-
-    fn prev(self) -> Pane {
-        match self {
-            Pane::Workloads => Pane::Helm,
-            Pane::Hooks => Pane::Workloads,
-            Pane::Helm => Pane::Hooks,
-        }
-    }
+impl Ordered for Pane {
+    const ALL: &'static [Pane] = &[Pane::Workloads, Pane::Hooks, Pane::Helm];
 }
 
 /// Which list a filter narrows.
@@ -47,32 +33,13 @@ pub enum FilterSlot {
     Log,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filters {
-    pub workloads: String,
-    pub hooks: String,
-    pub helm: String,
-    pub log: String,
-}
-
-impl Filters {
-    pub fn get(&self, slot: FilterSlot) -> &str {
-        match slot {
-            FilterSlot::Workloads => &self.workloads,
-            FilterSlot::Hooks => &self.hooks,
-            FilterSlot::Helm => &self.helm,
-            FilterSlot::Log => &self.log,
-        }
-    }
-
-    fn get_mut(&mut self, slot: FilterSlot) -> &mut String {
-        match slot {
-            FilterSlot::Workloads => &mut self.workloads,
-            FilterSlot::Hooks => &mut self.hooks,
-            FilterSlot::Helm => &mut self.helm,
-            FilterSlot::Log => &mut self.log,
-        }
-    }
+impl Ordered for FilterSlot {
+    const ALL: &'static [FilterSlot] = &[
+        FilterSlot::Workloads,
+        FilterSlot::Hooks,
+        FilterSlot::Helm,
+        FilterSlot::Log,
+    ];
 }
 
 /// The drill-down into one workload or Job.
@@ -147,9 +114,8 @@ pub struct UiState {
     pub workloads: Selection,
     pub hooks: Selection,
     pub helm: Scroll,
-    pub filters: Filters,
-    /// The filter being typed, if any.
-    pub editing: Option<FilterSlot>,
+    /// The filters, and the one being typed.
+    pub filters: Filters<FilterSlot>,
     pub overlay: Overlay,
     pub detail: Option<Detail>,
     /// The operator confirmed a cancel; the screen stays until the verdict.
@@ -170,7 +136,6 @@ impl Default for UiState {
             hooks: Selection::default(),
             helm: Scroll::default(),
             filters: Filters::default(),
-            editing: None,
             overlay: Overlay::None,
             detail: None,
             cancelling: false,
@@ -223,9 +188,12 @@ impl UiState {
 
     /// Brings selections in line with the rows as they are now (called before each frame).
     pub fn sync(&mut self, state: &DeployState) {
-        self.workloads
-            .resolve(&model::workload_keys(state, &self.filters.workloads));
-        self.hooks.resolve(&hook_keys(state, &self.filters.hooks));
+        self.workloads.resolve(&model::workload_keys(
+            state,
+            self.filters.get(FilterSlot::Workloads),
+        ));
+        self.hooks
+            .resolve(&hook_keys(state, self.filters.get(FilterSlot::Hooks)));
         if let Some(d) = self.detail.as_mut() {
             d.pod.resolve(&model::pod_keys(state, &d.target));
         }
@@ -237,7 +205,7 @@ impl UiState {
         }
         self.notice = None;
         if nav::is_ctrl_c(key) {
-            self.editing = None;
+            self.filters.editing = None;
             if self.overlay == Overlay::Confirm {
                 self.overlay = Overlay::None;
                 return Effect::None;
@@ -254,14 +222,14 @@ impl UiState {
             }
             Overlay::None => {}
         }
-        if let Some(slot) = self.editing {
-            self.on_filter_key(slot, key, state);
+        if self.filters.type_key(key).is_some() {
+            self.sync(state);
             return Effect::None;
         }
         match key.code {
             KeyCode::Char('q') => return self.quit_request(state),
             KeyCode::Char('?') => self.overlay = Overlay::Help,
-            KeyCode::Char('/') => self.editing = Some(self.filter_slot()),
+            KeyCode::Char('/') => self.filters.edit(self.filter_slot()),
             _ if self.detail.is_some() => self.on_detail_key(key, state),
             _ => self.on_main_key(key, state),
         }
@@ -297,31 +265,23 @@ impl UiState {
         }
     }
 
-    fn on_filter_key(&mut self, slot: FilterSlot, key: KeyEvent, state: &DeployState) {
-        if nav::type_filter(self.filters.get_mut(slot), key) {
-            self.editing = None;
-        }
-        self.sync(state);
-    }
-
     fn on_main_key(&mut self, key: KeyEvent, state: &DeployState) {
-        let helm_total = crate::ui::panes::helm::line_count(state, &self.filters.helm);
+        if cycle_focus(&mut self.focus, key.code) {
+            return;
+        }
+        let helm_total =
+            crate::ui::panes::helm::line_count(state, self.filters.get(FilterSlot::Helm));
         match key.code {
-            KeyCode::Tab => self.focus = self.focus.next(),
-            KeyCode::BackTab => self.focus = self.focus.prev(),
             KeyCode::Char('f') => self.helm.toggle(helm_total),
-            KeyCode::Esc => {
-                let slot = self.filter_slot();
-                self.filters.get_mut(slot).clear();
-            }
+            KeyCode::Esc => self.filters.clear(self.filter_slot()),
             KeyCode::Enter => self.open_detail(state),
             code => match self.focus {
                 Pane::Workloads => {
-                    let keys = model::workload_keys(state, &self.filters.workloads);
+                    let keys = model::workload_keys(state, self.filters.get(FilterSlot::Workloads));
                     move_selection(&mut self.workloads, &keys, code);
                 }
                 Pane::Hooks => {
-                    let keys = hook_keys(state, &self.filters.hooks);
+                    let keys = hook_keys(state, self.filters.get(FilterSlot::Hooks));
                     move_selection(&mut self.hooks, &keys, code);
                 }
                 Pane::Helm => scroll_text(&mut self.helm, helm_total, code),
@@ -332,7 +292,7 @@ impl UiState {
     fn open_detail(&mut self, state: &DeployState) {
         let target = match self.focus {
             Pane::Workloads => {
-                let rows = model::workload_rows(state, &self.filters.workloads);
+                let rows = model::workload_rows(state, self.filters.get(FilterSlot::Workloads));
                 let Some(i) = self.workloads.resolve(
                     &rows
                         .iter()
@@ -347,7 +307,7 @@ impl UiState {
                 }
             }
             Pane::Hooks => {
-                let rows = model::hook_rows(state, &self.filters.hooks);
+                let rows = model::hook_rows(state, self.filters.get(FilterSlot::Hooks));
                 let Some(i) = self
                     .hooks
                     .resolve(&rows.iter().map(|r| r.key()).collect::<Vec<_>>())
@@ -368,7 +328,7 @@ impl UiState {
             log: Scroll::default(),
         };
         detail.pod.resolve(&model::pod_keys(state, &detail.target));
-        self.filters.log.clear();
+        self.filters.clear(FilterSlot::Log);
         self.detail = Some(detail);
     }
 
@@ -377,7 +337,12 @@ impl UiState {
         let Some(detail) = self.detail.as_mut() else {
             return;
         };
-        let total = crate::ui::panes::detail::log_line_count(state, detail, log, &self.filters.log);
+        let total = crate::ui::panes::detail::log_line_count(
+            state,
+            detail,
+            log,
+            self.filters.get(FilterSlot::Log),
+        );
         match key.code {
             KeyCode::Esc | KeyCode::Backspace => self.detail = None,
             KeyCode::Up | KeyCode::Char('k') => {

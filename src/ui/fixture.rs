@@ -7,7 +7,7 @@ use crate::engine::event::{
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::verdict;
 use crate::ui::app::UiState;
-use crate::ui::panes::View;
+use crate::ui::panes::DeployFrame;
 use crate::ui::screen;
 use crate::ui::theme::Theme;
 
@@ -443,12 +443,12 @@ impl Story {
         s
     }
 
-    /// The view at the story's current second.
-    pub fn view(&self) -> View<'_> {
+    /// What a frame draws from at the story's current second.
+    pub fn frame(&self) -> DeployFrame<'_> {
         let now = t0()
             .checked_add(jiff::SignedDuration::from_secs_f64(self.t))
             .expect("a time in range");
-        View {
+        DeployFrame {
             state: &self.state,
             theme: Theme::coloured(),
             title: Some("demo · crashloop"),
@@ -459,6 +459,6 @@ impl Story {
     }
 
     pub fn render(&self, ui: &mut UiState, width: u16, height: u16) -> String {
-        screen::render_to_string(&self.view(), ui, width, height)
+        screen::render_to_string(&self.frame(), ui, width, height)
     }
 }

@@ -1,16 +1,15 @@
-//! The live loop: the engine runs the deploy on its own task; every event it applies is sent
-//! here (a clone of the event, not of the state) and folded into a mirror of the state with
-//! the same [`DeployState::apply`]. The screen redraws when something changed, on input, and on
-//! a slow tick (spinner, clock). The cluster is never polled; only the drill-down asks for a
-//! container's log, one stream at a time.
+//! The live deploy screen in the shared [`Tui`]: the engine runs the deploy on its own task;
+//! every event it applies is sent here (a clone of the event, not of the state) and folded into
+//! a mirror of the state with the same [`DeployState::apply`]. The screen redraws when something
+//! changed, on input, and on a slow tick (spinner, clock). The cluster is never polled; only
+//! the drill-down asks for a container's log, one stream at a time.
 
 use std::time::{Duration, Instant};
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
-use futures::StreamExt;
-use ratatui::crossterm::event::{Event as TermEvent, EventStream};
-use tokio::signal::unix::{SignalKind, signal};
+use color_eyre::eyre::{Result, eyre};
+use ratatui::Frame;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::event::Event;
@@ -18,10 +17,12 @@ use crate::engine::logs::{self, LogRequest};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
 use crate::headless::Headless;
+use crate::signals::Signal;
 use crate::ui::app::{Effect, UiState};
-use crate::ui::panes::View;
+use crate::ui::panes::DeployFrame;
+use crate::ui::screen;
 use crate::ui::theme::Theme;
-use crate::ui::{screen, term};
+use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 
 /// The slow tick: spinner frames and the clock.
 const TICK: Duration = Duration::from_millis(250);
@@ -51,9 +52,7 @@ pub async fn run_deploy(
         .unwrap_or_else(|| prepared.cluster.server.clone());
     let client = prepared.cluster.client.clone();
     let namespace = prepared.namespace.clone();
-    // Signals first, the terminal second: nothing has started if either fails.
-    let signals = Signals::new()?;
-    let mut guard = term::Guard::enter().wrap_err("setting up the terminal")?;
+    let mut tui = Tui::enter(Some(TICK))?;
 
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
     let engine_cancel = cancel.clone();
@@ -75,26 +74,32 @@ pub async fn run_deploy(
         logs_stop.clone(),
     ));
 
-    let channels = Channels {
+    let mut screen = DeployScreen {
+        mirror: DeployState::new(plan),
+        ui: UiState::new(),
+        theme: Theme::from_env(),
+        started: Instant::now(),
+        title,
+        context,
         events: events_rx,
         logs: logs_rx,
         requests: requests_tx,
-        signals,
-    };
-    let outcome = ui_loop(
-        &mut guard,
-        DeployState::new(plan),
-        channels,
+        asked: None,
         deploy,
-        &cancel,
-        title.as_deref(),
-        &context,
-    )
-    .await;
+        finished: None,
+        cancel,
+        quit: false,
+        blind: false,
+        input_open: true,
+    };
+    let outcome = tui::run(&mut tui, &mut screen).await;
     logs_stop.cancel();
     let _ = logs_task.await;
-    drop(guard);
-    let state = outcome?;
+    drop(tui);
+    outcome?;
+    let state = screen
+        .finished
+        .unwrap_or_else(|| Err(eyre!("the deploy ended without a result")))?;
     if let Some(v) = &state.verdict {
         // The screen is gone: leave the verdict in the scrollback.
         for line in Headless::default().lines(&Event::Verdict(v.clone()), &state) {
@@ -104,134 +109,148 @@ pub async fn run_deploy(
     Ok(state)
 }
 
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> Result<Signals> {
-        Ok(Signals {
-            term: signal(SignalKind::terminate()).wrap_err("installing the SIGTERM handler")?,
-            int: signal(SignalKind::interrupt()).wrap_err("installing the SIGINT handler")?,
-            hup: signal(SignalKind::hangup()).wrap_err("installing the SIGHUP handler")?,
-        })
-    }
-}
-
-struct Channels {
+/// The deploy screen: a mirror of the engine's state, what the operator looks at, and the
+/// channels to the engine and the log streamer.
+struct DeployScreen {
+    mirror: DeployState,
+    ui: UiState,
+    theme: Theme,
+    started: Instant,
+    title: Option<String>,
+    context: String,
     events: mpsc::UnboundedReceiver<(Event, f64, String)>,
     logs: mpsc::UnboundedReceiver<logs::LogMsg>,
     requests: mpsc::UnboundedSender<Option<LogRequest>>,
-    signals: Signals,
+    /// The log stream last asked for.
+    asked: Option<LogRequest>,
+    deploy: JoinHandle<Result<DeployState>>,
+    finished: Option<Result<DeployState>>,
+    cancel: CancellationToken,
+    quit: bool,
+    /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
+    blind: bool,
+    input_open: bool,
 }
 
-async fn ui_loop(
-    guard: &mut term::Guard,
-    mut mirror: DeployState,
-    mut ch: Channels,
-    mut deploy: tokio::task::JoinHandle<Result<DeployState>>,
-    cancel: &CancellationToken,
-    title: Option<&str>,
-    context: &str,
-) -> Result<DeployState> {
-    let theme = Theme::from_env();
-    let started = Instant::now();
-    let mut ui = UiState::new();
-    let mut input = EventStream::new();
-    let mut input_open = true;
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut finished: Option<Result<DeployState>> = None;
-    let mut asked: Option<LogRequest> = None;
-    let mut quit = false;
-    // The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
-    let mut blind = false;
-    let mut dirty = true;
-    loop {
-        if dirty && !blind {
-            let elapsed = if mirror.verdict.is_some() {
-                mirror.now_secs
-            } else {
-                started.elapsed().as_secs_f64()
-            };
-            let view = View {
-                state: &mirror,
-                theme,
-                title,
-                context: Some(context),
-                elapsed,
-                now: Some(jiff::Timestamp::now()),
-            };
-            if guard
-                .terminal
-                .draw(|f| screen::draw(f, &view, &mut ui))
-                .is_err()
-            {
-                blind = true;
-                ui.cancelling = true;
-                cancel.cancel();
-            }
-            dirty = false;
-        }
-        if finished.is_some()
-            && mirror.verdict.is_some()
-            && (ui.done(&mirror, quit) || blind || !input_open)
-        {
-            break;
-        }
-        tokio::select! {
-            Some((event, at, wall)) = ch.events.recv() => {
-                mirror.apply(&event, at, &wall);
-                while let Ok((event, at, wall)) = ch.events.try_recv() {
-                    mirror.apply(&event, at, &wall);
-                }
-                dirty = true;
-            }
-            Some(msg) = ch.logs.recv() => {
-                ui.log.apply(msg);
-                while let Ok(msg) = ch.logs.try_recv() {
-                    ui.log.apply(msg);
-                }
-                dirty = true;
-            }
-            key = input.next(), if input_open => match key {
-                Some(Ok(TermEvent::Key(k))) => {
-                    match ui.on_key(k, &mirror) {
-                        Effect::Cancel => cancel.cancel(),
-                        Effect::Quit => quit = true,
-                        Effect::None => {}
-                    }
-                    dirty = true;
-                }
-                Some(Ok(TermEvent::Resize(..))) => {
-                    let _ = guard.terminal.autoresize();
-                    dirty = true;
-                }
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => input_open = false,
-            },
-            _ = tick.tick() => {
-                ui.tick = ui.tick.wrapping_add(1);
-                dirty = true;
-            }
-            done = &mut deploy, if finished.is_none() => {
-                finished = Some(done.map_err(|e| eyre!("the deploy task failed: {e}")).and_then(|r| r));
-                if finished.as_ref().is_some_and(|r| r.is_err()) {
-                    break;
-                }
-                dirty = true;
-            }
-            _ = ch.signals.term.recv() => { ui.cancelling = true; cancel.cancel(); dirty = true; }
-            _ = ch.signals.int.recv() => { ui.cancelling = true; cancel.cancel(); dirty = true; }
-            _ = ch.signals.hup.recv() => { blind = true; ui.cancelling = true; cancel.cancel(); }
-        }
-        let wanted = ui.wanted_log(&mirror);
-        if wanted != asked {
-            let _ = ch.requests.send(wanted.clone());
-            asked = wanted;
+impl DeployScreen {
+    /// Cancels the deploy (helm gets one SIGTERM, never SIGKILL); the screen stays until the
+    /// verdict.
+    fn cancel(&mut self) {
+        self.ui.cancelling = true;
+        self.cancel.cancel();
+    }
+
+    /// Asks the log streamer for the container the drill-down shows, when that changed.
+    fn ask_log(&mut self) {
+        let wanted = self.ui.wanted_log(&self.mirror);
+        if wanted != self.asked {
+            let _ = self.requests.send(wanted.clone());
+            self.asked = wanted;
         }
     }
-    finished.unwrap_or_else(|| Err(eyre!("the deploy ended without a result")))
+
+    fn handle(&mut self, event: TuiEvent) -> Flow {
+        match event {
+            TuiEvent::Key(key) => {
+                match self.ui.on_key(key, &self.mirror) {
+                    Effect::Cancel => self.cancel.cancel(),
+                    Effect::Quit => self.quit = true,
+                    Effect::None => {}
+                }
+                Flow::Redraw
+            }
+            TuiEvent::Tick => {
+                self.ui.tick = self.ui.tick.wrapping_add(1);
+                Flow::Redraw
+            }
+            TuiEvent::Signal(Signal::Hangup) => {
+                self.blind = true;
+                self.cancel();
+                Flow::Same
+            }
+            TuiEvent::Signal(Signal::Interrupt | Signal::Terminate) => {
+                self.cancel();
+                Flow::Redraw
+            }
+            TuiEvent::InputClosed => {
+                self.input_open = false;
+                Flow::Same
+            }
+            TuiEvent::Resize => Flow::Redraw,
+        }
+    }
+
+    async fn next_change(&mut self) -> Flow {
+        tokio::select! {
+            Some((event, at, wall)) = self.events.recv() => {
+                self.mirror.apply(&event, at, &wall);
+                while let Ok((event, at, wall)) = self.events.try_recv() {
+                    self.mirror.apply(&event, at, &wall);
+                }
+                Flow::Redraw
+            }
+            Some(msg) = self.logs.recv() => {
+                self.ui.log.apply(msg);
+                while let Ok(msg) = self.logs.try_recv() {
+                    self.ui.log.apply(msg);
+                }
+                Flow::Redraw
+            }
+            done = &mut self.deploy, if self.finished.is_none() => {
+                let done = done
+                    .map_err(|e| eyre!("the deploy task failed: {e}"))
+                    .and_then(|r| r);
+                let failed = done.is_err();
+                self.finished = Some(done);
+                if failed { Flow::Quit } else { Flow::Redraw }
+            }
+            // Every source ended: the terminal's events are all that is left.
+            else => std::future::pending().await,
+        }
+    }
+}
+
+impl Screen for DeployScreen {
+    fn draw(&mut self, frame: &mut Frame) {
+        let elapsed = if self.mirror.verdict.is_some() {
+            self.mirror.now_secs
+        } else {
+            self.started.elapsed().as_secs_f64()
+        };
+        let ctx = DeployFrame {
+            state: &self.mirror,
+            theme: self.theme,
+            title: self.title.as_deref(),
+            context: Some(&self.context),
+            elapsed,
+            now: Some(jiff::Timestamp::now()),
+        };
+        screen::draw(frame, &ctx, &mut self.ui);
+    }
+
+    fn on_event(&mut self, event: TuiEvent) -> Flow {
+        let flow = self.handle(event);
+        self.ask_log();
+        flow
+    }
+
+    async fn changed(&mut self) -> Flow {
+        let flow = self.next_change().await;
+        self.ask_log();
+        flow
+    }
+
+    fn on_lost(&mut self, _: std::io::Error) -> Result<Flow> {
+        self.blind = true;
+        self.cancel();
+        Ok(Flow::Same)
+    }
+
+    /// After the verdict, once the operator quits (or asked for the cancel that led to it),
+    /// or when nobody can see the screen or press a key any more.
+    fn done(&self) -> bool {
+        self.finished.is_some()
+            && self.mirror.verdict.is_some()
+            && (self.ui.done(&self.mirror, self.quit) || self.blind || !self.input_open)
+    }
 }

@@ -14,8 +14,8 @@ pub mod model;
 pub mod nav;
 pub mod panes;
 pub mod screen;
-mod term;
 pub mod theme;
+mod tui;
 
 #[cfg(test)]
 mod fixture;

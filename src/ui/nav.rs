@@ -1,7 +1,92 @@
-//! Moving around, the same on both screens: a selection remembered by key, a scrolled text, a
-//! typed filter, and the keys that change them.
+//! Moving around, the same on both screens: the focused pane, a selection remembered by key, a
+//! scrolled text, the typed filters, and the keys that change them.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// A fixed set of values in their order: a screen's panes (in Tab order), the lists it filters.
+pub trait Ordered: Copy + Eq + 'static {
+    const ALL: &'static [Self];
+
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|v| *v == self).unwrap_or(0)
+    }
+
+    /// The one after, and after the last the first (Tab).
+    fn next(self) -> Self {
+        Self::ALL[(self.index() + 1) % Self::ALL.len()]
+    }
+
+    /// The one before, and before the first the last (Shift+Tab).
+    fn prev(self) -> Self {
+        Self::ALL[(self.index() + Self::ALL.len() - 1) % Self::ALL.len()]
+    }
+}
+
+/// Tab and Shift+Tab move the focus; `true` when the key was one of them.
+pub fn cycle_focus<P: Ordered>(focus: &mut P, code: KeyCode) -> bool {
+    match code {
+        KeyCode::Tab => *focus = focus.next(),
+        KeyCode::BackTab => *focus = focus.prev(),
+        _ => return false,
+    }
+    true
+}
+
+/// One typed filter per list a screen narrows (`S` names the list), and the one being typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filters<S: Ordered> {
+    /// In the order of `S::ALL`.
+    texts: Vec<String>,
+    /// The filter being typed, if any.
+    pub editing: Option<S>,
+}
+
+impl<S: Ordered> Default for Filters<S> {
+    fn default() -> Self {
+        Filters {
+            texts: vec![String::new(); S::ALL.len()],
+            editing: None,
+        }
+    }
+}
+
+impl<S: Ordered> Filters<S> {
+    pub fn get(&self, slot: S) -> &str {
+        &self.texts[slot.index()]
+    }
+
+    pub fn set(&mut self, slot: S, text: &str) {
+        text.clone_into(&mut self.texts[slot.index()]);
+    }
+
+    pub fn clear(&mut self, slot: S) {
+        self.texts[slot.index()].clear();
+    }
+
+    /// `/`: keys go to this filter until Enter or Esc.
+    pub fn edit(&mut self, slot: S) {
+        self.editing = Some(slot);
+    }
+
+    pub fn is_editing(&self, slot: S) -> bool {
+        self.editing == Some(slot)
+    }
+
+    /// The text being typed, for the key bar.
+    pub fn typing(&self) -> Option<&str> {
+        self.editing.map(|slot| self.get(slot))
+    }
+
+    /// A key while a filter is typed: it goes to that filter (Enter keeps it, Esc clears it,
+    /// and either ends the typing). The filter it went to; `None` when none is being typed.
+    pub fn type_key(&mut self, key: KeyEvent) -> Option<S> {
+        let slot = self.editing?;
+        if type_filter(&mut self.texts[slot.index()], key) {
+            self.editing = None;
+        }
+        Some(slot)
+    }
+}
 
 /// A selected row, remembered by key so it survives rows appearing, changing and filtering.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -116,7 +201,7 @@ pub fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
     }
 }
 
-/// The same keys on a text view: following its end (a log's tail), or anchored at a line.
+/// The same keys on a scrolled text: following its end (a log's tail), or anchored at a line.
 pub fn scroll_text(scroll: &mut Scroll, total: usize, code: KeyCode) {
     let page = scroll.height.max(2) - 1;
     match code {
@@ -135,7 +220,7 @@ pub fn scroll_text(scroll: &mut Scroll, total: usize, code: KeyCode) {
 
 /// A key typed into a filter; `true` when the typing ends (Enter keeps the filter, Esc clears
 /// it).
-pub fn type_filter(filter: &mut String, key: KeyEvent) -> bool {
+fn type_filter(filter: &mut String, key: KeyEvent) -> bool {
     match key.code {
         KeyCode::Esc => {
             filter.clear();

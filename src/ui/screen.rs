@@ -4,46 +4,48 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use crate::ui::app::{Overlay, Pane, UiState};
-use crate::ui::panes::{View, banner, detail, header, helm, help, hooks, workloads};
+use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
+use crate::ui::panes::{DeployFrame, banner, detail, header, helm, help, hooks, workloads};
 use crate::ui::{keybar, layout, model};
 
 /// From this width blocked workloads show their pod-level cause on a second line.
 const WIDE: u16 = 120;
 
-pub fn draw(frame: &mut Frame, view: &View, ui: &mut UiState) {
-    ui.sync(view.state);
-    let Some(areas) = layout::split(frame, |width, max| banner::height(view, width, max)) else {
+pub fn draw(frame: &mut Frame, ctx: &DeployFrame, ui: &mut UiState) {
+    ui.sync(ctx.state);
+    let Some(areas) = layout::split(frame, |width, max| banner::height(ctx, width, max)) else {
         return;
     };
-    header::render(frame, areas.head, view, ui.tick);
+    header::render(frame, areas.head, ctx, ui.tick);
     if areas.banner.height > 0 {
-        banner::render(frame, areas.banner, view);
+        banner::render(frame, areas.banner, ctx);
     }
     if ui.detail.is_some() {
-        detail::render(frame, areas.body, view, ui);
+        detail::render(frame, areas.body, ctx, ui);
     } else {
-        render_panes(frame, areas.body, view, ui);
+        render_panes(frame, areas.body, ctx, ui);
     }
-    render_keys(frame, areas.keys, view, ui);
+    render_keys(frame, areas.keys, ctx, ui);
     match ui.overlay {
-        Overlay::Help => help::render_help(frame, areas.whole, view),
-        Overlay::Confirm => help::render_confirm(frame, areas.whole, view),
+        Overlay::Help => help::render_help(frame, areas.whole, ctx),
+        Overlay::Confirm => help::render_confirm(frame, areas.whole, ctx),
         Overlay::None => {}
     }
 }
 
 /// Rows a table pane wants: its rows, a header and two borders.
-fn wanted_rows(view: &View, ui: &UiState, pane: Pane, wide: bool) -> u16 {
+fn wanted_rows(ctx: &DeployFrame, ui: &UiState, pane: Pane, wide: bool) -> u16 {
     let rows: usize = match pane {
-        Pane::Workloads => workloads::wanted_rows(view.state, &ui.filters.workloads, wide),
-        Pane::Hooks => model::hook_rows(view.state, &ui.filters.hooks).len(),
+        Pane::Workloads => {
+            workloads::wanted_rows(ctx.state, ui.filters.get(FilterSlot::Workloads), wide)
+        }
+        Pane::Hooks => model::hook_rows(ctx.state, ui.filters.get(FilterSlot::Hooks)).len(),
         Pane::Helm => 0,
     };
     rows.max(1) as u16 + 3
 }
 
-fn render_panes(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
+fn render_panes(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState) {
     let h = area.height;
     let focus = ui.focus;
     let wide = area.width >= WIDE;
@@ -54,8 +56,8 @@ fn render_panes(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
     } else {
         5
     };
-    let mut wl = wanted_rows(view, ui, Pane::Workloads, wide);
-    let mut hk = wanted_rows(view, ui, Pane::Hooks, wide);
+    let mut wl = wanted_rows(ctx, ui, Pane::Workloads, wide);
+    let mut hk = wanted_rows(ctx, ui, Pane::Hooks, wide);
     let order = if focus == Pane::Hooks {
         [Pane::Workloads, Pane::Hooks]
     } else {
@@ -76,27 +78,27 @@ fn render_panes(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         Constraint::Min(3),
     ])
     .areas(area);
-    workloads::render(frame, a, view, ui, focus == Pane::Workloads);
-    hooks::render(frame, b, view, ui, focus == Pane::Hooks);
-    helm::render(frame, c, view, ui, focus == Pane::Helm);
+    workloads::render(frame, a, ctx, ui, focus == Pane::Workloads);
+    hooks::render(frame, b, ctx, ui, focus == Pane::Hooks);
+    helm::render(frame, c, ctx, ui, focus == Pane::Helm);
 }
 
-fn render_keys(frame: &mut Frame, area: Rect, view: &View, ui: &UiState) {
-    let t = &view.theme;
-    if let Some(slot) = ui.editing {
-        keybar::render_filter(frame, area, ui.filters.get(slot), t);
+fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
+    let t = &ctx.theme;
+    if let Some(typed) = ui.filters.typing() {
+        keybar::render_filter(frame, area, typed, t);
         return;
     }
     if let Some(notice) = &ui.notice {
         keybar::render_notice(frame, area, notice, t);
         return;
     }
-    if ui.cancelling && view.state.verdict.is_none() {
+    if ui.cancelling && ctx.state.verdict.is_none() {
         let text = "cancelling: helm got SIGTERM (never SIGKILL); waiting for it to exit and for the verdict";
         keybar::render_notice(frame, area, text, t);
         return;
     }
-    let quit = match &view.state.verdict {
+    let quit = match &ctx.state.verdict {
         Some(v) => format!("quit (exit {})", v.code),
         None => "cancel".to_string(),
     };
@@ -130,6 +132,6 @@ fn render_keys(frame: &mut Frame, area: Rect, view: &View, ui: &UiState) {
 
 /// Draws one frame into a test terminal (used by the snapshot tests and the hostile-text test).
 #[cfg(test)]
-pub fn render_to_string(view: &View, ui: &mut UiState, width: u16, height: u16) -> String {
-    layout::render_to_string(width, height, |f| draw(f, view, ui))
+pub fn render_to_string(ctx: &DeployFrame, ui: &mut UiState, width: u16, height: u16) -> String {
+    layout::render_to_string(width, height, |f| draw(f, ctx, ui))
 }

@@ -8,7 +8,7 @@ use ratatui::style::Modifier;
 use crate::engine::event::{Event, KubeEventView, PodView, Step, WorkloadView};
 use crate::engine::logs::LogMsg;
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, Pane, UiState};
+use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
 
@@ -191,7 +191,7 @@ fn optional_rows_are_dim_and_never_red() {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).unwrap();
     let mut ui = UiState::new();
     terminal
-        .draw(|f| crate::ui::screen::draw(f, &story.view(), &mut ui))
+        .draw(|f| crate::ui::screen::draw(f, &story.frame(), &mut ui))
         .unwrap();
     let buf = terminal.backend().buffer();
     let row_of = |needle: &str| {
@@ -445,9 +445,9 @@ fn drill_down_and_back() {
     // `/` in the drill-down searches the log, and Esc there clears only the search.
     press(&mut ui, s, KeyCode::Char('/'));
     type_text(&mut ui, s, "err");
-    assert_eq!(ui.filters.log, "err");
+    assert_eq!(ui.filters.get(FilterSlot::Log), "err");
     press(&mut ui, s, KeyCode::Esc);
-    assert!(ui.detail.is_some() && ui.filters.log.is_empty());
+    assert!(ui.detail.is_some() && ui.filters.get(FilterSlot::Log).is_empty());
     press(&mut ui, s, KeyCode::Esc);
     assert!(ui.detail.is_none());
     assert_eq!(ui.wanted_log(s), None);
@@ -511,14 +511,14 @@ fn an_untouched_selection_stays_on_the_first_row_as_rows_arrive() {
 #[test]
 fn no_color_keeps_dim_and_words() {
     let story = Story::rollout();
-    let view = crate::ui::panes::View {
+    let ctx = crate::ui::panes::DeployFrame {
         theme: crate::ui::theme::Theme::plain(),
-        ..story.view()
+        ..story.frame()
     };
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     let mut ui = UiState::new();
     terminal
-        .draw(|f| crate::ui::screen::draw(f, &view, &mut ui))
+        .draw(|f| crate::ui::screen::draw(f, &ctx, &mut ui))
         .unwrap();
     let buf = terminal.backend().buffer();
     let reset = ratatui::style::Color::Reset;

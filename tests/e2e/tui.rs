@@ -255,21 +255,31 @@ fn demo_under_tmux_lands_greys_the_optional_row_drills_down_and_restores_the_ter
 
     // q after the verdict quits at once, with the verdict's code, and restores the terminal.
     tmux.keys(&["q"]);
+    let code = wait_exit(&tmux, &exit, "q");
+    assert_eq!(code, "EXIT=0");
+    assert_restored(&tmux, "verdict: LANDED (exit 0)");
+}
+
+/// Waits for the `EXIT=code` line the tmux command leaves in `exit`, and returns it.
+fn wait_exit(tmux: &Tmux, exit: &Path, what: &str) -> String {
     let start = Instant::now();
-    let code = loop {
-        if let Ok(text) = std::fs::read_to_string(&exit)
+    loop {
+        if let Ok(text) = std::fs::read_to_string(exit)
             && text.contains("EXIT=")
         {
-            break text.trim().to_string();
+            return text.trim().to_string();
         }
         assert!(
             start.elapsed() < STEP_TIMEOUT,
-            "helmdeck did not exit after q:\n{}",
+            "helmdeck did not exit after {what}:\n{}",
             strip(&tmux.capture())
         );
         std::thread::sleep(Duration::from_millis(200));
-    };
-    assert_eq!(code, "EXIT=0");
+    }
+}
+
+/// The alternate screen was left and the verdict line stays in the scrollback.
+fn assert_restored(tmux: &Tmux, verdict: &str) {
     assert_eq!(
         tmux.display("#{alternate_on}"),
         "0",
@@ -277,7 +287,59 @@ fn demo_under_tmux_lands_greys_the_optional_row_drills_down_and_restores_the_ter
     );
     let after = strip(&tmux.capture());
     assert!(
-        after.contains("verdict: LANDED (exit 0)"),
+        after.contains(verdict),
         "the verdict is left in the scrollback:\n{after}"
     );
+}
+
+#[test]
+fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_terminal() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    // readiness-never without its short demo timeout: the rollout waits long enough to cancel.
+    let scenario = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/readiness-never.yaml"),
+    )
+    .expect("the readiness-never scenario");
+    let scenario = scenario
+        .split("\ndemo:")
+        .next()
+        .expect("split yields at least one part");
+    let scenario_path = work.path().join("readiness-never-long.yaml");
+    std::fs::write(&scenario_path, scenario).expect("writing the scenario");
+    let command = format!(
+        "{} demo --scenario {} --helm {}; echo EXIT=$? > {}",
+        env!("CARGO_BIN_EXE_helmdeck"),
+        scenario_path.display(),
+        tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(120, 40, &command);
+    tmux.wait_for("the rollout waiting on demo-web", BANNER_TIMEOUT, |s| {
+        strip(s).contains("demo-web")
+    });
+
+    // q asks first; n keeps the deploy going.
+    tmux.keys(&["q"]);
+    tmux.wait_for("the cancel question", STEP_TIMEOUT, |s| {
+        strip(s).contains("Cancel the deploy?")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("the question to close", STEP_TIMEOUT, |s| {
+        !strip(s).contains("Cancel the deploy?")
+    });
+    assert!(
+        !exit.exists(),
+        "n must not end the deploy:\n{}",
+        strip(&tmux.capture())
+    );
+
+    // Ctrl+C asks the same; y cancels, and the screen ends at the cancelled verdict by itself.
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("the cancel question after Ctrl+C", STEP_TIMEOUT, |s| {
+        strip(s).contains("Cancel the deploy?")
+    });
+    tmux.keys(&["y"]);
+    assert_eq!(wait_exit(&tmux, &exit, "a confirmed cancel"), "EXIT=1");
+    assert_restored(&tmux, "verdict: FAILED (exit 1): cancelled");
 }

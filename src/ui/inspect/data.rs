@@ -10,7 +10,7 @@ use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookPod, InspectedHook, Inspection, Termination, phase_word,
 };
 use crate::ui::model::Mark;
-use crate::ui::panes::View;
+use crate::ui::panes::DeployFrame;
 use crate::ui::theme::Theme;
 
 /// The inspection and, for the panes shared with the deploy screen, its workloads, pods and
@@ -57,19 +57,19 @@ impl Inspected {
 }
 
 /// Everything a frame of the inspect screen is drawn from, borrowed.
-pub struct IView<'a> {
+pub struct InspectFrame<'a> {
     pub data: &'a Inspected,
     pub theme: Theme,
 }
 
-impl<'a> IView<'a> {
+impl<'a> InspectFrame<'a> {
     pub fn inspection(&self) -> &'a Inspection {
         &self.data.inspection
     }
 
-    /// The view the deploy screen's panes take.
-    pub fn deck(&self) -> View<'a> {
-        View {
+    /// What the deploy screen's panes draw from, for the panes the inspect screen shares.
+    pub fn deploy_frame(&self) -> DeployFrame<'a> {
+        DeployFrame {
             state: &self.data.mirror,
             theme: self.theme,
             title: None,

@@ -13,7 +13,7 @@ use crate::helm::status::HookPhase;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{ContainerEvidence, HookPod, InspectedHook, phase_word};
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{Drill, HookDrill, InspectUi, Slot};
 use crate::ui::model::Mark;
 use crate::ui::nav::Scroll;
@@ -60,7 +60,7 @@ fn container_mark(c: &ContainerEvidence) -> Mark {
     }
 }
 
-/// Where a static text view is: nothing at its end, else the first line shown.
+/// Where a static text is scrolled to: nothing at its end, else the first line shown.
 pub fn position<'a>(scroll: &Scroll, total: usize, height: u16, t: &Theme) -> Span<'a> {
     if scroll.follow || total <= height as usize {
         Span::raw("")
@@ -106,7 +106,7 @@ fn title<'a>(h: &InspectedHook, t: &Theme) -> Vec<Span<'a>> {
 }
 
 /// The record's facts and the live object's state: what is known before the pods.
-fn summary(h: &InspectedHook, v: &IView, width: usize) -> Vec<Line<'static>> {
+fn summary(h: &InspectedHook, v: &InspectFrame, width: usize) -> Vec<Line<'static>> {
     let t = &v.theme;
     let r = &h.record;
     let mut facts: Vec<String> = Vec::new();
@@ -183,7 +183,13 @@ fn summary(h: &InspectedHook, v: &IView, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
-fn render_pods(frame: &mut Frame, area: Rect, v: &IView, pods: &[HookPod], d: &mut HookDrill) {
+fn render_pods(
+    frame: &mut Frame,
+    area: Rect,
+    v: &InspectFrame,
+    pods: &[HookPod],
+    d: &mut HookDrill,
+) {
     let t = &v.theme;
     if pods.is_empty() {
         frame.render_widget(
@@ -252,7 +258,12 @@ fn render_pods(frame: &mut Frame, area: Rect, v: &IView, pods: &[HookPod], d: &m
 
 /// One line per container (the shown one marked `▸`), each followed by its termination
 /// message.
-fn container_lines(pod: &HookPod, shown: usize, v: &IView, width: usize) -> Vec<Line<'static>> {
+fn container_lines(
+    pod: &HookPod,
+    shown: usize,
+    v: &InspectFrame,
+    width: usize,
+) -> Vec<Line<'static>> {
     let t = &v.theme;
     let mut lines = vec![Line::from(section(
         format!("CONTAINERS of {}", fit::middle(&fit::inert(&pod.name), 40)),
@@ -329,7 +340,7 @@ fn container_lines(pod: &HookPod, shown: usize, v: &IView, width: usize) -> Vec<
 /// Events, newest first, as the deploy drill-down lists them.
 pub fn event_lines(
     events: &[&KubeEventView],
-    v: &IView,
+    v: &InspectFrame,
     width: usize,
     skip: usize,
     take: usize,
@@ -342,7 +353,7 @@ pub fn event_lines(
         .collect()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let i = v.inspection();
     let Some(Drill::Hook(mut d)) = ui.drill.clone() else {
@@ -373,7 +384,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     let hgt = inner.height;
     let pods = &e.pods;
     d.pod.resolve(&data::hook_pod_keys(h));
-    let shown = shown_log(h, &d, &ui.filters.log);
+    let shown = shown_log(h, &d, ui.filters.get(Slot::Log));
     let containers = match &shown {
         Some((pod, _, _)) => container_lines(pod, d.container, v, width),
         None => Vec::new(),
@@ -459,7 +470,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     };
     right.push(Span::styled(format!(" · {count}{previous}"), t.muted()));
     right.push(position(&d.log, lines.len(), log_area.height, &t));
-    if let Some(f) = filter_span(&ui.filters.log, ui.editing == Some(Slot::Log), &t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Log, &t) {
         right.push(f);
     }
     let mut title_line = Line::from(section(head, &t));
@@ -473,7 +484,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
         |l, w| plain_lines(l, w),
     );
     if lines.is_empty() {
-        let empty = match (&c.log_error, ui.filters.log.is_empty()) {
+        let empty = match (&c.log_error, ui.filters.get(Slot::Log).is_empty()) {
             (Some(err), _) => format!("log unavailable: {}", fit::inert(err)),
             (None, true) => "(the container logged nothing)".into(),
             (None, false) => "(no log line matches)".into(),
@@ -492,7 +503,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
 
 /// The main screen's preview of the selected hook (when there is room): the Job's state, and
 /// for the attempt that tells how it ended, the exit code, termination message and log tail.
-pub fn render_preview(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
+pub fn render_preview(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &InspectUi) {
     let t = v.theme;
     let i = v.inspection();
     let h = ui.hooks.key.as_deref().and_then(|k| data::find_hook(i, k));

@@ -9,7 +9,7 @@ use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookEvidence, HookPod, InspectedHook, Inspection, LockState,
     Operation, RevisionInfo, Storage, Termination,
 };
-use crate::ui::inspect::data::{IView, Inspected};
+use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::InspectUi;
 use crate::ui::theme::Theme;
@@ -430,9 +430,9 @@ pub fn data(i: Inspection) -> Inspected {
 
 /// One frame at `w`x`h`, without colour (the snapshot holds the text).
 pub fn render(data: &Inspected, ui: &mut InspectUi, w: u16, h: u16) -> String {
-    let view = IView {
+    let ctx = InspectFrame {
         data,
         theme: Theme::plain(),
     };
-    screen::render_to_string(&view, ui, w, h)
+    screen::render_to_string(&ctx, ui, w, h)
 }

@@ -10,10 +10,10 @@ use ratatui::widgets::Paragraph;
 
 use crate::time::{self, AgeStyle::Short};
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::panes::{banner, header, wrap_spans};
 
-fn identity(v: &IView) -> String {
+fn identity(v: &InspectFrame) -> String {
     let i = v.inspection();
     let mut s = format!(" inspect {} → {}", i.release, i.namespace);
     match (&i.info, i.revision) {
@@ -34,7 +34,7 @@ fn identity(v: &IView) -> String {
     s
 }
 
-fn title_line<'a>(v: &IView, width: usize) -> Line<'a> {
+fn title_line<'a>(v: &InspectFrame, width: usize) -> Line<'a> {
     let clock = match v.data.now {
         Some(now) => format!(" read {} ", now.strftime("%H:%M:%S")),
         None => String::new(),
@@ -43,7 +43,7 @@ fn title_line<'a>(v: &IView, width: usize) -> Line<'a> {
 }
 
 /// `✗ failed  Upgrade "demo" failed: …  · 01:44:25 (8m ago)`
-fn status_line<'a>(v: &IView, width: usize) -> Line<'a> {
+fn status_line<'a>(v: &InspectFrame, width: usize) -> Line<'a> {
     let t = &v.theme;
     let i = v.inspection();
     let Some(info) = &i.info else {
@@ -94,7 +94,7 @@ fn status_line<'a>(v: &IView, width: usize) -> Line<'a> {
     ])
 }
 
-pub fn render(frame: &mut Frame, area: Rect, v: &IView) {
+pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame) {
     let width = area.width as usize;
     let lines = vec![title_line(v, width), status_line(v, width)];
     frame.render_widget(Paragraph::new(lines), area);
@@ -105,7 +105,7 @@ enum Kind {
     Unreadable,
 }
 
-fn kind(v: &IView) -> Option<Kind> {
+fn kind(v: &InspectFrame) -> Option<Kind> {
     let i = v.inspection();
     if i.lock.is_some() {
         Some(Kind::Lock)
@@ -116,7 +116,7 @@ fn kind(v: &IView) -> Option<Kind> {
     }
 }
 
-fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
+fn lines(v: &InspectFrame, width: usize, rows: usize) -> Vec<Line<'static>> {
     let t = &v.theme;
     let i = v.inspection();
     let head: Vec<Line<'static>>;
@@ -209,7 +209,7 @@ fn lines(v: &IView, width: usize, rows: usize) -> Vec<Line<'static>> {
 
 /// Rows the banner takes (borders included): 0 when the release is neither locked nor
 /// unreadable.
-pub fn banner_height(v: &IView, width: u16, max: u16) -> u16 {
+pub fn banner_height(v: &InspectFrame, width: u16, max: u16) -> u16 {
     if kind(v).is_none() {
         return 0;
     }
@@ -222,7 +222,7 @@ pub fn banner_height(v: &IView, width: u16, max: u16) -> u16 {
     n + 2
 }
 
-pub fn render_banner(frame: &mut Frame, area: Rect, v: &IView) {
+pub fn render_banner(frame: &mut Frame, area: Rect, v: &InspectFrame) {
     let t = &v.theme;
     let Some(k) = kind(v) else { return };
     let (colour, title, bottom) = match k {

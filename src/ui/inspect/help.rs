@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::ui::inspect::data::IView;
+use crate::ui::inspect::data::InspectFrame;
 use crate::ui::panes::help;
 
 pub const KEYS: &[(&str, &str)] = &[
@@ -39,7 +39,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn render(frame: &mut Frame, area: Rect, v: &IView) {
+pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame) {
     let legend = "✓ succeeded  ✗ failed  ◐ running or unknown  · never ran (dimmed)  ░ optional (never gating)";
     help::render_keys(frame, area, KEYS, legend, 96, &v.theme);
 }

@@ -10,14 +10,14 @@ use ratatui::widgets::{Cell, Row};
 
 use crate::inspect::model::HistoryRow;
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{InspectUi, Slot};
 use crate::ui::panes::{filter_span, pane_block, render_empty, table};
 
 /// Inner widths from which the full dates and the app version show.
 const WIDE: usize = 110;
 
-fn description_cell<'a>(r: &HistoryRow, v: &IView, width: usize) -> Cell<'a> {
+fn description_cell<'a>(r: &HistoryRow, v: &InspectFrame, width: usize) -> Cell<'a> {
     let t = &v.theme;
     match &r.error {
         None => Cell::from(fit::end(&fit::inert(&r.description), width).into_owned()),
@@ -40,10 +40,10 @@ fn description_cell<'a>(r: &HistoryRow, v: &IView, width: usize) -> Cell<'a> {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi, focused: bool) {
     let t = &v.theme;
     let i = v.inspection();
-    let filter = ui.filters.history.clone();
+    let filter = ui.filters.get(Slot::History).to_string();
     let rows = data::history_rows(i, &filter);
     let mut title = vec![Span::raw("History")];
     if !i.history.is_empty() {
@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
         }
         title.push(Span::styled(facts, t.muted()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::History), t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::History, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

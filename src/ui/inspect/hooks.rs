@@ -12,7 +12,7 @@ use ratatui::widgets::{Cell, Row};
 use crate::helm::status::HookPhase;
 use crate::inspect::model::{InspectedHook, phase_word};
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{InspectUi, Slot};
 use crate::ui::model::{self, Mark};
 use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, table};
@@ -28,8 +28,8 @@ fn duration(h: &InspectedHook) -> String {
 }
 
 /// Rows each hook takes at this width (for the layout).
-pub fn row_heights(v: &IView, ui: &InspectUi, inner_width: usize) -> usize {
-    data::hook_rows(v.inspection(), &ui.filters.hooks)
+pub fn row_heights(v: &InspectFrame, ui: &InspectUi, inner_width: usize) -> usize {
+    data::hook_rows(v.inspection(), ui.filters.get(Slot::Hooks))
         .iter()
         .map(|h| {
             if inner_width < WIDE && note(h, v).is_some() {
@@ -43,7 +43,7 @@ pub fn row_heights(v: &IView, ui: &InspectUi, inner_width: usize) -> usize {
 
 /// What the evidence column says: the gist of the evidence, or why the hook had no part in
 /// this run.
-fn note(h: &InspectedHook, v: &IView) -> Option<(String, Style)> {
+fn note(h: &InspectedHook, v: &InspectFrame) -> Option<(String, Style)> {
     let t = &v.theme;
     if let Some(s) = data::evidence_summary(h) {
         let style = if h.record.phase == HookPhase::Failed {
@@ -65,10 +65,10 @@ fn note(h: &InspectedHook, v: &IView) -> Option<(String, Style)> {
     None
 }
 
-pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi, focused: bool) {
     let t = &v.theme;
     let i = v.inspection();
-    let filter = ui.filters.hooks.clone();
+    let filter = ui.filters.get(Slot::Hooks).to_string();
     let rows = data::hook_rows(i, &filter);
     let mut title = vec![Span::raw("Hooks")];
     if let Some(info) = &i.info {
@@ -89,7 +89,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focu
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(Slot::Hooks), t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Hooks, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);

@@ -1,90 +1,101 @@
-//! The inspect screen's loop: draw the collected inspection, then redraw on keys and resizes
-//! only (nothing is polled). `r` reads the release again through the caller's `reload`, while
-//! keys still work. The terminal is restored on every way out (the guard, and its panic hook).
+//! The inspect screen in the shared [`Tui`]: draw the collected inspection, then redraw on keys
+//! and resizes only (nothing is polled, no tick). `r` reads the release again through the
+//! caller's `reload`, while keys still work. Any signal, or the end of the input, quits.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use color_eyre::eyre::{Result, WrapErr};
-use futures::StreamExt;
-use ratatui::crossterm::event::{Event as TermEvent, EventStream};
-use tokio::signal::unix::{SignalKind, signal};
+use ratatui::Frame;
 
 use crate::inspect::Inspection;
-use crate::ui::inspect::data::{IView, Inspected};
+use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::{Effect, InspectUi};
-use crate::ui::term;
 use crate::ui::theme::Theme;
+use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 
 /// Shows `inspection` until the operator quits; returns the exit code the inspection calls for
 /// ([`Inspection::exit_code`] of the last one read). `reload` reads the release again (`r`).
-pub async fn run_inspect<F, Fut>(inspection: Inspection, mut reload: F) -> Result<i32>
+pub async fn run_inspect<F, Fut>(inspection: Inspection, reload: F) -> Result<i32>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Inspection>,
 {
-    let mut term_sig =
-        signal(SignalKind::terminate()).wrap_err("installing the SIGTERM handler")?;
-    let mut hup_sig = signal(SignalKind::hangup()).wrap_err("installing the SIGHUP handler")?;
-    let mut int_sig = signal(SignalKind::interrupt()).wrap_err("installing the SIGINT handler")?;
-    let mut guard = term::Guard::enter().wrap_err("setting up the terminal")?;
-    let theme = Theme::from_env();
-    let mut data = Inspected::new(inspection, Some(jiff::Timestamp::now()));
-    let mut ui = InspectUi::new(&data);
-    let mut input = EventStream::new();
-    let mut pending: Option<Pin<Box<Fut>>> = None;
-    let mut dirty = true;
-    let outcome: Result<()> = loop {
-        if dirty {
-            let view = IView { data: &data, theme };
-            if let Err(e) = guard
-                .terminal
-                .draw(|f| screen::draw(f, &view, &mut ui))
-                .wrap_err("drawing the inspect screen")
-            {
-                break Err(e);
-            }
-            dirty = false;
-        }
-        tokio::select! {
-            key = input.next() => match key {
-                Some(Ok(TermEvent::Key(k))) => {
-                    match ui.on_key(k, &data) {
-                        Effect::Quit => break Ok(()),
-                        Effect::Reload => pending = Some(Box::pin(reload())),
-                        Effect::None => {}
-                    }
-                    dirty = true;
-                }
-                Some(Ok(TermEvent::Resize(..))) => {
-                    let _ = guard.terminal.autoresize();
-                    dirty = true;
-                }
-                Some(Ok(_)) => {}
-                // The terminal is gone: nothing more to show.
-                Some(Err(_)) | None => break Ok(()),
-            },
-            fresh = async { pending.as_mut().expect("guarded by the condition").await }, if pending.is_some() => {
-                pending = None;
-                data = Inspected::new(fresh, Some(jiff::Timestamp::now()));
-                ui.reloading = false;
-                ui.sync(&data);
-                dirty = true;
-            }
-            _ = term_sig.recv() => break Ok(()),
-            _ = hup_sig.recv() => break Ok(()),
-            _ = int_sig.recv() => break Ok(()),
-        }
+    let mut tui = Tui::enter(None)?;
+    let data = Inspected::new(inspection, Some(jiff::Timestamp::now()));
+    let mut screen = InspectScreen {
+        ui: InspectUi::new(&data),
+        data,
+        theme: Theme::from_env(),
+        reload,
+        pending: None,
     };
-    drop(guard);
+    let outcome = tui::run(&mut tui, &mut screen).await;
+    drop(tui);
     outcome?;
     // The screen is gone: leave what was inspected in the scrollback.
-    if let Some(first) = crate::inspect::text::render(&data.inspection)
+    if let Some(first) = crate::inspect::text::render(&screen.data.inspection)
         .lines()
         .next()
     {
         println!("{first}");
     }
-    Ok(data.inspection.exit_code())
+    Ok(screen.data.inspection.exit_code())
+}
+
+struct InspectScreen<F, Fut> {
+    data: Inspected,
+    ui: InspectUi,
+    theme: Theme,
+    reload: F,
+    /// The release being read again, if it is.
+    pending: Option<Pin<Box<Fut>>>,
+}
+
+impl<F, Fut> Screen for InspectScreen<F, Fut>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Inspection>,
+{
+    fn draw(&mut self, frame: &mut Frame) {
+        let ctx = InspectFrame {
+            data: &self.data,
+            theme: self.theme,
+        };
+        screen::draw(frame, &ctx, &mut self.ui);
+    }
+
+    fn on_event(&mut self, event: TuiEvent) -> Flow {
+        match event {
+            TuiEvent::Key(key) => match self.ui.on_key(key, &self.data) {
+                Effect::Quit => Flow::Quit,
+                Effect::Reload => {
+                    self.pending = Some(Box::pin((self.reload)()));
+                    Flow::Redraw
+                }
+                Effect::None => Flow::Redraw,
+            },
+            TuiEvent::Resize => Flow::Redraw,
+            TuiEvent::Tick => Flow::Same,
+            // The terminal is gone, or the operator wants out: nothing more to show.
+            TuiEvent::Signal(_) | TuiEvent::InputClosed => Flow::Quit,
+        }
+    }
+
+    async fn changed(&mut self) -> Flow {
+        let Some(pending) = self.pending.as_mut() else {
+            return std::future::pending().await;
+        };
+        let fresh = pending.await;
+        self.pending = None;
+        self.data = Inspected::new(fresh, Some(jiff::Timestamp::now()));
+        self.ui.reloading = false;
+        self.ui.sync(&self.data);
+        Flow::Redraw
+    }
+
+    fn on_lost(&mut self, error: std::io::Error) -> Result<Flow> {
+        Err(error).wrap_err("drawing the inspect screen")
+    }
 }

@@ -17,7 +17,7 @@ mod hooks;
 mod live;
 mod screen;
 mod state;
-mod text_views;
+mod text_drills;
 mod workload;
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::ui::inspect::data::IView;
-use crate::ui::inspect::state::{Drill, Focus, InspectUi};
-use crate::ui::inspect::{evidence, header, help, history, hooks, text_views, workload};
+use crate::ui::inspect::data::InspectFrame;
+use crate::ui::inspect::state::{Drill, Focus, InspectUi, Slot};
+use crate::ui::inspect::{evidence, header, help, history, hooks, text_drills, workload};
 use crate::ui::panes::pane_block;
 use crate::ui::{fit, keybar, layout};
 
@@ -21,7 +21,7 @@ const PANE_MIN: u16 = 4;
 /// The fewest spare rows worth a preview of the selected hook's evidence.
 const PREVIEW_MIN: u16 = 6;
 
-pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
+pub fn draw(frame: &mut Frame, v: &InspectFrame, ui: &mut InspectUi) {
     ui.sync(v.data);
     let Some(areas) = layout::split(frame, |width, max| header::banner_height(v, width, max))
     else {
@@ -35,8 +35,8 @@ pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
     match &ui.drill {
         Some(Drill::Hook(_)) => evidence::render(frame, body, v, ui),
         Some(Drill::Workload(_)) => workload::render_drill(frame, body, v, ui),
-        Some(Drill::Revision(_)) => text_views::render_revision(frame, body, v, ui),
-        Some(Drill::Manifest(_)) => text_views::render_manifest(frame, body, v, ui),
+        Some(Drill::Revision(_)) => text_drills::render_revision(frame, body, v, ui),
+        Some(Drill::Manifest(_)) => text_drills::render_manifest(frame, body, v, ui),
         None => render_panes(frame, body, v, ui),
     }
     render_keys(frame, areas.keys, v, ui);
@@ -45,7 +45,7 @@ pub fn draw(frame: &mut Frame, v: &IView, ui: &mut InspectUi) {
     }
 }
 
-fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+fn render_panes(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = &v.theme;
     let warnings = &v.inspection().warnings;
     let warn_h = if warnings.is_empty() {
@@ -58,7 +58,8 @@ fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     let inner_w = panes.width.saturating_sub(2) as usize;
     let i = v.inspection();
     let wanted = |rows: usize| (rows.max(1) as u16).saturating_add(3);
-    let mut hs = wanted(crate::ui::inspect::data::history_rows(i, &ui.filters.history).len());
+    let mut hs =
+        wanted(crate::ui::inspect::data::history_rows(i, ui.filters.get(Slot::History)).len());
     let mut hk = wanted(hooks::row_heights(v, ui, inner_w));
     let mut wl = wanted(workload::wanted_rows(v, ui, panes.width >= WIDE));
     // When they do not fit, the panes without focus give up rows first (history, then the
@@ -138,10 +139,10 @@ fn render_panes(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
     }
 }
 
-fn render_keys(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
+fn render_keys(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &InspectUi) {
     let t = &v.theme;
-    if let Some(slot) = ui.editing {
-        keybar::render_filter(frame, area, ui.filters.get(slot), t);
+    if let Some(typed) = ui.filters.typing() {
+        keybar::render_filter(frame, area, typed, t);
         return;
     }
     let message = match (&ui.notice, ui.reloading) {
@@ -223,6 +224,6 @@ fn without_ranks<'a>(keys: &[(&'a str, &'a str, u8)]) -> Vec<(&'a str, &'a str)>
 
 /// Draws one frame into a test terminal.
 #[cfg(test)]
-pub fn render_to_string(v: &IView, ui: &mut InspectUi, width: u16, height: u16) -> String {
+pub fn render_to_string(v: &InspectFrame, ui: &mut InspectUi, width: u16, height: u16) -> String {
     crate::ui::layout::render_to_string(width, height, |f| draw(f, v, ui))
 }

@@ -8,7 +8,9 @@ use crate::helm::status::HookPhase;
 
 use crate::ui::inspect::data::{self, Inspected};
 use crate::ui::model::{self, Target};
-use crate::ui::nav::{self, Scroll, Selection, move_selection, scroll_text};
+use crate::ui::nav::{
+    self, Filters, Ordered, Scroll, Selection, cycle_focus, move_selection, scroll_text,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -17,22 +19,8 @@ pub enum Focus {
     Workloads,
 }
 
-impl Focus {
-    fn next(self) -> Focus {
-        match self {
-            Focus::History => Focus::Hooks,
-            Focus::Hooks => Focus::Workloads,
-            Focus::Workloads => Focus::History,
-        }
-    }
-
-    fn prev(self) -> Focus {
-        match self {
-            Focus::History => Focus::Workloads,
-            Focus::Hooks => Focus::History,
-            Focus::Workloads => Focus::Hooks,
-        }
-    }
+impl Ordered for Focus {
+    const ALL: &'static [Focus] = &[Focus::History, Focus::Hooks, Focus::Workloads];
 }
 
 /// Which list a filter narrows.
@@ -48,38 +36,15 @@ pub enum Slot {
     Manifest,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filters {
-    pub history: String,
-    pub hooks: String,
-    pub workloads: String,
-    pub log: String,
-    pub events: String,
-    pub manifest: String,
-}
-
-impl Filters {
-    pub fn get(&self, slot: Slot) -> &str {
-        match slot {
-            Slot::History => &self.history,
-            Slot::Hooks => &self.hooks,
-            Slot::Workloads => &self.workloads,
-            Slot::Log => &self.log,
-            Slot::Events => &self.events,
-            Slot::Manifest => &self.manifest,
-        }
-    }
-
-    fn get_mut(&mut self, slot: Slot) -> &mut String {
-        match slot {
-            Slot::History => &mut self.history,
-            Slot::Hooks => &mut self.hooks,
-            Slot::Workloads => &mut self.workloads,
-            Slot::Log => &mut self.log,
-            Slot::Events => &mut self.events,
-            Slot::Manifest => &mut self.manifest,
-        }
-    }
+impl Ordered for Slot {
+    const ALL: &'static [Slot] = &[
+        Slot::History,
+        Slot::Hooks,
+        Slot::Workloads,
+        Slot::Log,
+        Slot::Events,
+        Slot::Manifest,
+    ];
 }
 
 /// A hook's evidence: its pods, the selected pod's containers and the shown container's log.
@@ -127,9 +92,8 @@ pub struct InspectUi {
     pub history: Selection,
     pub hooks: Selection,
     pub workloads: Selection,
-    pub filters: Filters,
-    /// The filter being typed, if any.
-    pub editing: Option<Slot>,
+    /// The filters, and the one being typed.
+    pub filters: Filters<Slot>,
     pub help: bool,
     pub drill: Option<Drill>,
     /// A one-line message for the key bar.
@@ -165,7 +129,6 @@ impl InspectUi {
             hooks: Selection::default(),
             workloads: Selection::default(),
             filters: Filters::default(),
-            editing: None,
             help: false,
             drill: None,
             notice: None,
@@ -209,10 +172,13 @@ impl InspectUi {
     pub fn sync(&mut self, data: &Inspected) {
         let i = &data.inspection;
         self.history
-            .resolve(&data::history_keys(i, &self.filters.history));
-        self.hooks.resolve(&data::hook_keys(i, &self.filters.hooks));
-        self.workloads
-            .resolve(&model::workload_keys(&data.mirror, &self.filters.workloads));
+            .resolve(&data::history_keys(i, self.filters.get(Slot::History)));
+        self.hooks
+            .resolve(&data::hook_keys(i, self.filters.get(Slot::Hooks)));
+        self.workloads.resolve(&model::workload_keys(
+            &data.mirror,
+            self.filters.get(Slot::Workloads),
+        ));
         match self.drill.as_mut() {
             Some(Drill::Hook(d)) => {
                 if let Some(h) = data::find_hook(i, &d.key) {
@@ -255,15 +221,15 @@ impl InspectUi {
             }
             return Effect::None;
         }
-        if let Some(slot) = self.editing {
-            self.on_filter_key(slot, key, data);
+        if let Some(slot) = self.filters.type_key(key) {
+            self.on_filtered(slot, data);
             return Effect::None;
         }
         match key.code {
             KeyCode::Char('q') => return Effect::Quit,
             KeyCode::Char('?') => self.help = true,
             KeyCode::Char('/') => match self.filter_slot() {
-                Some(slot) => self.editing = Some(slot),
+                Some(slot) => self.filters.edit(slot),
                 None => self.notice = Some("nothing to filter here".into()),
             },
             KeyCode::Char('r') => {
@@ -276,7 +242,7 @@ impl InspectUi {
             }
             KeyCode::Char('m') if !matches!(self.drill, Some(Drill::Manifest(_))) => {
                 if data.inspection.manifest.is_some() {
-                    self.filters.manifest.clear();
+                    self.filters.clear(Slot::Manifest);
                     self.drill = Some(Drill::Manifest(from_top()));
                 } else {
                     self.notice = Some(
@@ -290,11 +256,8 @@ impl InspectUi {
         Effect::None
     }
 
-    fn on_filter_key(&mut self, slot: Slot, key: KeyEvent, data: &Inspected) {
-        if nav::type_filter(self.filters.get_mut(slot), key) {
-            self.editing = None;
-        }
-        // A narrowed log or list starts over.
+    /// A key went to the filter of `slot`: a narrowed log or list starts over.
+    fn on_filtered(&mut self, slot: Slot, data: &Inspected) {
         match (slot, self.drill.as_mut()) {
             (Slot::Log, Some(Drill::Hook(d))) => d.log = Scroll::default(),
             (Slot::Events, Some(Drill::Workload(d))) => d.events = from_top(),
@@ -306,12 +269,13 @@ impl InspectUi {
 
     fn on_main_key(&mut self, key: KeyEvent, data: &Inspected) {
         let i = &data.inspection;
+        if cycle_focus(&mut self.focus, key.code) {
+            return;
+        }
         match key.code {
-            KeyCode::Tab => self.focus = self.focus.next(),
-            KeyCode::BackTab => self.focus = self.focus.prev(),
             KeyCode::Esc => {
                 if let Some(slot) = self.filter_slot() {
-                    self.filters.get_mut(slot).clear();
+                    self.filters.clear(slot);
                 }
                 self.sync(data);
             }
@@ -323,15 +287,16 @@ impl InspectUi {
             }
             code => match self.focus {
                 Focus::History => {
-                    let keys = data::history_keys(i, &self.filters.history);
+                    let keys = data::history_keys(i, self.filters.get(Slot::History));
                     move_selection(&mut self.history, &keys, code);
                 }
                 Focus::Hooks => {
-                    let keys = data::hook_keys(i, &self.filters.hooks);
+                    let keys = data::hook_keys(i, self.filters.get(Slot::Hooks));
                     move_selection(&mut self.hooks, &keys, code);
                 }
                 Focus::Workloads => {
-                    let keys = model::workload_keys(&data.mirror, &self.filters.workloads);
+                    let keys =
+                        model::workload_keys(&data.mirror, self.filters.get(Slot::Workloads));
                     move_selection(&mut self.workloads, &keys, code);
                 }
             },
@@ -344,15 +309,15 @@ impl InspectUi {
         self.sync(data);
         let drill = match self.focus {
             Focus::History => {
-                let keys = data::history_keys(i, &self.filters.history);
+                let keys = data::history_keys(i, self.filters.get(Slot::History));
                 let Some(at) = self.history.resolve(&keys) else {
                     return;
                 };
-                let rows = data::history_rows(i, &self.filters.history);
+                let rows = data::history_rows(i, self.filters.get(Slot::History));
                 Drill::Revision(rows[at].revision)
             }
             Focus::Hooks => {
-                let keys = data::hook_keys(i, &self.filters.hooks);
+                let keys = data::hook_keys(i, self.filters.get(Slot::Hooks));
                 let Some(at) = self.hooks.resolve(&keys) else {
                     return;
                 };
@@ -365,11 +330,11 @@ impl InspectUi {
                 if let Some(h) = data::find_hook(i, &d.key) {
                     d.pod.resolve(&data::hook_pod_keys(h));
                 }
-                self.filters.log.clear();
+                self.filters.clear(Slot::Log);
                 Drill::Hook(d)
             }
             Focus::Workloads => {
-                let rows = model::workload_rows(&data.mirror, &self.filters.workloads);
+                let rows = model::workload_rows(&data.mirror, self.filters.get(Slot::Workloads));
                 let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
                 let Some(at) = self.workloads.resolve(&keys) else {
                     return;
@@ -384,7 +349,7 @@ impl InspectUi {
                     target,
                 };
                 d.pod.resolve(&model::pod_keys(&data.mirror, &d.target));
-                self.filters.events.clear();
+                self.filters.clear(Slot::Events);
                 Drill::Workload(d)
             }
         };
@@ -406,8 +371,9 @@ impl InspectUi {
                     return;
                 };
                 let pods = data::hook_pod_keys(h);
-                let lines = crate::ui::inspect::evidence::shown_log(h, d, &self.filters.log)
-                    .map_or(0, |(_, _, lines)| lines.len());
+                let lines =
+                    crate::ui::inspect::evidence::shown_log(h, d, self.filters.get(Slot::Log))
+                        .map_or(0, |(_, _, lines)| lines.len());
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => {
                         d.pod.move_by(&pods, -1);
@@ -431,7 +397,7 @@ impl InspectUi {
                 let events = crate::ui::inspect::workload::event_count(
                     data,
                     &d.target,
-                    &self.filters.events,
+                    self.filters.get(Slot::Events),
                 );
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => d.pod.move_by(&pods, -1),
@@ -456,7 +422,7 @@ impl InspectUi {
                 self.history = on(revs[to].to_string());
             }
             Drill::Manifest(s) => {
-                let total = data::manifest_lines(i, &self.filters.manifest).len();
+                let total = data::manifest_lines(i, self.filters.get(Slot::Manifest)).len();
                 scroll_text(s, total, key.code);
             }
         }

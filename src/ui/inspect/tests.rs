@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier};
 use crate::helm::status::HookPhase;
 use crate::inspect::model::Inspection;
 use crate::ui::fit;
-use crate::ui::inspect::data::{IView, Inspected};
+use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::fixture::{self, SEED_LOG};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::{Drill, Effect, Focus, InspectUi, Slot};
@@ -147,7 +147,7 @@ fn evidence_second_pod_and_log_keys() {
     assert!(d.log.follow);
     // Search narrows the log.
     press(&mut ui, &data, KeyCode::Char('/'));
-    assert_eq!(ui.editing, Some(Slot::Log));
+    assert_eq!(ui.filters.editing, Some(Slot::Log));
     type_text(&mut ui, &data, "row 17");
     press(&mut ui, &data, KeyCode::Enter);
     let screen = fixture::render(&data, &mut ui, 160, 48);
@@ -234,10 +234,10 @@ fn filtered_hooks() {
     assert!(screen.contains("filter: post"), "{screen}");
     snapshot("filtered_hooks_80x24", &screen);
     press(&mut ui, &data, KeyCode::Enter);
-    assert_eq!(ui.editing, None);
-    assert_eq!(ui.filters.hooks, "post");
+    assert_eq!(ui.filters.editing, None);
+    assert_eq!(ui.filters.get(Slot::Hooks), "post");
     press(&mut ui, &data, KeyCode::Esc);
-    assert_eq!(ui.filters.hooks, "");
+    assert_eq!(ui.filters.get(Slot::Hooks), "");
 }
 
 #[test]
@@ -339,12 +339,12 @@ fn failed_stands_out_and_never_ran_is_dim() {
     let mut ui = InspectUi::new(&data);
     let mut terminal =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
-    let view = IView {
+    let ctx = InspectFrame {
         data: &data,
         theme: Theme::coloured(),
     };
     terminal
-        .draw(|f| screen::draw(f, &view, &mut ui))
+        .draw(|f| screen::draw(f, &ctx, &mut ui))
         .expect("draw");
     let buf = terminal.backend().buffer().clone();
     let find = |needle: &str, from: u16| -> (u16, u16) {
@@ -367,12 +367,12 @@ fn failed_stands_out_and_never_ran_is_dim() {
     let mut ui = InspectUi::new(&data);
     // Focus elsewhere, so the selection does not reverse the row under test.
     ui.focus = Focus::History;
-    let view = IView {
+    let ctx = InspectFrame {
         data: &data,
         theme: Theme::coloured(),
     };
     terminal
-        .draw(|f| screen::draw(f, &view, &mut ui))
+        .draw(|f| screen::draw(f, &ctx, &mut ui))
         .expect("draw");
     let buf = terminal.backend().buffer().clone();
     let row = |needle: &str| -> (u16, u16) {

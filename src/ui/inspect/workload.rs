@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use crate::engine::event::KubeEventView;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView, Inspected};
+use crate::ui::inspect::data::{self, InspectFrame, Inspected};
 use crate::ui::inspect::evidence::{event_lines, position};
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::model::{self, Target};
@@ -20,7 +20,13 @@ use crate::ui::panes::pods::{self, PodTable};
 use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, workloads, wrap_spans};
 
 /// The workloads pane: the deploy screen's, over the inspection's workloads.
-pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi, focused: bool) {
+pub fn render_pane(
+    frame: &mut Frame,
+    area: Rect,
+    v: &InspectFrame,
+    ui: &mut InspectUi,
+    focused: bool,
+) {
     let t = &v.theme;
     let i = v.inspection();
     if i.workloads.is_empty() {
@@ -35,15 +41,18 @@ pub fn render_pane(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi,
     // The deploy pane reads its selection, filter and focus from the deploy UI state.
     let mut deck = UiState::new();
     deck.workloads = ui.workloads.clone();
-    deck.filters.workloads = ui.filters.workloads.clone();
-    deck.editing = (ui.editing == Some(Slot::Workloads)).then_some(FilterSlot::Workloads);
-    workloads::render(frame, area, &v.deck(), &mut deck, focused);
+    deck.filters
+        .set(FilterSlot::Workloads, ui.filters.get(Slot::Workloads));
+    if ui.filters.is_editing(Slot::Workloads) {
+        deck.filters.edit(FilterSlot::Workloads);
+    }
+    workloads::render(frame, area, &v.deploy_frame(), &mut deck, focused);
     ui.workloads = deck.workloads;
 }
 
 /// Rows the workloads pane wants (each row, two for a blocker with a cause when wide).
-pub fn wanted_rows(v: &IView, ui: &InspectUi, wide: bool) -> usize {
-    workloads::wanted_rows(&v.data.mirror, &ui.filters.workloads, wide)
+pub fn wanted_rows(v: &InspectFrame, ui: &InspectUi, wide: bool) -> usize {
+    workloads::wanted_rows(&v.data.mirror, ui.filters.get(Slot::Workloads), wide)
 }
 
 fn events_of<'a>(data: &'a Inspected, target: &Target, filter: &str) -> Vec<&'a KubeEventView> {
@@ -58,7 +67,7 @@ pub fn event_count(data: &Inspected, target: &Target, filter: &str) -> usize {
     events_of(data, target, filter).len()
 }
 
-pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let data = v.data;
     let Some(Drill::Workload(mut d)) = ui.drill.clone() else {
@@ -93,7 +102,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let pods = model::pods_of(&data.mirror, &d.target);
-    let events = events_of(data, &d.target, &ui.filters.events);
+    let events = events_of(data, &d.target, ui.filters.get(Slot::Events));
     let mut facts: Vec<Line<'static>> = Vec::new();
     if let Some(w) = w {
         for c in &w.pod_causes {
@@ -151,7 +160,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi
         t.heading(),
     )];
     head.push(position(&d.events, events.len(), events_area.height, &t));
-    if let Some(f) = filter_span(&ui.filters.events, ui.editing == Some(Slot::Events), &t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Events, &t) {
         head.push(f);
     }
     frame.render_widget(Paragraph::new(Line::from(head)), events_title);
@@ -163,7 +172,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi
         |e, w| event_lines(&[*e], v, w, 0, 1),
     );
     if events.is_empty() {
-        let empty = if ui.filters.events.is_empty() {
+        let empty = if ui.filters.get(Slot::Events).is_empty() {
             "no events about this workload, its ReplicaSets or its pods"
         } else {
             "no event matches"

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use crate::engine::verdict::{Outcome, Verdict};
 use crate::ui::fit;
-use crate::ui::panes::{View, wrap_spans};
+use crate::ui::panes::{DeployFrame, wrap_spans};
 use crate::ui::theme::Theme;
 
 fn glyph(o: Outcome) -> &'static str {
@@ -21,8 +21,8 @@ fn glyph(o: Outcome) -> &'static str {
 }
 
 /// The optional workloads left behind, by name (they never gate).
-fn optional_left(view: &View) -> Vec<String> {
-    view.state
+fn optional_left(ctx: &DeployFrame) -> Vec<String> {
+    ctx.state
         .optional()
         .filter(|w| !w.ready)
         .map(|w| w.name.clone())
@@ -31,8 +31,8 @@ fn optional_left(view: &View) -> Vec<String> {
 
 /// The banner's lines, at most `rows`: the reason gives up lines first, so the next step
 /// always shows.
-fn lines(view: &View, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'static>> {
-    let t = &view.theme;
+fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'static>> {
+    let t = &ctx.theme;
     let word = format!(" {} {} ", glyph(v.outcome), v.outcome.title());
     let head = wrap_spans(
         &[
@@ -62,7 +62,7 @@ fn lines(view: &View, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'stati
             width,
         ));
     }
-    let optional = optional_left(view);
+    let optional = optional_left(ctx);
     if !optional.is_empty() {
         let names = optional
             .iter()
@@ -100,12 +100,12 @@ pub fn fit_rows(
 }
 
 /// Rows the banner takes at this width (borders included), capped to leave room for the rest.
-pub fn height(view: &View, width: u16, max: u16) -> u16 {
-    let Some(v) = &view.state.verdict else {
+pub fn height(ctx: &DeployFrame, width: u16, max: u16) -> u16 {
+    let Some(v) = &ctx.state.verdict else {
         return 0;
     };
     let n = lines(
-        view,
+        ctx,
         v,
         width.saturating_sub(4) as usize,
         max.saturating_sub(2) as usize,
@@ -114,11 +114,11 @@ pub fn height(view: &View, width: u16, max: u16) -> u16 {
     n + 2
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
     let rows = area.height.saturating_sub(2) as usize;
-    let Some(v) = &view.state.verdict else { return };
-    let t = &view.theme;
-    let body = lines(view, v, area.width.saturating_sub(4) as usize, rows);
+    let Some(v) = &ctx.state.verdict else { return };
+    let t = &ctx.theme;
+    let body = lines(ctx, v, area.width.saturating_sub(4) as usize, rows);
     let bottom = " q quit · the screen stays for inspection ";
     render_box(
         frame,

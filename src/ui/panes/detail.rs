@@ -15,7 +15,7 @@ use crate::ui::model::{self, Target};
 use crate::ui::panes::events::event_line;
 use crate::ui::panes::helm::{position_span, window};
 use crate::ui::panes::pods::{self, PodTable};
-use crate::ui::panes::{View, filter_span, pane_block, plain_lines};
+use crate::ui::panes::{DeployFrame, filter_span, pane_block, plain_lines};
 use crate::ui::theme::Theme;
 
 /// `LOG pod / container`, and which of the pod's containers it is when there are more.
@@ -94,9 +94,9 @@ pub fn optional_note(w: &WorkloadView, t: &Theme) -> Option<Span<'static>> {
     Some(Span::styled(format!(" · optional{because}"), t.optional()))
 }
 
-fn title<'a>(view: &View, target: &Target) -> Vec<Span<'a>> {
-    let t = &view.theme;
-    let s = view.state;
+fn title<'a>(ctx: &DeployFrame, target: &Target) -> Vec<Span<'a>> {
+    let t = &ctx.theme;
+    let s = ctx.state;
     match target {
         Target::Workload { kind, name } => match s.workloads.get(&(kind.clone(), name.clone())) {
             Some(w) => {
@@ -135,20 +135,20 @@ fn title<'a>(view: &View, target: &Target) -> Vec<Span<'a>> {
     }
 }
 
-fn section<'a>(text: String, right: Option<Span<'a>>, view: &View) -> Line<'a> {
-    let mut spans = vec![Span::styled(text, view.theme.heading())];
+fn section<'a>(text: String, right: Option<Span<'a>>, ctx: &DeployFrame) -> Line<'a> {
+    let mut spans = vec![Span::styled(text, ctx.theme.heading())];
     spans.extend(right);
     Line::from(spans)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
-    let t = view.theme;
-    let state = view.state;
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState) {
+    let t = ctx.theme;
+    let state = ctx.state;
     let Some(detail) = ui.detail.clone() else {
         return;
     };
     let block =
-        pane_block(title(view, &detail.target), true, &t).title_bottom(Line::from(Span::styled(
+        pane_block(title(ctx, &detail.target), true, &t).title_bottom(Line::from(Span::styled(
             " esc back · ↑↓ pod · c container · f follow · / search · PgUp/PgDn scroll ",
             t.muted(),
         )));
@@ -177,12 +177,12 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         };
         pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
     }
-    render_events(frame, events_area, view, &events);
+    render_events(frame, events_area, ctx, &events);
 
     let Some(detail) = ui.detail.clone() else {
         return;
     };
-    let (lines, status) = log_lines(state, &detail, &ui.log, &ui.filters.log);
+    let (lines, status) = log_lines(state, &detail, &ui.log, ui.filters.get(FilterSlot::Log));
     let shown = shown_container(state, &detail);
     let containers = shown
         .as_ref()
@@ -197,10 +197,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         position_span(&detail.log, lines.len(), &t),
         Span::styled(format!(" · {status}"), t.muted()),
     ];
-    if let Some(f) = filter_span(&ui.filters.log, ui.editing == Some(FilterSlot::Log), &t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Log, &t) {
         right.push(f);
     }
-    let mut title_line = section(head, None, view);
+    let mut title_line = section(head, None, ctx);
     title_line.spans.extend(right);
     frame.render_widget(Paragraph::new(title_line), log_title_area);
     // Why the stream ended closes the log, unless another source (the init step) shows it.
@@ -229,7 +229,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
         d.log = scroll;
     }
     if lines.is_empty() {
-        let empty = if ui.filters.log.is_empty() {
+        let empty = if ui.filters.get(FilterSlot::Log).is_empty() {
             "(no log lines yet)"
         } else {
             "(no log line matches)"
@@ -241,9 +241,9 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState) {
     }
 }
 
-fn render_events(frame: &mut Frame, area: Rect, view: &View, events: &[&KubeEventView]) {
-    let t = &view.theme;
-    let mut lines = vec![section("EVENTS (newest first)".into(), None, view)];
+fn render_events(frame: &mut Frame, area: Rect, ctx: &DeployFrame, events: &[&KubeEventView]) {
+    let t = &ctx.theme;
+    let mut lines = vec![section("EVENTS (newest first)".into(), None, ctx)];
     if events.is_empty() {
         lines.push(Line::from(Span::styled(
             "no events about these objects",
@@ -252,7 +252,7 @@ fn render_events(frame: &mut Frame, area: Rect, view: &View, events: &[&KubeEven
     }
     let width = area.width as usize;
     for e in events.iter().take(area.height.saturating_sub(1) as usize) {
-        lines.push(event_line(e, view.now, width, 16, t));
+        lines.push(event_line(e, ctx.now, width, 16, t));
     }
     frame.render_widget(Paragraph::new(lines), area);
 }

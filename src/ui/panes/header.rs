@@ -11,21 +11,21 @@ use crate::engine::event::{Step, StepOutcome};
 use crate::engine::verdict::Outcome;
 use crate::ui::fit;
 use crate::ui::model::{self, Mark};
-use crate::ui::panes::{View, mark_style};
+use crate::ui::panes::{DeployFrame, mark_style};
 use crate::ui::theme::Theme;
 
-fn chart_label(view: &View) -> String {
-    match &view.state.chart_version {
+fn chart_label(ctx: &DeployFrame) -> String {
+    match &ctx.state.chart_version {
         Some(c) => c.clone(),
         None => {
-            let path = view.state.plan.chart.trim_end_matches('/');
+            let path = ctx.state.plan.chart.trim_end_matches('/');
             path.rsplit('/').next().unwrap_or(path).to_string()
         }
     }
 }
 
-fn revision_label(view: &View) -> String {
-    let s = view.state;
+fn revision_label(ctx: &DeployFrame) -> String {
+    let s = ctx.state;
     match (s.revision_before, s.revision) {
         (Some(b), Some(r)) => format!("revision {b} → {r}"),
         (None, Some(r)) => format!("install → revision {r}"),
@@ -36,24 +36,24 @@ fn revision_label(view: &View) -> String {
 }
 
 /// The first line: identity on the left, the clock on the right.
-fn title_line<'a>(view: &View<'a>, width: usize) -> Line<'a> {
-    let t = &view.theme;
-    let s = view.state;
-    let clock = format!(" {} ", fit::duration(view.elapsed));
+fn title_line<'a>(ctx: &DeployFrame<'a>, width: usize) -> Line<'a> {
+    let t = &ctx.theme;
+    let s = ctx.state;
+    let clock = format!(" {} ", fit::duration(ctx.elapsed));
     let mut facts = format!(
         " {} → {}",
         fit::inert(&s.plan.release),
         fit::inert(&s.plan.namespace)
     );
-    if let Some(ctx) = view.context {
+    if let Some(ctx) = ctx.context {
         facts.push_str(&format!(" @ {}", fit::inert(ctx)));
     }
     facts.push_str(&format!(
         " · {} · {}",
-        fit::inert(&chart_label(view)),
-        revision_label(view)
+        fit::inert(&chart_label(ctx)),
+        revision_label(ctx)
     ));
-    if let Some(title) = view.title {
+    if let Some(title) = ctx.title {
         facts.push_str(&format!(" · {}", fit::inert(title)));
     }
     brand_line(&facts, clock, width, t)
@@ -73,8 +73,8 @@ pub fn brand_line<'a>(facts: &str, clock: String, width: usize, t: &Theme) -> Li
     ])
 }
 
-fn step_detail(view: &View, step: Step, mark: Mark) -> String {
-    let s = view.state;
+fn step_detail(ctx: &DeployFrame, step: Step, mark: Mark) -> String {
+    let s = ctx.state;
     let st = s.steps.get(&step);
     match mark {
         Mark::Done => match st.and_then(|x| Some(x.ended_secs? - x.started_secs?)) {
@@ -84,7 +84,7 @@ fn step_detail(view: &View, step: Step, mark: Mark) -> String {
         Mark::Running => {
             let since = st
                 .and_then(|x| x.started_secs)
-                .map(|at| fit::duration(view.elapsed - at))
+                .map(|at| fit::duration(ctx.elapsed - at))
                 .unwrap_or_default();
             if step == Step::Rollout && !s.workloads.is_empty() {
                 let gating = s.gating().count();
@@ -107,20 +107,16 @@ fn step_detail(view: &View, step: Step, mark: Mark) -> String {
 }
 
 /// The step strip; details are dropped when the width is short.
-fn strip<'a>(view: &View<'a>, tick: u64, width: usize) -> Line<'a> {
-    let t = &view.theme;
+fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
+    let t = &ctx.theme;
     let mut parts: Vec<(Mark, String, String)> = Step::ALL
         .iter()
         .map(|step| {
-            let mark = model::step_mark(view.state, *step);
-            (
-                mark,
-                step.name().to_string(),
-                step_detail(view, *step, mark),
-            )
+            let mark = model::step_mark(ctx.state, *step);
+            (mark, step.name().to_string(), step_detail(ctx, *step, mark))
         })
         .collect();
-    let verdict = match &view.state.verdict {
+    let verdict = match &ctx.state.verdict {
         Some(v) => {
             let mark = match v.outcome {
                 Outcome::Landed => Mark::Done,
@@ -143,7 +139,7 @@ fn strip<'a>(view: &View<'a>, tick: u64, width: usize) -> Line<'a> {
             if i > 0 {
                 spans.push(Span::styled(sep, t.muted()));
             }
-            let verdict = view.state.verdict.as_ref().filter(|_| i == Step::ALL.len());
+            let verdict = ctx.state.verdict.as_ref().filter(|_| i == Step::ALL.len());
             let style = match verdict {
                 Some(v) => t.outcome(v.outcome),
                 None => mark_style(*mark, t),
@@ -179,8 +175,8 @@ fn strip<'a>(view: &View<'a>, tick: u64, width: usize) -> Line<'a> {
     Line::from(render(0, " ▸ "))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View, tick: u64) {
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, tick: u64) {
     let width = area.width as usize;
-    let lines = vec![title_line(view, width), strip(view, tick, width)];
+    let lines = vec![title_line(ctx, width), strip(ctx, tick, width)];
     frame.render_widget(Paragraph::new(lines), area);
 }

@@ -11,7 +11,7 @@ use crate::engine::event::{Level, Step};
 use crate::engine::state::DeployState;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::nav::Scroll;
-use crate::ui::panes::{View, filter_span, pane_block, render_empty, wrap_spans};
+use crate::ui::panes::{DeployFrame, filter_span, pane_block, render_empty, wrap_spans};
 use crate::ui::theme::Theme;
 use crate::ui::{ansi, fit};
 
@@ -143,7 +143,7 @@ pub fn window<T>(
     out
 }
 
-/// `following` or where the view is anchored.
+/// `following` or where the pane is anchored.
 pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'a> {
     if scroll.follow {
         Span::styled("  following", theme.muted())
@@ -158,12 +158,12 @@ pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
-    let t = view.theme;
-    let filter = ui.filters.helm.clone();
-    let items = lines(view.state, &filter);
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState, focused: bool) {
+    let t = ctx.theme;
+    let filter = ui.filters.get(FilterSlot::Helm).to_string();
+    let items = lines(ctx.state, &filter);
     let mut title = vec![Span::raw("Helm"), position_span(&ui.helm, items.len(), &t)];
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Helm), &t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Helm, &t) {
         title.push(f);
     }
     let block = pane_block(title, focused, &t);

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
 
 use crate::ui::fit;
-use crate::ui::panes::{View, wrap_spans};
+use crate::ui::panes::{DeployFrame, wrap_spans};
 use crate::ui::theme::Theme;
 
 /// Every key, as the help overlay and the README list them.
@@ -52,10 +52,10 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-pub fn render_help(frame: &mut Frame, area: Rect, view: &View) {
+pub fn render_help(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
     let legend =
         "✓ done  ◐ progressing  ✗ failed  · not started  – skipped  ░ optional (never gating)";
-    render_keys(frame, area, KEYS, legend, 90, &view.theme);
+    render_keys(frame, area, KEYS, legend, 90, &ctx.theme);
 }
 
 /// The help overlay of either screen: every key and what it does, then the glyphs' legend, in
@@ -109,8 +109,8 @@ pub fn render_keys(
     frame.render_widget(Paragraph::new(lines).block(block), rect);
 }
 
-pub fn render_confirm(frame: &mut Frame, area: Rect, view: &View) {
-    let t = &view.theme;
+pub fn render_confirm(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
+    let t = &ctx.theme;
     let width = area.width.saturating_sub(4).min(64);
     let inner = width.saturating_sub(4) as usize;
     let mut lines = wrap_spans(&[(t.bold(), "Cancel the deploy?".into())], inner);

@@ -12,12 +12,12 @@ use crate::engine::event::Step;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::model::{self, HookRow, Mark};
-use crate::ui::panes::{View, filter_span, mark_style, pane_block, render_empty, table};
+use crate::ui::panes::{DeployFrame, filter_span, mark_style, pane_block, render_empty, table};
 
-fn duration(row: &HookRow, view: &View) -> String {
+fn duration(row: &HookRow, ctx: &DeployFrame) -> String {
     match (row.started_at, row.completed_at) {
         (Some(s), Some(c)) => fit::between(s, c).map(fit::duration).unwrap_or_default(),
-        (Some(s), None) if row.mark == Mark::Running => view
+        (Some(s), None) if row.mark == Mark::Running => ctx
             .now
             .and_then(|now| fit::since(s, now))
             .map(fit::duration)
@@ -26,17 +26,17 @@ fn duration(row: &HookRow, view: &View) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
-    let t = &view.theme;
-    let state = view.state;
-    let filter = ui.filters.hooks.clone();
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState, focused: bool) {
+    let t = &ctx.theme;
+    let state = ctx.state;
+    let filter = ui.filters.get(FilterSlot::Hooks).to_string();
     let rows = model::hook_rows(state, &filter);
     let mut title = vec![Span::raw("Hooks")];
     let failed = rows.iter().filter(|r| r.mark == Mark::Failed).count();
     if failed > 0 {
         title.push(Span::styled(format!("  {failed} failed"), t.bad()));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Hooks), t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Hooks, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);
@@ -99,7 +99,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
                     r.started_at.and_then(fit::clock).unwrap_or_default(),
                 ));
             }
-            cells.push(table::right(duration(r, view)));
+            cells.push(table::right(duration(r, ctx)));
             Row::new(cells).style(style)
         })
         .collect();

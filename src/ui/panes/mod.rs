@@ -1,5 +1,5 @@
-//! One file per pane. Each renders from the borrowed [`View`] (the deploy state and the clock)
-//! and the UI state; none owns domain data.
+//! One file per pane. Each renders from the borrowed [`DeployFrame`] (the deploy state and the
+//! clock) and the UI state; none owns domain data.
 
 pub mod banner;
 pub mod detail;
@@ -20,10 +20,12 @@ use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use crate::engine::state::DeployState;
 use crate::ui::model::Mark;
+use crate::ui::nav::{Filters, Ordered};
 use crate::ui::theme::Theme;
 
-/// Everything a frame is drawn from, borrowed.
-pub struct View<'a> {
+/// Everything a frame of the deploy screen is drawn from, borrowed (not to be confused with
+/// ratatui's `Frame`, the buffer it is drawn into, nor with the engine's `views`, its data).
+pub struct DeployFrame<'a> {
     pub state: &'a DeployState,
     pub theme: Theme,
     /// What this run is (`demo · optional-pending`).
@@ -75,8 +77,13 @@ pub fn render_empty<'a>(
     );
 }
 
-/// ` / web` after a pane title when a filter narrows it.
-pub fn filter_span<'a>(filter: &'a str, editing: bool, theme: &Theme) -> Option<Span<'a>> {
+/// ` / web` after a pane title when the filter of `slot` narrows it (or is being typed).
+pub fn filter_span<S: Ordered>(
+    filters: &Filters<S>,
+    slot: S,
+    theme: &Theme,
+) -> Option<Span<'static>> {
+    let (filter, editing) = (filters.get(slot), filters.is_editing(slot));
     if filter.is_empty() && !editing {
         return None;
     }

@@ -13,7 +13,7 @@ use crate::engine::state::DeployState;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::model::{self, Mark};
-use crate::ui::panes::{View, filter_span, mark_style, pane_block, render_empty, table};
+use crate::ui::panes::{DeployFrame, filter_span, mark_style, pane_block, render_empty, table};
 
 /// Inner widths from which the full layout (long kind names, two-line blockers) is used.
 const WIDE: usize = 118;
@@ -66,8 +66,8 @@ fn columns(rows: &[&WorkloadView], inner: usize) -> Columns {
     }
 }
 
-fn status_cell<'a>(w: &WorkloadView, cols: &Columns, view: &View) -> (Cell<'a>, u16) {
-    let t = &view.theme;
+fn status_cell<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame) -> (Cell<'a>, u16) {
+    let t = &ctx.theme;
     let width = cols.status;
     let message = fit::inert(&model::short_message(w)).into_owned();
     let cause = w.pod_causes.first().map(|c| fit::inert(c).into_owned());
@@ -111,16 +111,16 @@ fn status_cell<'a>(w: &WorkloadView, cols: &Columns, view: &View) -> (Cell<'a>, 
     }
 }
 
-fn row<'a>(w: &WorkloadView, cols: &Columns, view: &View, tick: u64) -> Row<'a> {
-    let t = &view.theme;
+fn row<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame, tick: u64) -> Row<'a> {
+    let t = &ctx.theme;
     let mark = model::workload_mark(w);
     let kind = if cols.wide {
         w.kind.as_str()
     } else {
         short_kind(&w.kind)
     };
-    let age = fit::age_at(w.created.as_deref(), view.now);
-    let (status, height) = status_cell(w, cols, view);
+    let age = fit::age_at(w.created.as_deref(), ctx.now);
+    let (status, height) = status_cell(w, cols, ctx);
     let mark_cell = Cell::from(Span::styled(mark.glyph(tick), mark_style(mark, t)));
     let row = Row::new(vec![
         mark_cell,
@@ -140,10 +140,10 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, view: &View, tick: u64) -> Row<'a> 
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focused: bool) {
-    let t = &view.theme;
-    let state = view.state;
-    let filter = ui.filters.workloads.clone();
+pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState, focused: bool) {
+    let t = &ctx.theme;
+    let state = ctx.state;
+    let filter = ui.filters.get(FilterSlot::Workloads).to_string();
     let rows = model::workload_rows(state, &filter);
     let total = state.workloads.len();
     let optional = state.optional().count();
@@ -155,7 +155,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
             t.muted(),
         ));
     }
-    if let Some(f) = filter_span(&filter, ui.editing == Some(FilterSlot::Workloads), t) {
+    if let Some(f) = filter_span(&ui.filters, FilterSlot::Workloads, t) {
         title.push(f);
     }
     let block = pane_block(title, focused, t);
@@ -182,7 +182,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: &View, ui: &mut UiState, focu
     };
     let header = table::header(header_names, &[3, 4, 5, 6], t);
     let tick = ui.tick;
-    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, view, tick)).collect();
+    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, ctx, tick)).collect();
     let widths = [
         Constraint::Length(1),
         Constraint::Length(cols.kind),

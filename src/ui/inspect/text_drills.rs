@@ -9,13 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, IView};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::evidence::position;
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::panes::helm::window;
 use crate::ui::panes::{filter_span, pane_block, plain_lines, wrap_spans};
 
-pub fn render_revision(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi) {
+pub fn render_revision(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &InspectUi) {
     let t = &v.theme;
     let i = v.inspection();
     let Some(Drill::Revision(rev)) = &ui.drill else {
@@ -105,13 +105,13 @@ pub fn render_revision(frame: &mut Frame, area: Rect, v: &IView, ui: &InspectUi)
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-pub fn render_manifest(frame: &mut Frame, area: Rect, v: &IView, ui: &mut InspectUi) {
+pub fn render_manifest(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let i = v.inspection();
     let Some(Drill::Manifest(mut scroll)) = ui.drill.clone() else {
         return;
     };
-    let lines = data::manifest_lines(i, &ui.filters.manifest);
+    let lines = data::manifest_lines(i, ui.filters.get(Slot::Manifest));
     let mut title = vec![
         Span::raw(format!(
             "manifest of revision {}",
@@ -120,7 +120,7 @@ pub fn render_manifest(frame: &mut Frame, area: Rect, v: &IView, ui: &mut Inspec
         Span::styled(" · Secret values masked", t.muted()),
         position(&scroll, lines.len(), area.height.saturating_sub(2), &t),
     ];
-    if let Some(f) = filter_span(&ui.filters.manifest, ui.editing == Some(Slot::Manifest), &t) {
+    if let Some(f) = filter_span(&ui.filters, Slot::Manifest, &t) {
         title.push(f);
     }
     let block = pane_block(title, true, &t).title_bottom(Line::from(Span::styled(

@@ -1,0 +1,242 @@
+//! The one terminal shell both screens run in: raw mode and the alternate screen on the way in,
+//! restored on every way out (a normal return, an error, a panic: the hook restores before the
+//! panic message prints, so it is readable); the keys, resizes, the slow tick and the signals
+//! as one stream of [`TuiEvent`]s; and [`run`], the loop that draws a [`Screen`] and hands it
+//! those events and its own changes.
+//!
+//! Unlike the ratatui component template's `tui.rs`, nothing runs on a task of its own (the
+//! loop awaits the sources directly, so stopping never waits or sleeps), and `Drop` ignores
+//! restore errors rather than panicking inside a drop.
+
+use std::future::Future;
+use std::io::{self, Stdout, Write};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr};
+use futures::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::Show;
+use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEvent};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::{Frame, Terminal};
+use tokio::time::{Interval, MissedTickBehavior};
+
+use crate::signals::{Signal, Signals};
+
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Whether the terminal is in our mode (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Leaves raw mode and the alternate screen and shows the cursor. Safe to call at any time,
+/// any number of times; errors are ignored (there is nothing better to do on the way out).
+fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = disable_raw_mode();
+        let mut out = io::stdout();
+        let _ = execute!(out, LeaveAlternateScreen, Show);
+        let _ = out.flush();
+    }
+}
+
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Raw mode, the alternate screen, a hidden cursor. On an error part of it may be set up: the
+/// caller restores.
+fn enter_terminal() -> io::Result<Term> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(io::stdout(), EnterAlternateScreen)?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    terminal.hide_cursor()?;
+    terminal.clear()?;
+    Ok(terminal)
+}
+
+/// What the terminal says, in the order it happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuiEvent {
+    Key(KeyEvent),
+    /// The terminal changed size (the next frame fits it).
+    Resize,
+    /// The slow tick (spinners, clocks), when the screen asked for one.
+    Tick,
+    Signal(Signal),
+    /// The input ended or failed: no key comes any more.
+    InputClosed,
+}
+
+/// Owns the terminal while a screen runs; dropping it restores the terminal.
+pub struct Tui {
+    terminal: Term,
+    input: EventStream,
+    input_open: bool,
+    tick: Option<Interval>,
+    signals: Signals,
+    /// Frames no longer reach anyone (a failed frame, a hang-up): nothing is drawn.
+    lost: bool,
+}
+
+impl Tui {
+    /// Signals first, the terminal second: nothing has started if either fails. `tick`, when
+    /// given, is how often [`TuiEvent::Tick`] comes.
+    pub fn enter(tick: Option<Duration>) -> Result<Tui> {
+        let signals = Signals::install_with_hangup()?;
+        let terminal = enter_terminal()
+            .inspect_err(|_| restore())
+            .wrap_err("setting up the terminal")?;
+        let tick = tick.map(|every| {
+            let mut t = tokio::time::interval(every);
+            t.set_missed_tick_behavior(MissedTickBehavior::Skip);
+            t
+        });
+        Ok(Tui {
+            terminal,
+            input: EventStream::new(),
+            input_open: true,
+            tick,
+            signals,
+            lost: false,
+        })
+    }
+
+    /// Draws one frame, unless the terminal is lost. An error means it is lost from now on.
+    pub fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> io::Result<()> {
+        if self.lost {
+            return Ok(());
+        }
+        self.terminal.draw(render).map(|_| ()).inspect_err(|_| {
+            self.lost = true;
+        })
+    }
+
+    /// The next event. Cancel-safe: each source keeps what arrived while nobody waited.
+    pub async fn next(&mut self) -> TuiEvent {
+        let Tui {
+            terminal,
+            input,
+            input_open,
+            tick,
+            signals,
+            lost,
+        } = self;
+        let tick = async {
+            match tick.as_mut() {
+                Some(t) => {
+                    t.tick().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(tick);
+        loop {
+            tokio::select! {
+                read = input.next(), if *input_open => match read {
+                    Some(Ok(TermEvent::Key(key))) => return TuiEvent::Key(key),
+                    Some(Ok(TermEvent::Resize(..))) => {
+                        // A failed resize shows at the next draw, which knows what to do.
+                        let _ = terminal.autoresize();
+                        return TuiEvent::Resize;
+                    }
+                    // Mouse, focus and paste events mean nothing here.
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => {
+                        *input_open = false;
+                        return TuiEvent::InputClosed;
+                    }
+                },
+                () = &mut tick => return TuiEvent::Tick,
+                signal = signals.recv() => {
+                    if signal == Signal::Hangup {
+                        *lost = true;
+                    }
+                    return TuiEvent::Signal(signal);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// What the loop does after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Nothing shown changed.
+    Same,
+    Redraw,
+    /// The screen ends now.
+    Quit,
+}
+
+/// A screen the loop runs: the deploy screen and the inspect screen.
+pub trait Screen {
+    fn draw(&mut self, frame: &mut Frame);
+    /// One event from the terminal (a resize never comes here: the loop redraws on its own).
+    fn on_event(&mut self, event: TuiEvent) -> Flow;
+    /// The screen's own next change (engine events, a reload). Cancel-safe: the loop drops
+    /// this future whenever the terminal speaks first.
+    fn changed(&mut self) -> impl Future<Output = Flow>;
+    /// A frame could not be drawn: nothing more will be. `Err` ends the loop with it.
+    fn on_lost(&mut self, error: io::Error) -> Result<Flow>;
+    /// Whether the loop ends (asked after every frame).
+    fn done(&self) -> bool {
+        false
+    }
+}
+
+/// Runs `screen` in `tui` until it quits or is done: draws when something changed, then waits
+/// for the terminal or the screen's own change, whichever comes first.
+pub async fn run<S: Screen>(tui: &mut Tui, screen: &mut S) -> Result<()> {
+    enum Next {
+        Terminal(TuiEvent),
+        Screen(Flow),
+    }
+    let mut dirty = true;
+    loop {
+        if dirty {
+            dirty = false;
+            if let Err(e) = tui.draw(|frame| screen.draw(frame))
+                && screen.on_lost(e)? == Flow::Quit
+            {
+                return Ok(());
+            }
+        }
+        if screen.done() {
+            return Ok(());
+        }
+        let next = tokio::select! {
+            event = tui.next() => Next::Terminal(event),
+            flow = screen.changed() => Next::Screen(flow),
+        };
+        let flow = match next {
+            Next::Terminal(TuiEvent::Resize) => Flow::Redraw,
+            Next::Terminal(event) => screen.on_event(event),
+            Next::Screen(flow) => flow,
+        };
+        match flow {
+            Flow::Quit => return Ok(()),
+            Flow::Redraw => dirty = true,
+            Flow::Same => {}
+        }
+    }
+}

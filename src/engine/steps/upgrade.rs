@@ -115,7 +115,7 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
             return emit.ended(
                 step,
                 StepOutcome::Failed {
-                    reason: format!("could not run helm: {e:#}"),
+                    reason: format!("could not run helm: {:#}", color_eyre::eyre::Report::new(e)),
                 },
             );
         }

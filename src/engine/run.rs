@@ -43,16 +43,6 @@ pub fn summary(p: &Prepared) -> PlanSummary {
 }
 
 async fn run_steps(ctx: Ctx, helm_version: String) {
-    let emit = ctx.emit.clone();
-    let skip = |step: Step, reason: &str| {
-        emit.started(step);
-        emit.ended(
-            step,
-            StepOutcome::Skipped {
-                reason: reason.into(),
-            },
-        );
-    };
     let (outcome, revision_before) = steps::preflight::run(&ctx, &helm_version).await;
     if outcome != StepOutcome::Succeeded {
         return;
@@ -63,14 +53,14 @@ async fn run_steps(ctx: Ctx, helm_version: String) {
     }
     match ctx.plan.only {
         Some(Only::Rollout) => {
-            skip(Step::Upgrade, "--only rollout: helm is not run");
+            steps::skip(&ctx, Step::Upgrade, "--only rollout: helm is not run").await;
             if steps::rollout::run(&ctx).await == StepOutcome::Succeeded {
-                skip(Step::Init, "--only rollout");
+                steps::skip(&ctx, Step::Init, "--only rollout").await;
             }
         }
         Some(Only::Init) => {
-            skip(Step::Upgrade, "--only init: the release is live");
-            skip(Step::Rollout, "--only init");
+            steps::skip(&ctx, Step::Upgrade, "--only init: the release is live").await;
+            steps::skip(&ctx, Step::Rollout, "--only init").await;
             steps::init::run(&ctx).await;
         }
         None => {
@@ -88,58 +78,53 @@ async fn run_steps(ctx: Ctx, helm_version: String) {
 /// `--dry-run`: what each step would do; nothing is written to the cluster.
 async fn dry_run(ctx: &Ctx) {
     let emit = &ctx.emit;
-    let reason = "dry run: nothing written";
-    emit.started(Step::Upgrade);
-    emit.info(
-        Step::Upgrade,
-        format!(
-            "would run: helm {}",
-            redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")
-        ),
-    );
-    emit.ended(
-        Step::Upgrade,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
-    emit.started(Step::Rollout);
-    emit.info(
-        Step::Rollout,
-        format!(
-            "would wait up to {}s for Deployments, StatefulSets, DaemonSets with {} in {}; optional: {}",
-            ctx.plan.timeout.as_secs(),
-            ctx.selector(),
-            ctx.namespace,
-            if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
-        ),
-    );
-    emit.ended(
-        Step::Rollout,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
-    emit.started(Step::Init);
-    match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
-        (Some(toggle), Some(job)) => {
-            emit.info(
-                Step::Init,
-                format!(
-                    "would render: helm {}",
-                    redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
-                ),
-            );
-            emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+    let skipped = || {
+        Ok(StepOutcome::Skipped {
+            reason: "dry run: nothing written".into(),
+        })
+    };
+    steps::run(ctx, Step::Upgrade, async {
+        emit.info(
+            Step::Upgrade,
+            format!(
+                "would run: helm {}",
+                redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")
+            ),
+        );
+        skipped()
+    })
+    .await;
+    steps::run(ctx, Step::Rollout, async {
+        emit.info(
+            Step::Rollout,
+            format!(
+                "would wait up to {}s for Deployments, StatefulSets, DaemonSets with {} in {}; optional: {}",
+                ctx.plan.timeout.as_secs(),
+                ctx.selector(),
+                ctx.namespace(),
+                if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
+            ),
+        );
+        skipped()
+    })
+    .await;
+    steps::run(ctx, Step::Init, async {
+        match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
+            (Some(toggle), Some(job)) => {
+                emit.info(
+                    Step::Init,
+                    format!(
+                        "would render: helm {}",
+                        redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
+                    ),
+                );
+                emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+            }
+            _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
         }
-        _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
-    }
-    emit.ended(
-        Step::Init,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
+        skipped()
+    })
+    .await;
 }
 
 /// Runs the deploy to its verdict. `render` sees every event after it was applied.

@@ -33,10 +33,14 @@ pub struct FileConfig {
     pub extra_args: Vec<String>,
 }
 
+/// What the deploy was asked to do: the one owner of these facts. The engine's context holds
+/// it and the state's [`PlanSummary`](crate::engine::state::PlanSummary) is derived from it.
 #[derive(Debug, Clone)]
 pub struct DeployPlan {
     pub release: String,
     pub chart: String,
+    /// The release's namespace when `-n` or the file names one; `None` leaves it to the kube
+    /// context ([`DeployPlan::namespace_or`]).
     pub namespace: Option<String>,
     pub values: Vec<PathBuf>,
     pub set: Vec<String>,
@@ -189,6 +193,11 @@ impl DeployPlan {
         })
     }
 
+    /// The release's namespace: `-n`, else the file's, else the kube context's.
+    pub fn namespace_or<'a>(&'a self, context_namespace: &'a str) -> &'a str {
+        self.namespace.as_deref().unwrap_or(context_namespace)
+    }
+
     /// Why a workload is optional, or `None` when it gates.
     pub fn optional_because(
         &self,
@@ -316,6 +325,18 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
+    }
+
+    #[test]
+    fn the_namespace_is_the_flag_else_the_kube_contexts() {
+        let asked = parse(&["helmdeck", "deploy", "rel", "c", "-n", "apps"]).unwrap();
+        assert_eq!(asked.namespace_or("from-context"), "apps");
+        let left = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
+        assert_eq!(left.namespace_or("from-context"), "from-context");
+        let summary = crate::engine::state::PlanSummary::of(&left, left.namespace_or("ns"));
+        assert_eq!(summary.namespace, "ns");
+        assert_eq!(summary.release, "rel");
+        assert_eq!(summary.timeout_secs, DEFAULT_TIMEOUT.as_secs());
     }
 
     fn parse_err(argv: &[&str]) -> ConfigError {

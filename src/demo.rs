@@ -102,9 +102,8 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         plan,
         helm,
         helm_version,
-        cluster,
-        namespace: NAMESPACE.into(),
         helm_env: env,
+        cluster,
     };
     Ok(Demo {
         prepared,

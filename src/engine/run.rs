@@ -19,31 +19,30 @@ use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
 use crate::helm::process::redact_args;
 
-/// Everything needed to start, resolved before the first cluster request.
+/// Everything needed to start, resolved before the first cluster request: the plan and the
+/// handles on helm and the cluster. The steps' [`Ctx`] is made of it.
 pub struct Prepared {
     pub plan: DeployPlan,
     pub helm: PathBuf,
     pub helm_version: String,
-    pub cluster: Cluster,
-    pub namespace: String,
+    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
     pub helm_env: Vec<(String, String)>,
+    pub cluster: Cluster,
 }
 
-pub fn summary(p: &Prepared) -> PlanSummary {
-    PlanSummary {
-        release: p.plan.release.clone(),
-        namespace: p.namespace.clone(),
-        chart: p.plan.chart.clone(),
-        context: p.plan.context.clone(),
-        only: p.plan.only.map(|o| format!("{o:?}").to_lowercase()),
-        init_job: p.plan.init_job.clone(),
-        timeout_secs: p.plan.timeout.as_secs(),
-        dry_run: p.plan.dry_run,
+impl Prepared {
+    /// The release's namespace (the plan's, else the kube context's).
+    pub fn namespace(&self) -> &str {
+        self.plan.namespace_or(&self.cluster.default_namespace)
     }
 }
 
-async fn run_steps(ctx: Ctx, helm_version: String) {
-    let (outcome, revision_before) = steps::preflight::run(&ctx, &helm_version).await;
+pub fn summary(p: &Prepared) -> PlanSummary {
+    PlanSummary::of(&p.plan, p.namespace())
+}
+
+async fn run_steps(ctx: Ctx) {
+    let (outcome, revision_before) = steps::preflight::run(&ctx).await;
     if outcome != StepOutcome::Succeeded {
         return;
     }
@@ -136,16 +135,23 @@ pub async fn deploy(
     let started = Instant::now();
     let mut state = DeployState::new(summary(&prepared));
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let Prepared {
+        plan,
+        helm,
+        helm_version,
+        helm_env,
+        cluster,
+    } = prepared;
     let ctx = Ctx {
-        namespace: prepared.namespace.clone(),
-        plan: prepared.plan,
-        helm: prepared.helm,
-        cluster: prepared.cluster,
+        plan,
+        helm,
+        helm_version,
+        helm_env,
+        cluster,
         emit: Emitter::new(tx),
         cancel,
-        helm_env: prepared.helm_env,
     };
-    let steps_task = tokio::spawn(run_steps(ctx, prepared.helm_version));
+    let steps_task = tokio::spawn(run_steps(ctx));
     // The steps task owns the only sender: the channel closes when it is done.
     while let Some(event) = rx.recv().await {
         let wall = crate::sim::store::now_rfc3339();

@@ -50,7 +50,7 @@ pub async fn run_deploy(
         .clone()
         .unwrap_or_else(|| prepared.cluster.server.clone());
     let client = prepared.cluster.client.clone();
-    let namespace = prepared.namespace.clone();
+    let namespace = prepared.namespace().to_string();
     // Signals first, the terminal second: nothing has started if either fails.
     let signals = Signals::new()?;
     let mut guard = term::Guard::enter().wrap_err("setting up the terminal")?;

@@ -19,29 +19,31 @@ use crate::engine::emit::Emitter;
 use crate::engine::event::{Step, StepOutcome};
 use crate::helm::HelmError;
 
-/// What every step gets.
+/// What every step gets: the plan (read, never copied), the handles a
+/// [`Prepared`](crate::engine::run::Prepared) deploy brought, the event sender and the cancel.
 pub struct Ctx {
     pub plan: DeployPlan,
-    pub namespace: String,
     pub helm: PathBuf,
+    pub helm_version: String,
+    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
+    pub helm_env: Vec<(String, String)>,
     pub cluster: Cluster,
     pub emit: Emitter,
     pub cancel: CancellationToken,
-    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
-    pub helm_env: Vec<(String, String)>,
 }
 
 impl Ctx {
+    /// The release's namespace (the plan's, else the kube context's).
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        self.plan.namespace_or(&self.cluster.default_namespace)
     }
 
     /// `-n NS [--kube-context CTX]`, for helm command lines.
     pub fn scope_args(&self) -> Vec<String> {
-        let mut args = vec!["-n".to_string(), self.namespace.clone()];
-        if let Some(ctx) = &self.plan.context {
+        let mut args = vec!["-n".to_string(), self.namespace().to_string()];
+        if let Some(kube_context) = &self.plan.context {
             args.push("--kube-context".into());
-            args.push(ctx.clone());
+            args.push(kube_context.clone());
         }
         args
     }
@@ -165,12 +167,12 @@ mod tests {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = Ctx {
             plan: DeployPlan::from_args(&args).expect("a plan"),
-            namespace: "apps".into(),
             helm: PathBuf::from("helm"),
+            helm_version: "v4.1.4".into(),
+            helm_env: vec![],
             cluster,
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),
-            helm_env: vec![],
         };
         (ctx, rx)
     }

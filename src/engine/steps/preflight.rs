@@ -22,10 +22,10 @@ fn age(written_at: Option<i64>) -> String {
 }
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
-pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
+pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
     let mut latest = None;
     let outcome = super::run(ctx, Step::Preflight, async {
-        latest = try_run(ctx, helm_version).await?;
+        latest = try_run(ctx).await?;
         Ok(StepOutcome::Succeeded)
     })
     .await;
@@ -33,12 +33,12 @@ pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
 }
 
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
-async fn try_run(ctx: &Ctx, helm_version: &str) -> Result<Option<i64>, StepError> {
+async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
     let emit = &ctx.emit;
     emit.info(
         step,
-        format!("helm {helm_version} ({})", ctx.helm.display()),
+        format!("helm {} ({})", ctx.helm_version, ctx.helm.display()),
     );
     let version = client::reachable(&ctx.cluster).await?;
     emit.info(

@@ -675,18 +675,6 @@ touch "$FAKE_DIR/finished""#;
             .await
             .expect_err("cannot start");
         assert!(format!("{err:#}").contains("/nonexistent/helm"), "{err:#}");
-    }
-
-    #[tokio::test]
-    async fn a_binary_that_will_not_start_keeps_the_io_error() {
-        let r = HelmRun {
-            bin: PathBuf::from("/nonexistent/helm"),
-            args: vec![],
-            env: vec![],
-        };
-        let err = run(r, |_, _| {}, CancellationToken::new())
-            .await
-            .expect_err("cannot start");
         assert!(
             matches!(&err, HelmError::Start { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
             "{err:?}"

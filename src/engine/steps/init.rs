@@ -183,9 +183,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     super::run(ctx, Step::Init, try_run(ctx)).await
 }
 
+/// Renders the Job and clears the way for it; [`run_job`] runs it.
 async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
-    let step = Step::Init;
-    let emit = &ctx.emit;
     let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone())
     else {
         return Ok(StepOutcome::Skipped {
@@ -210,6 +209,20 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     delete_stale(&jobs, &job_name, ctx, deadline)
         .await
         .map_err(StepError::InitJob)?;
+    run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
+}
+
+/// Creates the Job (watched from before), follows its containers' logs, and waits for its end.
+async fn run_job(
+    ctx: &Ctx,
+    jobs: &Api<Job>,
+    pods: &Api<Pod>,
+    job: &Job,
+    job_name: &str,
+    deadline: tokio::time::Instant,
+) -> Result<StepOutcome, StepError> {
+    let step = Step::Init;
+    let emit = &ctx.emit;
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
     let mut tasks = vec![
@@ -226,10 +239,10 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
             |c| Msg::Pod(Box::new(c)),
         ),
     ];
-    if let Err(error) = jobs.create(&PostParams::default(), &job).await {
+    if let Err(error) = jobs.create(&PostParams::default(), job).await {
         tasks.iter().for_each(|t| t.abort());
         return Err(StepError::CreateJob {
-            name: job_name,
+            name: job_name.to_string(),
             error,
         });
     }
@@ -281,7 +294,7 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     }
                 }
                 if finished.is_none()
-                    && let Some(j) = job_c.items.get(&job_name)
+                    && let Some(j) = job_c.items.get(job_name)
                 {
                     match readiness::job(j) {
                         JobProgress::Complete => finished = Some(StepOutcome::Succeeded),

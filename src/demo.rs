@@ -102,8 +102,8 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         plan,
         helm,
         helm_version,
-        helm_env: env,
         cluster,
+        helm_env: env,
     };
     Ok(Demo {
         prepared,

@@ -157,8 +157,8 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         plan,
         helm,
         helm_version,
-        helm_env: vec![],
         cluster,
+        helm_env: vec![],
     })
 }
 

@@ -25,9 +25,9 @@ pub struct Prepared {
     pub plan: DeployPlan,
     pub helm: PathBuf,
     pub helm_version: String,
+    pub cluster: Cluster,
     /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
     pub helm_env: Vec<(String, String)>,
-    pub cluster: Cluster,
 }
 
 impl Prepared {
@@ -139,15 +139,15 @@ pub async fn deploy(
         plan,
         helm,
         helm_version,
-        helm_env,
         cluster,
+        helm_env,
     } = prepared;
     let ctx = Ctx {
         plan,
         helm,
         helm_version,
-        helm_env,
         cluster,
+        helm_env,
         emit: Emitter::new(tx),
         cancel,
     };

@@ -25,9 +25,9 @@ pub struct Ctx {
     pub plan: DeployPlan,
     pub helm: PathBuf,
     pub helm_version: String,
+    pub cluster: Cluster,
     /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
     pub helm_env: Vec<(String, String)>,
-    pub cluster: Cluster,
     pub emit: Emitter,
     pub cancel: CancellationToken,
 }
@@ -169,8 +169,8 @@ mod tests {
             plan: DeployPlan::from_args(&args).expect("a plan"),
             helm: PathBuf::from("helm"),
             helm_version: "v4.1.4".into(),
-            helm_env: vec![],
             cluster,
+            helm_env: vec![],
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),
         };

@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use color_eyre::eyre::{Result, WrapErr, bail, eyre};
 use serde::Deserialize;
 
 use crate::cli::{DeployArgs, Only};
-use crate::glob::KindGlob;
+use crate::glob::{GlobError, KindGlob};
 
 /// Helm's own default `--timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -34,10 +33,14 @@ pub struct FileConfig {
     pub extra_args: Vec<String>,
 }
 
+/// What the deploy was asked to do: the one owner of these facts. The engine's context holds
+/// it and the state's [`PlanSummary`](crate::engine::state::PlanSummary) is derived from it.
 #[derive(Debug, Clone)]
 pub struct DeployPlan {
     pub release: String,
     pub chart: String,
+    /// The release's namespace when `-n` or the file names one; `None` leaves it to the kube
+    /// context ([`DeployPlan::namespace_or`]).
     pub namespace: Option<String>,
     pub values: Vec<PathBuf>,
     pub set: Vec<String>,
@@ -55,6 +58,47 @@ pub struct DeployPlan {
     pub config_file: Option<PathBuf>,
 }
 
+/// Why the plan cannot be made: every one is a usage error (exit 2), caught before any cluster
+/// request. Each message names one layer; the edge prints the chain (`{:#}`).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {}", .path.display())]
+    ReadFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}", .path.display())]
+    ParseFile {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("values file {} is not readable", .path.display())]
+    ValuesUnreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--timeout: {0}")]
+    Timeout(String),
+    #[error("--timeout must be more than 0")]
+    ZeroTimeout,
+    #[error("--optional")]
+    Optional(#[source] GlobError),
+    #[error(
+        "{0} is not allowed among the helm arguments: helmdeck waits for the rollout itself \
+         (with the deny list); helm's own wait would fail on optional workloads"
+    )]
+    HelmWaits(String),
+    #[error(
+        "--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)"
+    )]
+    InitHalf,
+    #[error("--init-toggle takes a values key like xnat.initJob.enabled, got {0:?}")]
+    InitToggleKey(String),
+}
+
 /// Helm flags that would make helm wait for workloads itself: that wait knows no deny list,
 /// so an optional workload that legitimately stays Pending would fail the upgrade.
 const FORBIDDEN_EXTRA: &[&str] = &[
@@ -65,7 +109,7 @@ const FORBIDDEN_EXTRA: &[&str] = &[
 ];
 
 impl DeployPlan {
-    pub fn from_args(args: &DeployArgs) -> Result<Self> {
+    pub fn from_args(args: &DeployArgs) -> Result<Self, ConfigError> {
         let config_path = config_path(&args.chart);
         let file = match &config_path {
             Some(p) => load_file(p)?,
@@ -82,25 +126,28 @@ impl DeployPlan {
         let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
         for v in &values {
             if v.as_os_str() != "-" {
-                std::fs::metadata(v)
-                    .wrap_err_with(|| format!("values file {} is not readable", v.display()))?;
+                std::fs::metadata(v).map_err(|source| ConfigError::ValuesUnreadable {
+                    path: v.clone(),
+                    source,
+                })?;
             }
         }
         let timeout_text = args.timeout.clone().or(file.timeout);
         let timeout = match &timeout_text {
-            Some(t) => crate::time::parse_duration(t).map_err(|e| eyre!("--timeout: {e}"))?,
+            Some(t) => crate::time::parse_duration(t)
+                .map_err(|e| ConfigError::Timeout(e.to_string()))?,
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {
-            bail!("--timeout must be more than 0");
+            return Err(ConfigError::ZeroTimeout);
         }
         let optional = file
             .optional
             .iter()
             .chain(args.optional.iter())
             .map(|p| KindGlob::new(p))
-            .collect::<Result<Vec<_>>>()
-            .wrap_err("--optional")?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ConfigError::Optional)?;
         let extra: Vec<String> = file
             .extra_args
             .into_iter()
@@ -109,23 +156,18 @@ impl DeployPlan {
         for arg in &extra {
             let flag = arg.split('=').next().unwrap_or("");
             if FORBIDDEN_EXTRA.contains(&flag) {
-                bail!(
-                    "{flag} is not allowed among the helm arguments: helmdeck waits for the rollout itself \
-                     (with the deny list); helm's own wait would fail on optional workloads"
-                );
+                return Err(ConfigError::HelmWaits(flag.to_string()));
             }
         }
         let init_toggle = args.init_toggle.clone().or(file.init_toggle);
         let init_job = args.init_job.clone().or(file.init_job);
         if init_toggle.is_some() != init_job.is_some() {
-            bail!(
-                "--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)"
-            );
+            return Err(ConfigError::InitHalf);
         }
         if let Some(key) = &init_toggle
             && (key.is_empty() || key.contains('=') || key.contains(','))
         {
-            bail!("--init-toggle takes a values key like xnat.initJob.enabled, got {key:?}");
+            return Err(ConfigError::InitToggleKey(key.clone()));
         }
         Ok(DeployPlan {
             release: args.release.clone(),
@@ -149,6 +191,11 @@ impl DeployPlan {
             extra,
             config_file: config_path,
         })
+    }
+
+    /// The release's namespace: `-n`, else the file's, else the kube context's.
+    pub fn namespace_or<'a>(&'a self, context_namespace: &'a str) -> &'a str {
+        self.namespace.as_deref().unwrap_or(context_namespace)
     }
 
     /// Why a workload is optional, or `None` when it gates.
@@ -205,21 +252,27 @@ fn config_path(chart: &str) -> Option<PathBuf> {
     (dir.is_dir() && candidate.is_file()).then_some(candidate)
 }
 
-fn load_file(path: &Path) -> Result<FileConfig> {
-    let text =
-        std::fs::read_to_string(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    toml::from_str(&text).map_err(|e| eyre!("{}: {e}", path.display()))
+fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| ConfigError::ParseFile {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use color_eyre::eyre::{Result, eyre};
 
     fn parse(argv: &[&str]) -> Result<DeployPlan> {
         let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| eyre!("{e}"))?;
         match cli.command {
-            crate::cli::Command::Deploy(a) => DeployPlan::from_args(&a),
+            crate::cli::Command::Deploy(a) => Ok(DeployPlan::from_args(&a)?),
             _ => unreachable!(),
         }
     }
@@ -272,6 +325,53 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
+    }
+
+    #[test]
+    fn the_namespace_is_the_flag_else_the_kube_contexts() {
+        let asked = parse(&["helmdeck", "deploy", "rel", "c", "-n", "apps"]).unwrap();
+        assert_eq!(asked.namespace_or("from-context"), "apps");
+        let left = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
+        assert_eq!(left.namespace_or("from-context"), "from-context");
+        let summary = crate::engine::state::PlanSummary::of(&left, left.namespace_or("ns"));
+        assert_eq!(summary.namespace, "ns");
+        assert_eq!(summary.release, "rel");
+        assert_eq!(summary.timeout_secs, DEFAULT_TIMEOUT.as_secs());
+    }
+
+    fn parse_err(argv: &[&str]) -> ConfigError {
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("valid flags");
+        match cli.command {
+            crate::cli::Command::Deploy(a) => DeployPlan::from_args(&a).expect_err("a usage error"),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn errors_are_typed_and_the_chain_reads_as_before() {
+        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--", "--wait=watcher"]);
+        assert!(
+            matches!(&err, ConfigError::HelmWaits(f) if f == "--wait"),
+            "{err:?}"
+        );
+        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--optional", "["]);
+        assert!(matches!(err, ConfigError::Optional(_)), "{err:?}");
+        assert!(
+            format!("{:#}", eyre!(err)).starts_with("--optional: invalid glob \"[\": "),
+            "the edge prints the whole chain"
+        );
+        let err = parse_err(&[
+            "helmdeck",
+            "deploy",
+            "rel",
+            "c",
+            "-f",
+            "/nonexistent/v.yaml",
+        ]);
+        let ConfigError::ValuesUnreadable { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
     }
 
     #[test]

@@ -103,7 +103,6 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         helm,
         helm_version,
         cluster,
-        namespace: NAMESPACE.into(),
         helm_env: env,
     };
     Ok(Demo {

@@ -1,8 +1,16 @@
 //! Name globs with an optional kind prefix (`Deployment/*-gpu-client`), shared by the deny
 //! list and the simulator's scenario rules.
 
-use color_eyre::eyre::{Result, WrapErr};
 use globset::{Glob, GlobMatcher};
+
+/// A pattern globset cannot compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid glob {pattern:?}")]
+pub struct GlobError {
+    pub pattern: String,
+    #[source]
+    pub source: globset::Error,
+}
 
 #[derive(Debug, Clone)]
 pub struct KindGlob {
@@ -12,13 +20,16 @@ pub struct KindGlob {
 }
 
 impl KindGlob {
-    pub fn new(pattern: &str) -> Result<Self> {
+    pub fn new(pattern: &str) -> Result<Self, GlobError> {
         let (kind, name) = match pattern.split_once('/') {
             Some((k, n)) => (Some(k.to_string()), n),
             None => (None, pattern),
         };
         let name = Glob::new(name)
-            .wrap_err_with(|| format!("invalid glob {pattern:?}"))?
+            .map_err(|source| GlobError {
+                pattern: pattern.to_string(),
+                source,
+            })?
             .compile_matcher();
         Ok(KindGlob {
             kind,

@@ -176,16 +176,11 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
-    let namespace = plan
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
     Ok(run::Prepared {
         plan,
         helm,
         helm_version,
         cluster,
-        namespace,
         helm_env: vec![],
     })
 }

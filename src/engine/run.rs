@@ -19,41 +19,30 @@ use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
 use crate::helm::process::redact_args;
 
-/// Everything needed to start, resolved before the first cluster request.
+/// Everything needed to start, resolved before the first cluster request: the plan and the
+/// handles on helm and the cluster. The steps' [`Ctx`] is made of it.
 pub struct Prepared {
     pub plan: DeployPlan,
     pub helm: PathBuf,
     pub helm_version: String,
     pub cluster: Cluster,
-    pub namespace: String,
+    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
     pub helm_env: Vec<(String, String)>,
 }
 
-pub fn summary(p: &Prepared) -> PlanSummary {
-    PlanSummary {
-        release: p.plan.release.clone(),
-        namespace: p.namespace.clone(),
-        chart: p.plan.chart.clone(),
-        context: p.plan.context.clone(),
-        only: p.plan.only.map(|o| format!("{o:?}").to_lowercase()),
-        init_job: p.plan.init_job.clone(),
-        timeout_secs: p.plan.timeout.as_secs(),
-        dry_run: p.plan.dry_run,
+impl Prepared {
+    /// The release's namespace (the plan's, else the kube context's).
+    pub fn namespace(&self) -> &str {
+        self.plan.namespace_or(&self.cluster.default_namespace)
     }
 }
 
-async fn run_steps(ctx: Ctx, helm_version: String) {
-    let emit = ctx.emit.clone();
-    let skip = |step: Step, reason: &str| {
-        emit.started(step);
-        emit.ended(
-            step,
-            StepOutcome::Skipped {
-                reason: reason.into(),
-            },
-        );
-    };
-    let (outcome, revision_before) = steps::preflight::run(&ctx, &helm_version).await;
+pub fn summary(p: &Prepared) -> PlanSummary {
+    PlanSummary::of(&p.plan, p.namespace())
+}
+
+async fn run_steps(ctx: Ctx) {
+    let (outcome, revision_before) = steps::preflight::run(&ctx).await;
     if outcome != StepOutcome::Succeeded {
         return;
     }
@@ -63,14 +52,14 @@ async fn run_steps(ctx: Ctx, helm_version: String) {
     }
     match ctx.plan.only {
         Some(Only::Rollout) => {
-            skip(Step::Upgrade, "--only rollout: helm is not run");
+            steps::skip(&ctx, Step::Upgrade, "--only rollout: helm is not run").await;
             if steps::rollout::run(&ctx).await == StepOutcome::Succeeded {
-                skip(Step::Init, "--only rollout");
+                steps::skip(&ctx, Step::Init, "--only rollout").await;
             }
         }
         Some(Only::Init) => {
-            skip(Step::Upgrade, "--only init: the release is live");
-            skip(Step::Rollout, "--only init");
+            steps::skip(&ctx, Step::Upgrade, "--only init: the release is live").await;
+            steps::skip(&ctx, Step::Rollout, "--only init").await;
             steps::init::run(&ctx).await;
         }
         None => {
@@ -88,58 +77,53 @@ async fn run_steps(ctx: Ctx, helm_version: String) {
 /// `--dry-run`: what each step would do; nothing is written to the cluster.
 async fn dry_run(ctx: &Ctx) {
     let emit = &ctx.emit;
-    let reason = "dry run: nothing written";
-    emit.started(Step::Upgrade);
-    emit.info(
-        Step::Upgrade,
-        format!(
-            "would run: helm {}",
-            redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")
-        ),
-    );
-    emit.ended(
-        Step::Upgrade,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
-    emit.started(Step::Rollout);
-    emit.info(
-        Step::Rollout,
-        format!(
-            "would wait up to {}s for Deployments, StatefulSets, DaemonSets with {} in {}; optional: {}",
-            ctx.plan.timeout.as_secs(),
-            ctx.selector(),
-            ctx.namespace,
-            if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
-        ),
-    );
-    emit.ended(
-        Step::Rollout,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
-    emit.started(Step::Init);
-    match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
-        (Some(toggle), Some(job)) => {
-            emit.info(
-                Step::Init,
-                format!(
-                    "would render: helm {}",
-                    redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
-                ),
-            );
-            emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+    let skipped = || {
+        Ok(StepOutcome::Skipped {
+            reason: "dry run: nothing written".into(),
+        })
+    };
+    steps::run(ctx, Step::Upgrade, async {
+        emit.info(
+            Step::Upgrade,
+            format!(
+                "would run: helm {}",
+                redact_args(&steps::upgrade::upgrade_args(ctx)).join(" ")
+            ),
+        );
+        skipped()
+    })
+    .await;
+    steps::run(ctx, Step::Rollout, async {
+        emit.info(
+            Step::Rollout,
+            format!(
+                "would wait up to {}s for Deployments, StatefulSets, DaemonSets with {} in {}; optional: {}",
+                ctx.plan.timeout.as_secs(),
+                ctx.selector(),
+                ctx.namespace(),
+                if ctx.plan.optional.is_empty() { "none by flag (annotations still count)".to_string() } else { ctx.plan.optional.iter().map(|g| g.as_str().to_string()).collect::<Vec<_>>().join(", ") }
+            ),
+        );
+        skipped()
+    })
+    .await;
+    steps::run(ctx, Step::Init, async {
+        match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
+            (Some(toggle), Some(job)) => {
+                emit.info(
+                    Step::Init,
+                    format!(
+                        "would render: helm {}",
+                        redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
+                    ),
+                );
+                emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+            }
+            _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
         }
-        _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
-    }
-    emit.ended(
-        Step::Init,
-        StepOutcome::Skipped {
-            reason: reason.into(),
-        },
-    );
+        skipped()
+    })
+    .await;
 }
 
 /// Runs the deploy to its verdict. `render` sees every event after it was applied.
@@ -151,16 +135,23 @@ pub async fn deploy(
     let started = Instant::now();
     let mut state = DeployState::new(summary(&prepared));
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let Prepared {
+        plan,
+        helm,
+        helm_version,
+        cluster,
+        helm_env,
+    } = prepared;
     let ctx = Ctx {
-        namespace: prepared.namespace.clone(),
-        plan: prepared.plan,
-        helm: prepared.helm,
-        cluster: prepared.cluster,
+        plan,
+        helm,
+        helm_version,
+        cluster,
+        helm_env,
         emit: Emitter::new(tx),
         cancel,
-        helm_env: prepared.helm_env,
     };
-    let steps_task = tokio::spawn(run_steps(ctx, prepared.helm_version));
+    let steps_task = tokio::spawn(run_steps(ctx));
     // The steps task owns the only sender: the channel closes when it is done.
     while let Some(event) = rx.recv().await {
         let wall = crate::time::now_rfc3339();

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
+use crate::cli::Only;
+use crate::config::DeployPlan;
 use crate::engine::event::{
     Event, HookView, KubeEventView, Level, PodView, Step, StepOutcome, WorkloadView,
 };
@@ -15,18 +17,35 @@ const HELM_LINES_KEPT: usize = 5_000;
 const LOG_LINES_KEPT: usize = 2_000;
 const EVENTS_KEPT: usize = 500;
 
-/// What the deploy was asked to do; fixed for the run.
+/// What the deploy was asked to do, as the views show it; fixed for the run. A deploy derives
+/// it from its [`DeployPlan`] ([`PlanSummary::of`]); inspect fills in what a record tells.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PlanSummary {
     pub release: String,
+    /// Resolved: never empty for a deploy.
     pub namespace: String,
     pub chart: String,
     pub context: Option<String>,
-    /// `--only rollout` / `--only init`.
-    pub only: Option<String>,
+    pub only: Option<Only>,
     pub init_job: Option<String>,
     pub timeout_secs: u64,
     pub dry_run: bool,
+}
+
+impl PlanSummary {
+    /// The plan as the views show it, in the namespace the deploy resolved.
+    pub fn of(plan: &DeployPlan, namespace: &str) -> Self {
+        PlanSummary {
+            release: plan.release.clone(),
+            namespace: namespace.to_string(),
+            chart: plan.chart.clone(),
+            context: plan.context.clone(),
+            only: plan.only,
+            init_job: plan.init_job.clone(),
+            timeout_secs: plan.timeout.as_secs(),
+            dry_run: plan.dry_run,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -6,13 +6,15 @@
 //! version the tests and the demo were checked against; a system helm may be a different major.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use crate::helm::HelmError;
+
+/// Running helm fails with a [`HelmError`]; finding it, with a [`LocateError`].
+type Result<T, E = HelmError> = std::result::Result<T, E>;
 
 /// Where the pinned tools live, relative to a project root.
 const TOOLS_BIN: &str = ".tools/bin";
@@ -33,11 +35,16 @@ pub struct Looked {
 }
 
 /// The binary could not be found, or an explicitly named one is unusable.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LocateError {
     /// An explicit choice (the flag or the environment variable) names something that is not an
     /// executable file. We stop there rather than fall back: running a different binary than
     /// the one the operator named would be a surprise.
+    #[error(
+        "{tool} from {origin} ({}) {why}; point it at the {tool} binary, or unset it and run \
+         {INSTALL_HINT}",
+        .path.display()
+    )]
     Unusable {
         tool: &'static str,
         origin: String,
@@ -45,38 +52,24 @@ pub enum LocateError {
         why: String,
     },
     /// Nothing usable anywhere; `looked` lists every place in search order.
+    #[error("{}", not_found(tool, looked))]
     NotFound {
         tool: &'static str,
         looked: Vec<Looked>,
     },
 }
 
-impl fmt::Display for LocateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LocateError::Unusable {
-                tool,
-                origin,
-                path,
-                why,
-            } => write!(
-                f,
-                "{tool} from {origin} ({}) {why}; point it at the {tool} binary, or unset it and \
-                 run {INSTALL_HINT}",
-                path.display()
-            ),
-            LocateError::NotFound { tool, looked } => {
-                writeln!(f, "{tool} not found. Looked at:")?;
-                for l in looked {
-                    writeln!(f, "  {}: {}", l.place, l.outcome)?;
-                }
-                write!(f, "Install it with {INSTALL_HINT}, or put {tool} on PATH.")
-            }
-        }
+/// The `NotFound` message: every place looked at, one a line, then how to install.
+fn not_found(tool: &str, looked: &[Looked]) -> String {
+    let mut text = format!("{tool} not found. Looked at:\n");
+    for l in looked {
+        text.push_str(&format!("  {}: {}\n", l.place, l.outcome));
     }
+    text.push_str(&format!(
+        "Install it with {INSTALL_HINT}, or put {tool} on PATH."
+    ));
+    text
 }
-
-impl std::error::Error for LocateError {}
 
 /// What the search reads from the process, gathered once so tests can supply their own.
 #[derive(Debug, Clone, Default)]
@@ -286,28 +279,28 @@ pub async fn helm_version(bin: &Path) -> Result<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    let bin = bin.to_path_buf();
     let output = tokio::time::timeout(VERSION_TIMEOUT, cmd.output())
         .await
-        .map_err(|_| {
-            eyre!(
-                "`{} version` did not answer within {}s",
-                bin.display(),
-                VERSION_TIMEOUT.as_secs()
-            )
+        .map_err(|_| HelmError::VersionTimeout {
+            bin: bin.clone(),
+            secs: VERSION_TIMEOUT.as_secs(),
         })?
-        .wrap_err_with(|| format!("running `{} version`", bin.display()))?;
+        .map_err(|source| HelmError::VersionRun {
+            bin: bin.clone(),
+            source,
+        })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(eyre!(
-            "`{} version` failed ({}): {}",
-            bin.display(),
-            output.status,
-            stderr.trim()
-        ));
+        return Err(HelmError::VersionFailed {
+            bin,
+            status: output.status,
+            stderr: stderr.trim().to_string(),
+        });
     }
     let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
     if version.is_empty() {
-        return Err(eyre!("`{} version` printed nothing", bin.display()));
+        return Err(HelmError::VersionEmpty { bin });
     }
     Ok(version)
 }
@@ -480,7 +473,9 @@ mod tests {
     async fn version_retrying(bin: &Path) -> Result<String> {
         for _ in 0..5 {
             match helm_version(bin).await {
-                Err(e) if format!("{e:#}").contains("Text file busy") => {
+                Err(HelmError::VersionRun { source, .. })
+                    if source.raw_os_error() == Some(libc::ETXTBSY) =>
+                {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 other => return other,

@@ -12,11 +12,14 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use crate::helm::HelmError;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// Every fallible function here fails with a [`HelmError`].
+type Result<T, E = HelmError> = std::result::Result<T, E>;
 
 /// Longest line delivered; the rest of a longer line is counted, not kept, so one runaway line
 /// (a manifest dumped by `--debug`, say) cannot grow memory without bound.
@@ -119,19 +122,14 @@ pub async fn run(
         // Go dies on SIGQUIT — leaving the release `pending-upgrade`. One owner decides when
         // helm is cancelled, and it is helmdeck.
         .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .wrap_err_with(|| format!("starting helm ({})", run.bin.display()))?;
+    let mut child = cmd.spawn().map_err(|source| HelmError::Start {
+        bin: run.bin.clone(),
+        source,
+    })?;
     // Valid until the child is reaped, which only `wait` below does; we signal only before that.
     let pid = child.id();
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| eyre!("helm's stdout was not piped"))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| eyre!("helm's stderr was not piped"))?;
+    let stdout = child.stdout.take().ok_or(HelmError::NotPiped("stdout"))?;
+    let stderr = child.stderr.take().ok_or(HelmError::NotPiped("stderr"))?;
 
     let (tx, mut rx) = mpsc::channel(LINE_QUEUE);
     let out_reader = tokio::spawn(pump(stdout, Stream::Stdout, tx.clone()));
@@ -169,7 +167,7 @@ pub async fn run(
                 None => pipes_open = false,
             },
             exited = &mut wait, if status.is_none() => {
-                status = Some(exited.wrap_err("waiting for helm to exit")?);
+                status = Some(exited.map_err(HelmError::Wait)?);
                 drain_deadline
                     .as_mut()
                     .reset(tokio::time::Instant::now() + DRAIN_GRACE);
@@ -181,7 +179,7 @@ pub async fn run(
     out_reader.abort();
     err_reader.abort();
 
-    let status = status.ok_or_else(|| eyre!("helm's exit status was lost"))?;
+    let status = status.ok_or(HelmError::StatusLost)?;
     Ok(HelmExit {
         code: status.code(),
         signal: status.signal(),
@@ -677,6 +675,10 @@ touch "$FAKE_DIR/finished""#;
             .await
             .expect_err("cannot start");
         assert!(format!("{err:#}").contains("/nonexistent/helm"), "{err:#}");
+        assert!(
+            matches!(&err, HelmError::Start { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+            "{err:?}"
+        );
     }
 
     #[test]

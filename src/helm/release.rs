@@ -6,7 +6,6 @@
 //! The dashboard needs to read records written by a real Helm, and the simulated API server
 //! needs to write records a real Helm accepts, so both directions live here.
 
-use std::fmt;
 use std::io::{Read, Write};
 
 use base64::{Engine as _, engine::general_purpose::STANDARD};
@@ -25,43 +24,27 @@ const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 const SECRET_TYPE: &str = "helm.sh/release.v1";
 
 /// Why a stored release record could not be read.
-#[derive(Debug)]
+///
+/// Each message is whole on its own (inspect shows it as one line of the history); the gzip
+/// variant also keeps the decoder's error as its `source`.
+#[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     /// A base64 layer did not decode.
+    #[error("release record is not valid base64: {0}")]
     Base64(String),
     /// The gzip stream was corrupt or truncated.
-    Gzip(String),
+    #[error("release record is not valid gzip: {0}")]
+    Gzip(#[source] std::io::Error),
     /// The decoded bytes were not a JSON release object.
+    #[error("release record is not valid release JSON: {0}")]
     Json(String),
     /// The storage object lacks the field holding the record (names the field).
+    #[error("storage object has no release record: {0} is missing or not a string")]
     Missing(&'static str),
     /// The record decompresses to more than this many bytes.
+    #[error("release record decompresses to more than {0} bytes; refusing to read it")]
     TooLarge(usize),
 }
-
-impl fmt::Display for RecordError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RecordError::Base64(e) => write!(f, "release record is not valid base64: {e}"),
-            RecordError::Gzip(e) => write!(f, "release record is not valid gzip: {e}"),
-            RecordError::Json(e) => write!(f, "release record is not valid release JSON: {e}"),
-            RecordError::Missing(field) => {
-                write!(
-                    f,
-                    "storage object has no release record: {field} is missing or not a string"
-                )
-            }
-            RecordError::TooLarge(limit) => {
-                write!(
-                    f,
-                    "release record decompresses to more than {limit} bytes; refusing to read it"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for RecordError {}
 
 /// `base64(gzip(json))` — the string Helm stores as the release bytes (Secret .data.release holds
 /// these bytes, so on the wire JSON it is base64 once more; ConfigMap .data.release holds this
@@ -185,7 +168,7 @@ fn gunzip_capped(bytes: &[u8], limit: usize) -> Result<Vec<u8>, RecordError> {
     MultiGzDecoder::new(bytes)
         .take(cap)
         .read_to_end(&mut out)
-        .map_err(|e| RecordError::Gzip(e.to_string()))?;
+        .map_err(RecordError::Gzip)?;
     if out.len() > limit {
         return Err(RecordError::TooLarge(limit));
     }
@@ -369,6 +352,19 @@ mod tests {
     }
 
     #[test]
+    fn a_gzip_error_keeps_the_decoder_error_as_its_source() {
+        let mut bogus = GZIP_MAGIC.to_vec();
+        bogus.extend_from_slice(b"\x00\x00\x00\x00\x00\x03garbage that is not deflate");
+        let err = decode_release_payload(STANDARD.encode(&bogus).as_bytes()).expect_err("bad gzip");
+        let source = std::error::Error::source(&err).expect("the gzip error is kept");
+        assert!(
+            source.downcast_ref::<std::io::Error>().is_some(),
+            "{source:?}"
+        );
+        assert!(err.to_string().ends_with(&source.to_string()), "{err}");
+    }
+
+    #[test]
     fn truncated_gzip_is_gzip_error() {
         let full = gzip(demo_release().to_string().as_bytes());
         for cut in [4, 10, full.len() / 2, full.len() - 8, full.len() - 1] {
@@ -466,7 +462,7 @@ mod tests {
     fn error_messages_are_distinct() {
         let messages = [
             RecordError::Base64("x".into()).to_string(),
-            RecordError::Gzip("x".into()).to_string(),
+            RecordError::Gzip(std::io::Error::other("x")).to_string(),
             RecordError::Json("x".into()).to_string(),
             RecordError::Missing("data.release").to_string(),
             RecordError::TooLarge(1).to_string(),

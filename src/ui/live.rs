@@ -51,7 +51,7 @@ pub async fn run_deploy(
         .clone()
         .unwrap_or_else(|| prepared.cluster.server.clone());
     let client = prepared.cluster.client.clone();
-    let namespace = prepared.namespace.clone();
+    let namespace = prepared.namespace().to_string();
     let mut tui = Tui::enter(Some(TICK))?;
 
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();

@@ -77,7 +77,7 @@ pub fn hook_view(job: &Job) -> HookView {
 /// Watches until aborted (the upgrade step aborts it when helm exits).
 pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
     let client = ctx.cluster.client.clone();
-    let ns = ctx.namespace.clone();
+    let ns = ctx.namespace().to_string();
     let release = ctx.plan.release.clone();
     let emit = ctx.emit.clone();
     let started = crate::time::now_rfc3339();

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, Step, StepOutcome};
-use crate::engine::steps::Ctx;
+use crate::engine::steps::{Ctx, StepError};
 use crate::engine::views;
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, JobProgress};
@@ -33,7 +33,7 @@ pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
         plan.release.clone(),
         plan.chart.clone(),
         "-n".into(),
-        ctx.namespace.clone(),
+        ctx.namespace().to_string(),
         "--is-upgrade".into(),
     ];
     args.extend(plan.value_args());
@@ -180,51 +180,49 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &Collection<Pod>) -
 }
 
 pub async fn run(ctx: &Ctx) -> StepOutcome {
-    let step = Step::Init;
-    let emit = &ctx.emit;
-    emit.started(step);
+    super::run(ctx, Step::Init, try_run(ctx)).await
+}
+
+/// Renders the Job and clears the way for it; [`run_job`] runs it.
+async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone())
     else {
-        return emit.ended(
-            step,
-            StepOutcome::Skipped {
-                reason: "not configured (no --init-toggle/--init-job)".into(),
-            },
-        );
+        return Ok(StepOutcome::Skipped {
+            reason: "not configured (no --init-toggle/--init-job)".into(),
+        });
     };
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
-    let rendered = match render(ctx, &toggle).await {
-        Ok(r) => r,
-        Err(e) => return emit.ended(step, StepOutcome::Failed { reason: e }),
+    let rendered = render(ctx, &toggle).await.map_err(StepError::InitJob)?;
+    let Some(job_obj) = pick_job(&rendered, &job_name, &ctx.plan.release, ctx.namespace())
+        .map_err(StepError::InitJob)?
+    else {
+        return Ok(StepOutcome::Skipped {
+            reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
+        });
     };
-    let job_obj = match pick_job(&rendered, &job_name, &ctx.plan.release, &ctx.namespace) {
-        Ok(Some(j)) => j,
-        Ok(None) => {
-            return emit.ended(
-                step,
-                StepOutcome::Skipped {
-                    reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
-                },
-            );
-        }
-        Err(e) => return emit.ended(step, StepOutcome::Failed { reason: e }),
-    };
-    let job: Job = match serde_json::from_value(job_obj) {
-        Ok(j) => j,
-        Err(e) => {
-            return emit.ended(
-                step,
-                StepOutcome::Failed {
-                    reason: format!("the rendered Job {job_name} is not a valid Job: {e}"),
-                },
-            );
-        }
-    };
-    let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), &ctx.namespace);
-    let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), &ctx.namespace);
-    if let Err(e) = delete_stale(&jobs, &job_name, ctx, deadline).await {
-        return emit.ended(step, StepOutcome::Failed { reason: e });
-    }
+    let job: Job = serde_json::from_value(job_obj).map_err(|error| StepError::InvalidJob {
+        name: job_name.clone(),
+        error,
+    })?;
+    let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
+    let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
+    delete_stale(&jobs, &job_name, ctx, deadline)
+        .await
+        .map_err(StepError::InitJob)?;
+    run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
+}
+
+/// Creates the Job (watched from before), follows its containers' logs, and waits for its end.
+async fn run_job(
+    ctx: &Ctx,
+    jobs: &Api<Job>,
+    pods: &Api<Pod>,
+    job: &Job,
+    job_name: &str,
+    deadline: tokio::time::Instant,
+) -> Result<StepOutcome, StepError> {
+    let step = Step::Init;
+    let emit = &ctx.emit;
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
     let mut tasks = vec![
@@ -241,14 +239,12 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
             |c| Msg::Pod(Box::new(c)),
         ),
     ];
-    if let Err(e) = jobs.create(&PostParams::default(), &job).await {
+    if let Err(error) = jobs.create(&PostParams::default(), job).await {
         tasks.iter().for_each(|t| t.abort());
-        return emit.ended(
-            step,
-            StepOutcome::Failed {
-                reason: format!("cannot create Job {job_name}: {e}"),
-            },
-        );
+        return Err(StepError::CreateJob {
+            name: job_name.to_string(),
+            error,
+        });
     }
     emit.info(step, format!("created Job {job_name}"));
     let mut job_c: Collection<Job> = Collection::default();
@@ -298,7 +294,7 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
                     }
                 }
                 if finished.is_none()
-                    && let Some(j) = job_c.items.get(&job_name)
+                    && let Some(j) = job_c.items.get(job_name)
                 {
                     match readiness::job(j) {
                         JobProgress::Complete => finished = Some(StepOutcome::Succeeded),
@@ -314,7 +310,7 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     for t in tasks {
         t.abort();
     }
-    emit.ended(step, outcome)
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use kube::Api;
 use crate::cli::Only;
 use crate::cluster::{client, releases};
 use crate::engine::event::{Event, Step, StepOutcome};
-use crate::engine::steps::Ctx;
+use crate::engine::steps::{Ctx, StepError};
 use crate::time::{self, AgeStyle};
 
 fn age(written_at: Option<i64>) -> String {
@@ -18,71 +18,52 @@ fn age(written_at: Option<i64>) -> String {
 }
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
-pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
+pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
+    let mut latest = None;
+    let outcome = super::run(ctx, Step::Preflight, async {
+        latest = try_run(ctx).await?;
+        Ok(StepOutcome::Succeeded)
+    })
+    .await;
+    (outcome, latest)
+}
+
+/// The checks in order; the first that fails ends the step. Returns the latest revision.
+async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
     let emit = &ctx.emit;
-    emit.started(step);
     emit.info(
         step,
-        format!("helm {helm_version} ({})", ctx.helm.display()),
+        format!("helm {} ({})", ctx.helm_version, ctx.helm.display()),
     );
-    match client::reachable(&ctx.cluster).await {
-        Ok(version) => emit.info(
-            step,
-            format!(
-                "cluster {} reachable (Kubernetes {version})",
-                ctx.cluster.server
-            ),
+    let version = client::reachable(&ctx.cluster).await?;
+    emit.info(
+        step,
+        format!(
+            "cluster {} reachable (Kubernetes {version})",
+            ctx.cluster.server
         ),
-        Err(e) => {
-            return (
-                emit.ended(
-                    step,
-                    StepOutcome::Failed {
-                        reason: format!("{e:#}"),
-                    },
-                ),
-                None,
-            );
-        }
-    }
+    );
     let namespaces: Api<Namespace> = Api::all(ctx.cluster.client.clone());
-    match namespaces.get_opt(&ctx.namespace).await {
-        Ok(Some(_)) => emit.info(step, format!("namespace {} exists", ctx.namespace)),
+    match namespaces.get_opt(ctx.namespace()).await {
+        Ok(Some(_)) => emit.info(step, format!("namespace {} exists", ctx.namespace())),
         Ok(None) if ctx.plan.extra.iter().any(|a| a == "--create-namespace") => emit.info(
             step,
             format!(
                 "namespace {} will be created by helm (--create-namespace)",
-                ctx.namespace
+                ctx.namespace()
             ),
         ),
-        Ok(None) => {
-            let reason = format!(
-                "namespace {} does not exist (pass -- --create-namespace to let helm create it)",
-                ctx.namespace
-            );
-            return (emit.ended(step, StepOutcome::Failed { reason }), None);
-        }
-        Err(e) => {
-            let reason = format!("cannot read namespace {}: {e}", ctx.namespace);
-            return (emit.ended(step, StepOutcome::Failed { reason }), None);
+        Ok(None) => return Err(StepError::NoNamespace(ctx.namespace().to_string())),
+        Err(error) => {
+            return Err(StepError::ReadNamespace {
+                namespace: ctx.namespace().to_string(),
+                error,
+            });
         }
     }
     let revisions =
-        match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
-            Ok(r) => r,
-            Err(e) => {
-                return (
-                    emit.ended(
-                        step,
-                        StepOutcome::Failed {
-                            reason: format!("{e:#}"),
-                        },
-                    ),
-                    None,
-                );
-            }
-        };
+        releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await?;
     let latest = revisions.last().map(|r| r.version);
     emit.send(Event::Release {
         revision_before: latest,
@@ -105,7 +86,7 @@ pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
             ),
         ),
     }
-    if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, &ctx.namespace) {
+    if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, ctx.namespace()) {
         let deployed = match lock.last_deployed {
             Some(v) => format!("last deployed revision {v}"),
             None => "no deployed revision to roll back to".into(),
@@ -122,8 +103,8 @@ pub async fn run(ctx: &Ctx, helm_version: &str) -> (StepOutcome, Option<i64>) {
             // Attaching to a rollout someone else started: the lock is expected, not a stop.
             emit.warn(step, reason);
         } else {
-            return (emit.ended(step, StepOutcome::Failed { reason }), latest);
+            return Err(StepError::Locked(reason));
         }
     }
-    (emit.ended(step, StepOutcome::Succeeded), latest)
+    Ok(latest)
 }

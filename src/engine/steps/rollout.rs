@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::cluster::releases;
 use crate::cluster::watch::{self, Change, Collection, Health};
 use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
-use crate::engine::steps::Ctx;
+use crate::engine::steps::{Ctx, StepError};
 use crate::engine::views::{self, event_view, pod_view};
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, Progress, Readiness};
@@ -348,7 +348,7 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
 
 fn start_watches(ctx: &Ctx, tx: &mpsc::UnboundedSender<Msg>) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
-    let ns = ctx.namespace.as_str();
+    let ns = ctx.namespace();
     let labelled = watcher::Config::default().labels(&ctx.selector());
     vec![
         watch::spawn(
@@ -400,7 +400,7 @@ async fn cross_check_manifest(
 ) {
     let step = Step::Rollout;
     let revisions =
-        match releases::revisions(&ctx.cluster.client, &ctx.namespace, &ctx.plan.release).await {
+        match releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await {
             Ok(r) => r,
             Err(e) => {
                 ctx.emit.warn(
@@ -414,7 +414,7 @@ async fn cross_check_manifest(
         return;
     };
     let manifest =
-        match releases::record(&ctx.cluster.client, &ctx.namespace, &latest.secret_name).await {
+        match releases::record(&ctx.cluster.client, ctx.namespace(), &latest.secret_name).await {
             Ok(r) => r
                 .get("manifest")
                 .and_then(|m| m.as_str())
@@ -429,7 +429,7 @@ async fn cross_check_manifest(
             }
         };
     let client = &ctx.cluster.client;
-    let ns = ctx.namespace.as_str();
+    let ns = ctx.namespace();
     for (kind, name) in releases::manifest_workloads(&manifest) {
         let seen = match kind.as_str() {
             "Deployment" => world.deploys[0].items.contains_key(&name),
@@ -487,15 +487,20 @@ fn describe(v: &WorkloadView) -> String {
 }
 
 pub async fn run(ctx: &Ctx) -> StepOutcome {
+    super::run(ctx, Step::Rollout, try_run(ctx)).await
+}
+
+/// Waits until the gating workloads are ready, one fails, or the timeout; it never errors:
+/// every way the wait ends is an outcome.
+async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let step = Step::Rollout;
     let emit = &ctx.emit;
-    emit.started(step);
     emit.info(
         step,
         format!(
             "watching Deployments, StatefulSets, DaemonSets with {} in {}",
             ctx.selector(),
-            ctx.namespace
+            ctx.namespace()
         ),
     );
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
@@ -547,7 +552,7 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     for t in tasks {
         t.abort();
     }
-    emit.ended(step, outcome)
+    Ok(outcome)
 }
 
 /// The step's outcome once every workload watch has listed: `None` while still waiting.

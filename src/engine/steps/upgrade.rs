@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
-use crate::engine::steps::Ctx;
+use crate::engine::steps::{Ctx, StepError};
 use crate::helm::hooks::{self, HookOutcome, RunKind};
 use crate::helm::process::{self, HelmRun, Stream};
 use crate::helm::status::{self, ReleaseStatus};
@@ -82,9 +82,12 @@ pub fn hook_views(record: &ReleaseStatus, run: RunKind) -> Vec<HookView> {
 }
 
 pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
+    super::run(ctx, Step::Upgrade, try_run(ctx, revision_before)).await
+}
+
+async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome, StepError> {
     let step = Step::Upgrade;
     let emit = &ctx.emit;
-    emit.started(step);
     let args = upgrade_args(ctx);
     emit.info(
         step,
@@ -109,17 +112,7 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     live_hooks.abort();
     // Let the aborted watcher finish, so its last live view cannot land after the record's.
     let _ = live_hooks.await;
-    let exit = match result {
-        Ok(exit) => exit,
-        Err(e) => {
-            return emit.ended(
-                step,
-                StepOutcome::Failed {
-                    reason: format!("could not run helm: {e:#}"),
-                },
-            );
-        }
-    };
+    let exit = result.map_err(StepError::HelmRun)?;
     emit.send(Event::HelmExited {
         code: exit.code,
         signal: exit.signal,
@@ -135,7 +128,7 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     if let Ok(record) = &record {
         let chart = crate::cluster::releases::latest_chart(
             &ctx.cluster.client,
-            &ctx.namespace,
+            ctx.namespace(),
             &ctx.plan.release,
         )
         .await;
@@ -149,7 +142,7 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
         });
     }
     if exit.cancelled {
-        return emit.ended(step, StepOutcome::Cancelled);
+        return Ok(StepOutcome::Cancelled);
     }
     if !exit.success() {
         let error = exit
@@ -177,34 +170,21 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
                 reason.push_str(&format!(" · skipped hooks: {}", skipped.join(", ")));
             }
         }
-        return emit.ended(step, StepOutcome::Failed { reason });
+        return Err(StepError::HelmFailed(reason));
     }
     // helm says yes; the record must agree, or the evidence is missing.
     match record {
-        Err(e) => emit.ended(
-            step,
-            StepOutcome::Failed {
-                reason: format!("helm exited 0 but the release record is unreadable: {e}"),
-            },
-        ),
-        Ok(r) if r.status != "deployed" => emit.ended(
-            step,
-            StepOutcome::Failed {
-                reason: format!("helm exited 0 but revision {} is {}", r.version, r.status),
-            },
-        ),
-        Ok(r) if revision_before.is_some_and(|before| r.version <= before) => emit.ended(
-            step,
-            StepOutcome::Failed {
-                reason: format!(
-                    "helm exited 0 but no new revision was written (still {})",
-                    r.version
-                ),
-            },
-        ),
+        Err(e) => Err(StepError::RecordUnreadable(e)),
+        Ok(r) if r.status != "deployed" => Err(StepError::NotDeployed {
+            revision: r.version,
+            status: r.status,
+        }),
+        Ok(r) if revision_before.is_some_and(|before| r.version <= before) => {
+            Err(StepError::NoNewRevision(r.version))
+        }
         Ok(r) => {
             emit.info(step, format!("revision {} deployed", r.version));
-            emit.ended(step, StepOutcome::Succeeded)
+            Ok(StepOutcome::Succeeded)
         }
     }
 }

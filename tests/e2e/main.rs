@@ -7,9 +7,12 @@ mod support;
 
 mod deploy;
 mod differential;
+mod exits;
 mod inspect;
+mod report;
 mod sim_helm;
 mod sim_http;
 mod sim_kubectl;
 mod sim_watcher;
 mod tui;
+mod usage;

@@ -188,14 +188,40 @@ fn old_surge_pod_that_never_terminates_is_exit_1() {
     );
 }
 
+/// Exit 1 because demo-db's revisions never converge, not because it is slow: its pods are all
+/// Ready and updated, and the only thing it waits for is currentRevision to reach updateRevision.
 #[test]
 fn statefulset_revision_never_converging_is_exit_1() {
-    let run = second_deploy("sts-revision-stuck");
+    let sim = Sim::start("sts-revision-stuck");
+    let first = sim.deploy(&["--timeout", "60s"]);
+    assert_eq!(first.code, Some(0), "first deploy: {}", first.describe());
+    let run = sim.deploy(&["--timeout", "6s", "--set", "image.tag=1.4.3"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
+    let out = sim.kubectl(&["get", "statefulset", "demo-db", "-n", "apps", "-o", "json"]);
+    let sts: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let update_revision = sts["status"]["updateRevision"].as_str().unwrap_or("");
     assert!(
-        run.reason().contains("demo-db") && run.reason().contains("revision"),
-        "{}",
-        run.reason()
+        !update_revision.is_empty() && sts["status"]["currentRevision"] != update_revision,
+        "the scenario must leave the revisions apart: {}",
+        sts["status"]
+    );
+    let db = run.workload("StatefulSet", "demo-db");
+    let replicas = &db["replicas"];
+    let desired = replicas["desired"].as_i64().unwrap_or(0);
+    assert!(desired > 0, "{db}");
+    assert_eq!(replicas["ready"], desired, "every pod Ready: {db}");
+    assert_eq!(replicas["updated"], desired, "every pod updated: {db}");
+    let wording = format!(
+        "waiting for statefulset rolling update to complete {desired} pods at revision {update_revision}..."
+    );
+    assert_eq!(db["message"], wording.as_str(), "{db}");
+    assert_eq!(db["ready"], false, "{db}");
+    assert_eq!(db["podCauses"], serde_json::json!([]), "no pod is unwell: {db}");
+    assert_eq!(
+        run.reason(),
+        format!("rollout failed: timed out after 6s; not ready: StatefulSet/demo-db: {wording}"),
+        "demo-db alone blocks, for its revision only"
     );
 }
 

@@ -217,7 +217,11 @@ fn statefulset_revision_never_converging_is_exit_1() {
     );
     assert_eq!(db["message"], wording.as_str(), "{db}");
     assert_eq!(db["ready"], false, "{db}");
-    assert_eq!(db["podCauses"], serde_json::json!([]), "no pod is unwell: {db}");
+    assert_eq!(
+        db["podCauses"],
+        serde_json::json!([]),
+        "no pod is unwell: {db}"
+    );
     assert_eq!(
         run.reason(),
         format!("rollout failed: timed out after 6s; not ready: StatefulSet/demo-db: {wording}"),

@@ -189,7 +189,11 @@ mod tests {
         let next = "helmdeck deploy demo /tmp/helmdeck-demo/deckapp -n apps --kube-context \
                     prod-eu-west-1-a --only init --init-toggle initJob.enabled --init-job \
                     demo-init --timeout 600s -- --post-renderer ./scripts/kustomize-wrapper.sh";
-        let verdict = story.state.verdict.as_mut().expect("the story ends in a verdict");
+        let verdict = story
+            .state
+            .verdict
+            .as_mut()
+            .expect("the story ends in a verdict");
         verdict.next = Some(next.into());
         let rows = banner_rows(&story);
         let at = rows

@@ -66,7 +66,7 @@ use serde_json::{Value, json};
 
 use crate::engine::event::KubeEventView;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination, phase_word,
+    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination,
 };
 
 pub const INSPECT_VERSION: u32 = 1;
@@ -127,7 +127,7 @@ fn hook(order: usize, h: &InspectedHook) -> Value {
     let r = &h.record;
     json!({
         "order": order, "name": r.name, "kind": r.kind, "path": r.path, "events": r.events,
-        "weight": r.weight, "phase": phase_word(r.phase), "in_this_run": h.in_this_run,
+        "weight": r.weight, "phase": r.phase.word(), "in_this_run": h.in_this_run,
         "started_at": r.started_at, "completed_at": r.completed_at, "delete_policies": r.delete_policies,
         "live": h.live.as_ref().map(live),
     })

@@ -2,7 +2,8 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::event::{PodView, WorkloadView};
-use crate::helm::status::{HookPhase, HookRecord};
+use crate::helm::hooks::HookPhase;
+use crate::helm::status::HookRecord;
 use crate::inspect::model::{HookPod, LockState, Operation, RevisionInfo, Storage};
 
 fn row(revision: i64, status: &str, error: Option<&str>) -> HistoryRow {

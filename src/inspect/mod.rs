@@ -18,10 +18,11 @@ pub mod workloads;
 
 use std::io::{IsTerminal, Write};
 
-use color_eyre::eyre::{Result, eyre};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use crate::cli::InspectArgs;
 use crate::cluster;
+use crate::glob::KindGlob;
 
 pub use collect::Request;
 pub use model::Inspection;
@@ -35,6 +36,12 @@ pub async fn run(args: InspectArgs) -> Result<i32> {
     if args.release.is_empty() {
         return Err(eyre!("the release name is empty"));
     }
+    let optional = args
+        .optional
+        .iter()
+        .map(|p| KindGlob::new(p))
+        .collect::<Result<Vec<_>>>()
+        .wrap_err("--optional")?;
     let cluster = cluster::client::connect(args.kube_context.as_deref()).await?;
     let request = Request {
         release: args.release.clone(),
@@ -44,6 +51,7 @@ pub async fn run(args: InspectArgs) -> Result<i32> {
             .unwrap_or_else(|| cluster.default_namespace.clone()),
         revision: args.revision,
         show_manifest: args.show_manifest,
+        optional,
     };
     // One quick request first, so an unreachable cluster is said at once rather than after
     // every read has timed out.

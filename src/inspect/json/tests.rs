@@ -200,6 +200,8 @@ fn document_shape() {
         json!({"desired": 2, "ready": 2, "updated": 2, "available": 2})
     );
     assert_eq!(w["pods"][0]["name"], "demo-api-1");
+    assert_eq!(w["optional"], false);
+    assert_eq!(w["optional_because"], json!(null));
     assert!(doc.get("manifest").is_none(), "only with --show-manifest");
 }
 

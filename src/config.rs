@@ -198,33 +198,6 @@ impl DeployPlan {
         self.namespace.as_deref().unwrap_or(context_namespace)
     }
 
-    /// Why a workload is optional, or `None` when it gates.
-    pub fn optional_because(
-        &self,
-        kind: &str,
-        name: &str,
-        annotations: &std::collections::BTreeMap<String, String>,
-    ) -> Option<String> {
-        if let Some(g) = self.optional.iter().find(|g| g.matches(kind, name)) {
-            return Some(format!("--optional {}", g.as_str()));
-        }
-        let annotated = |key: &str, value: &str| {
-            annotations
-                .get(key)
-                .is_some_and(|v| v.eq_ignore_ascii_case(value))
-        };
-        if annotated("helmdeck.io/optional", "true") {
-            return Some("annotation helmdeck.io/optional".into());
-        }
-        if annotated("werf.io/fail-mode", "IgnoreAndContinueDeployProcess") {
-            return Some("annotation werf.io/fail-mode".into());
-        }
-        if annotated("werf.io/track-termination-mode", "NonBlocking") {
-            return Some("annotation werf.io/track-termination-mode".into());
-        }
-        None
-    }
-
     /// Helm's `--timeout` value (`300s`).
     pub fn helm_timeout(&self) -> String {
         format!("{}s", self.timeout.as_secs().max(1))
@@ -372,51 +345,5 @@ mod tests {
             panic!("{err:?}");
         };
         assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
-    }
-
-    #[test]
-    fn optional_by_glob_annotation_or_werf() {
-        let plan = parse(&[
-            "helmdeck",
-            "deploy",
-            "rel",
-            "c",
-            "--optional",
-            "Deployment/*-gpu-client",
-        ])
-        .unwrap();
-        let none = std::collections::BTreeMap::new();
-        assert!(
-            plan.optional_because("Deployment", "demo-gpu-client", &none)
-                .is_some()
-        );
-        assert!(
-            plan.optional_because("StatefulSet", "demo-gpu-client", &none)
-                .is_none()
-        );
-        assert!(
-            plan.optional_because("Deployment", "demo-web", &none)
-                .is_none()
-        );
-        for (k, v) in [
-            ("helmdeck.io/optional", "true"),
-            ("werf.io/fail-mode", "IgnoreAndContinueDeployProcess"),
-            ("werf.io/track-termination-mode", "NonBlocking"),
-        ] {
-            let ann = std::collections::BTreeMap::from([(k.to_string(), v.to_string())]);
-            assert!(
-                plan.optional_because("Deployment", "demo-web", &ann)
-                    .is_some(),
-                "{k}"
-            );
-        }
-        let ann = std::collections::BTreeMap::from([(
-            "helmdeck.io/optional".to_string(),
-            "false".to_string(),
-        )]);
-        assert!(
-            plan.optional_because("Deployment", "demo-web", &ann)
-                .is_none()
-        );
     }
 }

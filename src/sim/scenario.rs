@@ -356,7 +356,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("{text:?} is not a duration"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    // Digits alone can overflow a Duration (`99999999999999999999999h`); from_secs_f64 panics.
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("{text:?} is too long a duration"))
 }
 
 #[derive(Deserialize)]
@@ -368,8 +369,10 @@ enum DurationRepr {
 
 fn to_duration(repr: DurationRepr) -> Result<Duration, String> {
     match repr {
-        DurationRepr::Secs(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
-        DurationRepr::Secs(s) => Err(format!("{s} is not a duration")),
+        // Refuses negative, infinite and overflowing (`1e300`) seconds instead of panicking.
+        DurationRepr::Secs(s) => {
+            Duration::try_from_secs_f64(s).map_err(|_| format!("{s} is not a duration"))
+        }
         DurationRepr::Text(t) => parse_duration(&t),
     }
 }
@@ -397,6 +400,17 @@ mod tests {
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse_duration("3 weeks").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    /// Found by tests/fuzz (scenario_shipped_with_edits): these panicked in from_secs_f64.
+    #[test]
+    fn durations_too_long_for_a_duration_are_errors() {
+        assert!(parse_duration("99999999999999999999999h").is_err());
+        assert!(parse_duration("18446744073709551616").is_err());
+        for tick in ["99999999999999999999999h", "1e300", "-1", ".inf", ".nan"] {
+            let err = Scenario::parse(&format!("tick: {tick}\n"), "t.yaml").expect_err(tick);
+            assert!(format!("{err:#}").contains("t.yaml"), "{err:#}");
+        }
     }
 
     #[test]

@@ -75,6 +75,7 @@ fn durations() -> impl Strategy<Value = String> {
     prop_oneof![
         "[1-9][0-9]{0,3}(ms|s|m|h)?",
         "[0-9.]{0,30}(ms|s|m|h|d|)",
+        "[0-9]{15,30}(\\.[0-9]{0,3})?(ms|s|m|h)?",
         " ?-?[0-9]{1,3}(e[0-9]{1,3})? ?",
     ]
 }
@@ -91,7 +92,7 @@ fn file() -> impl Strategy<Value = (String, bool)> {
             option::of(string_key("namespace", name)),
             option::of(list_key(
                 "values",
-                select(&["-", "v.yaml"][..]).prop_map(str::to_string),
+                select(&["v.yaml", "./v.yaml"][..]).prop_map(str::to_string),
             )),
             option::of(list_key("set", "[a-z.]{1,8}=[a-z0-9]{0,4}")),
             option::of(string_key("kube-context", name)),

@@ -36,6 +36,10 @@ grep -E '^fuzz [a-z_]+: [0-9]+ cases' "$log" | sort || true
 awk '/^fuzz [a-z_]+: [0-9]+ cases/ { n += $3 } END { printf "fuzz.sh: %d cases in all\n", n }' "$log"
 if [[ "$status" -ne 0 ]]; then
     echo "fuzz.sh: FAILED (full log: $log)" >&2
-    grep -E -A40 '^fuzz [a-z_]+: .*(at |aborted)|minimal input' "$log" | grep -v -E '^ +[0-9]+: |^ +at ' >&2 || true
+    # Each failing target's message and the start of its minimal input, lines cut short.
+    awk '/^fuzz [a-z_]+ FAILED: / { p = 1; n = 0 }
+         p && /^(test |fuzz [a-z_]+: )/ { p = 0 }
+         p && n++ < 30 && !/^ +[0-9]+: |^ +at |^stack backtrace|^note: /' "$log" |
+        cut -c1-200 >&2
 fi
 exit "$status"

@@ -92,9 +92,9 @@ where
         match runner.run(&strategy, &test) {
             Ok(()) => done += u64::from(batch),
             Err(TestError::Fail(reason, input)) => {
-                panic!("fuzz {name}: {reason}\nminimal input: {input:#?}")
+                panic!("fuzz {name} FAILED: {reason}\nminimal input: {input:#?}")
             }
-            Err(TestError::Abort(reason)) => panic!("fuzz {name}: aborted: {reason}"),
+            Err(TestError::Abort(reason)) => panic!("fuzz {name} FAILED: aborted: {reason}"),
         }
     }
     eprintln!(

@@ -437,10 +437,22 @@ fn to_yaml(v: &Value) -> String {
     out
 }
 
+/// YAML limits an implicit key (every key of a flow mapping) to 1024 characters as written;
+/// a longer one is refused by design, so such a scenario need not parse.
+fn keys_fit(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .all(|(k, v)| to_yaml(&Value::from(k.as_str())).chars().count() <= 1024 && keys_fit(v)),
+        Value::Array(items) => items.iter().all(keys_fit),
+        _ => true,
+    }
+}
+
 #[test]
 #[ignore = "fuzz target: scripts/fuzz.sh"]
 fn scenario_structured() {
     fuzz("scenario_structured", scenario, |(scenario, must_parse)| {
-        check(&to_yaml(&scenario), must_parse)
+        check(&to_yaml(&scenario), must_parse && keys_fit(&scenario))
     });
 }

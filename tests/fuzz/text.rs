@@ -183,7 +183,7 @@ fn fit_cuts_by_width() {
                     fit::width(p) <= max.max(1) || p.chars().count() == 1,
                     "wrap: {:?} is wider than {}",
                     p,
-                    max
+                    max.max(1)
                 );
             }
 

@@ -134,8 +134,9 @@ impl DeployPlan {
         }
         let timeout_text = args.timeout.clone().or(file.timeout);
         let timeout = match &timeout_text {
-            Some(t) => crate::time::parse_duration(t)
-                .map_err(|e| ConfigError::Timeout(e.to_string()))?,
+            Some(t) => {
+                crate::time::parse_duration(t).map_err(|e| ConfigError::Timeout(e.to_string()))?
+            }
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {
@@ -298,6 +299,22 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
+    }
+
+    /// Found by tests/fuzz (config_structured): a timeout past Duration's range panicked.
+    #[test]
+    fn timeout_too_long_for_a_duration_is_a_usage_error() {
+        for t in ["18447000000000000000", "310000000000000000m"] {
+            let err = parse(&["helmdeck", "deploy", "rel", "c", "--timeout", t]).expect_err(t);
+            assert!(err.to_string().starts_with("--timeout: "), "{err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("helmdeck.toml"),
+            "timeout = \"18447000000000000000\"\n",
+        )
+        .unwrap();
+        assert!(parse(&["helmdeck", "deploy", "rel", dir.path().to_str().unwrap()]).is_err());
     }
 
     #[test]

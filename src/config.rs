@@ -34,7 +34,7 @@ pub struct FileConfig {
 }
 
 /// What the deploy was asked to do: the one owner of these facts. The engine's context holds
-/// it and the state's [`PlanSummary`](crate::engine::state::PlanSummary) is derived from it.
+/// it and the state's `PlanSummary` (engine/state.rs) is derived from it.
 #[derive(Debug, Clone)]
 pub struct DeployPlan {
     pub release: String,

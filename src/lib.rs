@@ -21,3 +21,6 @@ pub mod sim;
 pub mod text;
 pub mod time;
 pub mod ui;
+
+#[cfg(test)]
+mod layers;

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::event::{Event, Level, StepOutcome};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
+use crate::helm::hooks::HookPhase;
 use crate::signals::Signals;
 
 /// Remembers what was printed so only transitions print.
@@ -17,7 +18,7 @@ use crate::signals::Signals;
 pub struct Headless {
     workloads: BTreeMap<(String, String), (bool, bool, String)>,
     warnings: std::collections::BTreeSet<(String, String, String)>,
-    hooks: BTreeMap<String, String>,
+    hooks: BTreeMap<String, HookPhase>,
 }
 
 fn stamp(state: &DeployState) -> String {
@@ -72,10 +73,8 @@ impl Headless {
             }
             Event::Hooks { hooks } => hooks
                 .iter()
-                .filter(|h| h.phase != "not in this run")
-                .filter(|h| {
-                    self.hooks.insert(h.name.clone(), h.phase.clone()).as_ref() != Some(&h.phase)
-                })
+                .filter(|h| h.phase != HookPhase::NotInThisRun)
+                .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
                 .map(|h| {
                     format!(
                         "{t} hook      {} ({}, weight {}): {}",

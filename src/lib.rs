@@ -23,3 +23,6 @@ pub mod text;
 pub mod time;
 pub mod ui;
 pub mod validate;
+
+#[cfg(test)]
+mod layers;

@@ -76,11 +76,17 @@ fn real_main() -> Result<i32> {
             kubeconfig_out,
             ..
         } => {
-            runtime.block_on(sim::run::run(sim::run::SimArgs {
+            let served = runtime.block_on(sim::run::run(sim::run::SimArgs {
                 scenario,
                 listen,
                 kubeconfig_out,
-            }))?;
+            }));
+            if let Err(e) = served {
+                // A scenario author needs the parser's whole message (the field, the snippet);
+                // scenario files hold no secrets.
+                say(&format!("helmdeck: {e:#}"));
+                return Ok(exit::USAGE);
+            }
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),

@@ -66,16 +66,25 @@ fn sighup_during_helm_cancels_and_leaves_the_release_failed_not_pending() {
 #[test]
 fn a_terminal_without_a_size_gets_the_plain_lines_instead() {
     let sim = Sim::start("all-green");
-    let (mut master, slave) = openpty_0x0();
     let chart = chart();
-    let mut cmd = sim.helmdeck_command(&[
-        "deploy",
-        "demo",
-        chart.to_str().unwrap(),
-        "-n",
-        "apps",
-        "--dry-run",
-    ]);
+    let chart = chart.to_str().unwrap();
+    let (code, shown, stderr) =
+        under_a_0x0_pty(&sim, &["deploy", "demo", chart, "-n", "apps", "--dry-run"]);
+    assert_eq!(code, Some(0), "{stderr}\n--- terminal\n{shown}");
+    assert!(shown.contains("verdict: LANDED"), "{shown}");
+    assert!(stderr.contains("plain output instead"), "{stderr}");
+    // inspect likewise prints its text (the dry run left no record: exit 1, said in the text).
+    let (code, shown, stderr) = under_a_0x0_pty(&sim, &["inspect", "demo", "-n", "apps"]);
+    assert_eq!(code, Some(1), "{stderr}\n--- terminal\n{shown}");
+    assert!(shown.contains("demo"), "{shown}");
+    assert!(stderr.contains("plain output instead"), "{stderr}");
+}
+
+/// Runs helmdeck with stdout on a 0x0 pseudo-terminal in a session of its own; returns its
+/// exit code, what reached the terminal, and its stderr.
+fn under_a_0x0_pty(sim: &Sim, args: &[&str]) -> (Option<i32>, String, String) {
+    let (mut master, slave) = openpty_0x0();
+    let mut cmd = sim.helmdeck_command(args);
     cmd.stdout(Stdio::from(slave)).stdin(Stdio::null());
     // A new session: no controlling terminal, so /dev/tty is not there either.
     unsafe {
@@ -94,14 +103,8 @@ fn a_terminal_without_a_size_gets_the_plain_lines_instead() {
     });
     let out = child.wait_with_output().unwrap();
     let shown = reader.join().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stderr}\n--- terminal\n{shown}"
-    );
-    assert!(shown.contains("verdict: LANDED"), "{shown}");
-    assert!(stderr.contains("plain output instead"), "{stderr}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), shown, stderr)
 }
 
 fn openpty_0x0() -> (std::fs::File, OwnedFd) {

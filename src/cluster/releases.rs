@@ -69,6 +69,24 @@ pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -
     Ok(release)
 }
 
+/// The values helm deployed a revision with (the record's `config`: exactly what `-f`/`--set*`/
+/// `--reuse-values` came to). They may hold secrets: callers hand them to helm through a private
+/// file and never show them.
+pub async fn values(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = api
+        .get(secret_name)
+        .await
+        .wrap_err_with(|| format!("reading {secret_name}"))?;
+    let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
+    let mut release = decode_release_secret(&value)
+        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    Ok(match release.get_mut("config").map(Value::take) {
+        Some(config @ Value::Object(_)) => config,
+        _ => Value::Object(Default::default()),
+    })
+}
+
 /// `name version` of the chart of the newest revision (helm status leaves the chart out).
 pub async fn latest_chart(client: &kube::Client, namespace: &str, release: &str) -> Option<String> {
     let revisions = revisions(client, namespace, release).await.ok()?;

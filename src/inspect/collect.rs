@@ -25,6 +25,8 @@ pub struct Request {
     pub namespace: String,
     pub revision: Option<i64>,
     pub show_manifest: bool,
+    /// `--kube-context`, for the commands inspect prints.
+    pub context: Option<String>,
 }
 
 /// Collects the inspection. Never fails: what cannot be read is said in `error` / `warnings`.
@@ -42,6 +44,7 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
         &decoded,
         &out.release,
         &out.namespace,
+        req.context.as_deref(),
         jiff::Timestamp::now(),
     );
     let events = list(

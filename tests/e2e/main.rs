@@ -5,6 +5,7 @@
 
 mod support;
 
+mod advice;
 mod deploy;
 mod differential;
 mod init_render;

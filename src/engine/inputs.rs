@@ -80,9 +80,13 @@ impl DeployPlan {
             || self.extra_args().iter().any(reads_stdin_arg)
     }
 
-    /// A chart that is not a local directory or archive: helm would fetch it.
+    /// A chart helm would fetch: not a local directory or archive, and not spelled as a path
+    /// (a missing `./chart` is a missing path, not a repository chart).
     fn chart_is_remote(&self) -> bool {
-        !Path::new(&self.chart).exists()
+        let chart = self.chart.as_str();
+        let path_like = chart.starts_with('.') || chart.starts_with('/') || chart.ends_with(".tgz");
+        let fetched = chart.contains("://") || !path_like;
+        fetched && !Path::new(chart).exists()
     }
 
     /// The chart as helm is given it: the pulled copy, else as the plan names it.
@@ -178,7 +182,9 @@ pub async fn resolve(
     helm_env: &[(String, String)],
 ) -> Result<Inputs, InputError> {
     let mut inputs = Inputs::default();
-    let (stdin, remote) = (plan.reads_stdin(), plan.chart_is_remote());
+    // `--only rollout` renders nothing: no chart to pull.
+    let remote = plan.chart_is_remote() && plan.only != Some(crate::cli::Only::Rollout);
+    let stdin = plan.reads_stdin();
     if !stdin && !remote {
         return Ok(inputs);
     }
@@ -392,6 +398,24 @@ mod tests {
             },
         );
         assert_eq!(unpinned.advice_extra(), ["--version", "0.4.2"]);
+    }
+
+    #[test]
+    fn only_a_chart_helm_would_fetch_is_pulled() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().to_str().unwrap();
+        for (chart, remote) in [
+            ("deckapp", true),
+            ("repo/deckapp", true),
+            ("oci://registry.example/charts/deckapp", true),
+            ("https://charts.example/deckapp-0.4.2.tgz", true),
+            ("./missing-chart", false),
+            ("/missing/chart", false),
+            ("missing-0.4.2.tgz", false),
+            (local, false),
+        ] {
+            assert_eq!(plan(&[chart]).chart_is_remote(), remote, "{chart}");
+        }
     }
 
     #[test]

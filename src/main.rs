@@ -176,11 +176,13 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
-    Ok(run::Prepared {
+    let mut prepared = run::Prepared {
         plan,
         helm,
         helm_version,
         cluster,
         helm_env: vec![],
-    })
+    };
+    prepared.resolve_inputs().await?;
+    Ok(prepared)
 }

@@ -3,6 +3,7 @@
 
 pub mod emit;
 pub mod event;
+pub mod inputs;
 pub mod logs;
 pub mod report;
 pub mod run;

@@ -5,9 +5,11 @@
 
 mod support;
 
+mod advice;
 mod cross_check;
 mod deploy;
 mod differential;
+mod init_render;
 mod inspect;
 mod sim_helm;
 mod sim_http;

@@ -1,6 +1,7 @@
-//! Step 4: the init Job, run outside helm. Renders the chart with the toggle on, picks the Job,
-//! replaces a stale one, runs it, streams its logs, and waits for Complete or Failed. The
-//! release is already live: a failure here is exit 3, not 1.
+//! Step 4: the init Job, run outside helm. Renders the chart with the toggle on and off
+//! ([`init_render`]: from the deployed revision's values), picks the Job, replaces a stale
+//! one, runs it, streams its logs, and waits for Complete or Failed. The release is already
+//! live: a failure here is exit 3, not 1.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -16,31 +17,13 @@ use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, Step, StepOutcome};
-use crate::engine::steps::{Ctx, StepError};
+use crate::engine::steps::{Ctx, StepError, init_render};
 use crate::engine::views;
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
-const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
 const DELETE_POLL: Duration = Duration::from_millis(250);
-
-/// `helm template` arguments that render the chart as the upgrade did, with the toggle on.
-pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
-    let plan = &ctx.plan;
-    let mut args = vec![
-        "template".into(),
-        plan.release.clone(),
-        plan.chart.clone(),
-        "-n".into(),
-        ctx.namespace().to_string(),
-        "--is-upgrade".into(),
-    ];
-    args.extend(plan.value_args());
-    args.push("--set".into());
-    args.push(format!("{toggle}=true"));
-    args
-}
 
 /// Picks the Job named `name` from rendered YAML and makes it a plain object of the release:
 /// hook annotations off (helm does not own this run), the instance label on.
@@ -76,23 +59,6 @@ pub fn pick_job(
         );
     }
     Ok(Some(job))
-}
-
-async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
-    let out = tokio::time::timeout(
-        RENDER_TIMEOUT,
-        ctx.helm_command(&template_args(ctx, toggle)).output(),
-    )
-    .await
-    .map_err(|_| "helm template did not finish".to_string())?
-    .map_err(|e| format!("running helm template: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "helm template failed: {}",
-            text::plain_bytes(&out.stderr).trim()
-        ));
-    }
-    String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".to_string())
 }
 
 /// Deletes a Job of that name (with its pods) and waits until it is gone.
@@ -192,10 +158,14 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         });
     };
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
-    let rendered = render(ctx, &toggle).await.map_err(StepError::InitJob)?;
-    let Some(job_obj) = pick_job(&rendered, &job_name, &ctx.plan.release, ctx.namespace())
-        .map_err(StepError::InitJob)?
-    else {
+    let renders = init_render::from_release(ctx, &toggle)
+        .await
+        .map_err(StepError::InitJob)?;
+    let found = init_render::check(&renders, &toggle, &job_name)
+        .map_err(|e| StepError::InitJob(e.to_string()))?;
+    let picked = pick_job(&renders.on, &job_name, &ctx.plan.release, ctx.namespace())
+        .map_err(StepError::InitJob)?;
+    let (init_render::Found::Rendered, Some(job_obj)) = (found, picked) else {
         return Ok(StepOutcome::Skipped {
             reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
         });

@@ -5,6 +5,7 @@
 
 pub mod hooks_live;
 pub mod init;
+pub mod init_render;
 pub mod preflight;
 pub mod rollout;
 pub mod upgrade;

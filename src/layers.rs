@@ -15,11 +15,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("signals", &[]),
     ("cli", &[]),
+    ("advice", &[]),
     // Pure judgement and helm's formats.
     ("rollout", &["glob"]),
     ("helm", &["text", "time"]),
     // Talking to Kubernetes.
-    ("cluster", &["helm", "text", "time"]),
+    ("cluster", &["helm", "text", "time", "advice"]),
     // The plan, then the engine that runs it.
     (
         "config",
@@ -28,13 +29,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "engine",
         &[
-            "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time",
+            "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time", "advice",
         ],
     ),
     (
         "inspect",
         &[
-            "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time",
+            "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time", "advice",
         ],
     ),
     // Renderers.

@@ -214,7 +214,7 @@ fn evidence(state: &DeployState) -> Vec<String> {
 }
 
 fn only_init_command(state: &DeployState) -> String {
-    crate::advice::only_init(&state.plan)
+    crate::engine::advice::only_init(&state.plan)
 }
 
 fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {

@@ -134,8 +134,9 @@ impl DeployPlan {
         }
         let timeout_text = args.timeout.clone().or(file.timeout);
         let timeout = match &timeout_text {
-            Some(t) => crate::time::parse_duration(t)
-                .map_err(|e| ConfigError::Timeout(e.to_string()))?,
+            Some(t) => {
+                crate::time::parse_duration(t).map_err(|e| ConfigError::Timeout(e.to_string()))?
+            }
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {

@@ -176,6 +176,8 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
+    let namespace = plan.namespace_or(&cluster.default_namespace).to_string();
+    helmdeck::engine::steps::init_objects::check_toggle(&plan, &helm, &namespace).await?;
     Ok(run::Prepared {
         plan,
         helm,

@@ -7,6 +7,7 @@ mod support;
 
 mod deploy;
 mod differential;
+mod init_hooks;
 mod inspect;
 mod sim_helm;
 mod sim_http;

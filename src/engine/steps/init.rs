@@ -9,13 +9,15 @@ use futures::{AsyncBufReadExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::{DeleteParams, LogParams, PostParams};
+use kube::api::{LogParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, Step, StepOutcome};
+use crate::engine::steps::init_apply::{self, Applier};
+use crate::engine::steps::init_objects::{self, JobEnd};
 use crate::engine::steps::{Ctx, StepError};
 use crate::engine::views;
 use crate::rollout::diagnosis;
@@ -23,7 +25,6 @@ use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
 const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
-const DELETE_POLL: Duration = Duration::from_millis(250);
 
 /// `helm template` arguments that render the chart as the upgrade did, with the toggle on.
 pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
@@ -78,14 +79,20 @@ pub fn pick_job(
     Ok(Some(job))
 }
 
-async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
-    let out = tokio::time::timeout(
-        RENDER_TIMEOUT,
-        ctx.helm_command(&template_args(ctx, toggle)).output(),
-    )
-    .await
-    .map_err(|_| "helm template did not finish".to_string())?
-    .map_err(|e| format!("running helm template: {e}"))?;
+/// The same render with the toggle off: what the release holds without the init run.
+fn toggle_off_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
+    let mut args = template_args(ctx, toggle);
+    if let Some(last) = args.last_mut() {
+        *last = format!("{toggle}=false");
+    }
+    args
+}
+
+async fn render(ctx: &Ctx, args: &[String]) -> Result<String, String> {
+    let out = tokio::time::timeout(RENDER_TIMEOUT, ctx.helm_command(args).output())
+        .await
+        .map_err(|_| "helm template did not finish".to_string())?
+        .map_err(|e| format!("running helm template: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "helm template failed: {}",
@@ -93,32 +100,6 @@ async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
         ));
     }
     String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".to_string())
-}
-
-/// Deletes a Job of that name (with its pods) and waits until it is gone.
-async fn delete_stale(
-    api: &Api<Job>,
-    name: &str,
-    ctx: &Ctx,
-    deadline: tokio::time::Instant,
-) -> Result<(), String> {
-    match api.delete(name, &DeleteParams::background()).await {
-        Ok(_) => ctx
-            .emit
-            .info(Step::Init, format!("deleted the previous Job {name}")),
-        Err(kube::Error::Api(e)) if e.code == 404 => return Ok(()),
-        Err(e) => return Err(format!("cannot delete the previous Job {name}: {e}")),
-    }
-    loop {
-        match api.get_opt(name).await {
-            Ok(None) => return Ok(()),
-            Ok(Some(_)) if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(DELETE_POLL).await
-            }
-            Ok(Some(_)) => return Err(format!("the previous Job {name} is still there")),
-            Err(e) => return Err(format!("cannot read Job {name}: {e}")),
-        }
-    }
 }
 
 enum Msg {
@@ -156,14 +137,14 @@ fn follow_log(
     })
 }
 
-fn job_failure(job: &Job, reason: &str, message: &str, pods: &Collection<Pod>) -> String {
+fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String {
     let name = job.metadata.name.as_deref().unwrap_or("");
     let mut s = format!("Job {name} failed: {reason}");
     if !message.is_empty() {
         s.push_str(&format!(" ({})", text::plain(message)));
     }
     let mut exits: Vec<String> = Vec::new();
-    for pod in pods.items.values() {
+    for pod in pods {
         for cause in diagnosis::pod_causes(pod, &[]) {
             exits.push(format!(
                 "pod {}: {}",
@@ -183,7 +164,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     super::run(ctx, Step::Init, try_run(ctx)).await
 }
 
-/// Renders the Job and clears the way for it; [`run_job`] runs it.
+/// Renders the chart both ways, creates the hook objects the toggle adds and clears the way
+/// for the Job; [`run_job`] runs it; then the delete policies are applied.
 async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone())
     else {
@@ -192,24 +174,63 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         });
     };
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
-    let rendered = render(ctx, &toggle).await.map_err(StepError::InitJob)?;
-    let Some(job_obj) = pick_job(&rendered, &job_name, &ctx.plan.release, ctx.namespace())
-        .map_err(StepError::InitJob)?
+    let on = render(ctx, &template_args(ctx, &toggle))
+        .await
+        .map_err(StepError::InitJob)?;
+    let off = render(ctx, &toggle_off_args(ctx, &toggle))
+        .await
+        .map_err(StepError::InitJob)?;
+    let Some(objs) = init_objects::plan(&on, &off, &toggle, &job_name)
+        .map_err(|e| StepError::InitJob(e.to_string()))?
     else {
         return Ok(StepOutcome::Skipped {
             reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
         });
     };
+    for ignored in &objs.ignored {
+        ctx.emit.info(
+            Step::Init,
+            format!("not applied: {ignored}: not an install or upgrade hook"),
+        );
+    }
+    let run = init_apply::run_id();
+    let mut job_obj = init_objects::prepare(objs.job.object.clone(), &ctx.plan.release, &run);
+    job_obj["metadata"]["namespace"] = ctx.namespace().into();
     let job: Job = serde_json::from_value(job_obj).map_err(|error| StepError::InvalidJob {
         name: job_name.clone(),
         error,
     })?;
     let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
     let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
-    delete_stale(&jobs, &job_name, ctx, deadline)
+    // Before anything is replaced: another run's objects stay as they are.
+    init_apply::guard_job(&jobs, &job_name)
         .await
         .map_err(StepError::InitJob)?;
-    run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
+    let mut applier = Applier::new(ctx);
+    applier
+        .create_hooks(&objs, &ctx.plan.release, &run, deadline)
+        .await
+        .map_err(StepError::InitJob)?;
+    init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
+        .await
+        .map_err(StepError::InitJob)?;
+    let outcome = run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await?;
+    match outcome {
+        StepOutcome::Succeeded => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
+        StepOutcome::Failed { .. } => applier.delete_by_policy(&objs, JobEnd::Failed).await,
+        // Cancelled: the run stops where it is, as helm leaves hooks when it is stopped.
+        _ => {}
+    }
+    Ok(outcome)
+}
+
+/// Whether the pod belongs to the Job with this uid (not to an earlier or a later Job of the
+/// same name).
+fn owned_by(pod: &Pod, uid: &str) -> bool {
+    pod.metadata
+        .owner_references
+        .as_ref()
+        .is_some_and(|refs| refs.iter().any(|r| r.uid == uid))
 }
 
 /// Creates the Job (watched from before), follows its containers' logs, and waits for its end.
@@ -239,14 +260,21 @@ async fn run_job(
             |c| Msg::Pod(Box::new(c)),
         ),
     ];
-    if let Err(error) = jobs.create(&PostParams::default(), job).await {
-        tasks.iter().for_each(|t| t.abort());
-        return Err(StepError::CreateJob {
-            name: job_name.to_string(),
-            error,
-        });
-    }
+    let created = match jobs.create(&PostParams::default(), job).await {
+        Ok(created) => created,
+        Err(error) => {
+            tasks.iter().for_each(|t| t.abort());
+            return Err(StepError::CreateJob {
+                name: job_name.to_string(),
+                error,
+            });
+        }
+    };
     emit.info(step, format!("created Job {job_name}"));
+    // Followed by uid: a Job of the same name made by another run is not this one.
+    let uid = created.metadata.uid.clone().unwrap_or_default();
+    let mut seen = false;
+    let mut timed_out = false;
     let mut job_c: Collection<Job> = Collection::default();
     let mut pod_c: Collection<Pod> = Collection::default();
     let mut following: BTreeSet<(String, String)> = BTreeSet::new();
@@ -267,9 +295,13 @@ async fn run_job(
         tokio::select! {
             _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
             _ = tokio::time::sleep_until(drain_deadline) => {
-                break finished.clone().unwrap_or_else(|| StepOutcome::Failed {
+                if let Some(done) = finished.clone() {
+                    break done;
+                }
+                timed_out = true;
+                break StepOutcome::Failed {
                     reason: format!("Job {job_name} did not finish within {}s", ctx.plan.timeout.as_secs()),
-                });
+                };
             }
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "the Job watch stopped".into() } };
@@ -278,7 +310,8 @@ async fn run_job(
                     Msg::Pod(c) => { pod_c.apply(*c); }
                     Msg::LogDone => { logs_open = logs_open.saturating_sub(1); }
                 }
-                for pod in pod_c.items.values() {
+                let own: Vec<&Pod> = pod_c.items.values().filter(|p| owned_by(p, &uid)).collect();
+                for pod in own.iter().copied() {
                     let name = pod.metadata.name.clone().unwrap_or_default();
                     emit.send(Event::Pod(views::pod_view(pod, format!("Job/{job_name}"), true, &[])));
 
@@ -293,16 +326,8 @@ async fn run_job(
                         }
                     }
                 }
-                if finished.is_none()
-                    && let Some(j) = job_c.items.get(job_name)
-                {
-                    match readiness::job(j) {
-                        JobProgress::Complete => finished = Some(StepOutcome::Succeeded),
-                        JobProgress::Failed { reason, message } => {
-                            finished = Some(StepOutcome::Failed { reason: job_failure(j, &reason, &message, &pod_c) });
-                        }
-                        JobProgress::Running { .. } => {}
-                    }
+                if finished.is_none() {
+                    finished = judge_own(&job_c, job_name, &uid, &mut seen, &own);
                 }
             }
         }
@@ -310,7 +335,44 @@ async fn run_job(
     for t in tasks {
         t.abort();
     }
+    if timed_out && let StepOutcome::Failed { reason } = &outcome {
+        let warnings = init_apply::job_warnings(ctx, &created).await;
+        if !warnings.is_empty() {
+            return Ok(StepOutcome::Failed {
+                reason: format!("{reason}; Job events: {}", warnings.join("; ")),
+            });
+        }
+    }
     Ok(outcome)
+}
+
+/// How this run's Job (by uid) ended, if it did: Complete, Failed, or gone or replaced under
+/// it (another run, or a person, deleted it).
+fn judge_own(
+    jobs: &Collection<Job>,
+    name: &str,
+    uid: &str,
+    seen: &mut bool,
+    own_pods: &[&Pod],
+) -> Option<StepOutcome> {
+    let failed = |reason: String| Some(StepOutcome::Failed { reason });
+    match jobs.items.get(name) {
+        Some(j) if j.metadata.uid.as_deref() == Some(uid) => {
+            *seen = true;
+            match readiness::job(j) {
+                JobProgress::Complete => Some(StepOutcome::Succeeded),
+                JobProgress::Failed { reason, message } => {
+                    failed(job_failure(j, &reason, &message, own_pods))
+                }
+                JobProgress::Running { .. } => None,
+            }
+        }
+        Some(_) if jobs.synced => failed(format!(
+            "Job {name} was replaced by another Job of that name before it ended"
+        )),
+        None if *seen && jobs.synced => failed(format!("Job {name} was deleted before it ended")),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

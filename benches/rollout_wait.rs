@@ -182,4 +182,10 @@ async fn main() {
         b.wall.as_secs_f64() / a.wall.as_secs_f64(),
         b.requests as f64 / a.requests.max(1) as f64
     );
+    // A method that timed out or failed would make the timings above meaningless.
+    let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.method).collect();
+    assert!(
+        failed.is_empty(),
+        "these methods did not see every Deployment roll out: {failed:?}"
+    );
 }

@@ -139,6 +139,10 @@ pub struct InspectArgs {
     /// Also show the rendered manifest of the revision (never Secret data or values).
     #[arg(long)]
     pub show_manifest: bool,
+    /// Deny list, as `deploy --optional` takes it: workloads shown as optional (never gating).
+    /// A glob over the name, optionally `Kind/glob` (repeatable).
+    #[arg(long = "optional", value_name = "PATTERN")]
+    pub optional: Vec<String>,
     /// kubeconfig context to use.
     #[arg(long)]
     pub kube_context: Option<String>,

@@ -199,33 +199,6 @@ impl DeployPlan {
         self.namespace.as_deref().unwrap_or(context_namespace)
     }
 
-    /// Why a workload is optional, or `None` when it gates.
-    pub fn optional_because(
-        &self,
-        kind: &str,
-        name: &str,
-        annotations: &std::collections::BTreeMap<String, String>,
-    ) -> Option<String> {
-        if let Some(g) = self.optional.iter().find(|g| g.matches(kind, name)) {
-            return Some(format!("--optional {}", g.as_str()));
-        }
-        let annotated = |key: &str, value: &str| {
-            annotations
-                .get(key)
-                .is_some_and(|v| v.eq_ignore_ascii_case(value))
-        };
-        if annotated("helmdeck.io/optional", "true") {
-            return Some("annotation helmdeck.io/optional".into());
-        }
-        if annotated("werf.io/fail-mode", "IgnoreAndContinueDeployProcess") {
-            return Some("annotation werf.io/fail-mode".into());
-        }
-        if annotated("werf.io/track-termination-mode", "NonBlocking") {
-            return Some("annotation werf.io/track-termination-mode".into());
-        }
-        None
-    }
-
     /// Helm's `--timeout` value (`300s`).
     pub fn helm_timeout(&self) -> String {
         format!("{}s", self.timeout.as_secs().max(1))
@@ -328,6 +301,22 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
     }
 
+    /// Found by tests/fuzz (config_structured): a timeout past Duration's range panicked.
+    #[test]
+    fn timeout_too_long_for_a_duration_is_a_usage_error() {
+        for t in ["18447000000000000000", "310000000000000000m"] {
+            let err = parse(&["helmdeck", "deploy", "rel", "c", "--timeout", t]).expect_err(t);
+            assert!(err.to_string().starts_with("--timeout: "), "{err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("helmdeck.toml"),
+            "timeout = \"18447000000000000000\"\n",
+        )
+        .unwrap();
+        assert!(parse(&["helmdeck", "deploy", "rel", dir.path().to_str().unwrap()]).is_err());
+    }
+
     #[test]
     fn the_namespace_is_the_flag_else_the_kube_contexts() {
         let asked = parse(&["helmdeck", "deploy", "rel", "c", "-n", "apps"]).unwrap();
@@ -373,51 +362,5 @@ mod tests {
             panic!("{err:?}");
         };
         assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
-    }
-
-    #[test]
-    fn optional_by_glob_annotation_or_werf() {
-        let plan = parse(&[
-            "helmdeck",
-            "deploy",
-            "rel",
-            "c",
-            "--optional",
-            "Deployment/*-gpu-client",
-        ])
-        .unwrap();
-        let none = std::collections::BTreeMap::new();
-        assert!(
-            plan.optional_because("Deployment", "demo-gpu-client", &none)
-                .is_some()
-        );
-        assert!(
-            plan.optional_because("StatefulSet", "demo-gpu-client", &none)
-                .is_none()
-        );
-        assert!(
-            plan.optional_because("Deployment", "demo-web", &none)
-                .is_none()
-        );
-        for (k, v) in [
-            ("helmdeck.io/optional", "true"),
-            ("werf.io/fail-mode", "IgnoreAndContinueDeployProcess"),
-            ("werf.io/track-termination-mode", "NonBlocking"),
-        ] {
-            let ann = std::collections::BTreeMap::from([(k.to_string(), v.to_string())]);
-            assert!(
-                plan.optional_because("Deployment", "demo-web", &ann)
-                    .is_some(),
-                "{k}"
-            );
-        }
-        let ann = std::collections::BTreeMap::from([(
-            "helmdeck.io/optional".to_string(),
-            "false".to_string(),
-        )]);
-        assert!(
-            plan.optional_because("Deployment", "demo-web", &ann)
-                .is_none()
-        );
     }
 }

@@ -6,13 +6,14 @@ use std::io::Write;
 
 use crate::engine::event::{Event, Level, StepOutcome};
 use crate::engine::state::DeployState;
+use crate::helm::hooks::HookPhase;
 
 /// Remembers what was printed so only transitions print.
 #[derive(Default)]
 pub struct Headless {
     workloads: BTreeMap<(String, String), (bool, bool, String)>,
     warnings: std::collections::BTreeSet<(String, String, String)>,
-    hooks: BTreeMap<String, String>,
+    hooks: BTreeMap<String, HookPhase>,
 }
 
 fn stamp(state: &DeployState) -> String {
@@ -67,10 +68,8 @@ impl Headless {
             }
             Event::Hooks { hooks } => hooks
                 .iter()
-                .filter(|h| h.phase != "not in this run")
-                .filter(|h| {
-                    self.hooks.insert(h.name.clone(), h.phase.clone()).as_ref() != Some(&h.phase)
-                })
+                .filter(|h| h.phase != HookPhase::NotInThisRun)
+                .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
                 .map(|h| {
                     format!(
                         "{t} hook      {} ({}, weight {}): {}",

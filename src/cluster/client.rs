@@ -18,7 +18,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    fn from_config(config: kube::Config) -> Result<Self> {
+    fn from_config(mut config: kube::Config) -> Result<Self> {
+        // Names helmdeck's requests in the API server's audit log (and the simulator's stats).
+        config.headers.push((
+            hyper::header::USER_AGENT,
+            hyper::header::HeaderValue::from_static(concat!(
+                "helmdeck/",
+                env!("CARGO_PKG_VERSION")
+            )),
+        ));
         let server = config.cluster_url.to_string();
         let default_namespace = config.default_namespace.clone();
         let client = Client::try_from(config).wrap_err("building the Kubernetes client")?;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::engine::verdict::Verdict;
+use crate::helm::hooks::HookPhase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -110,8 +111,8 @@ pub struct HookView {
     pub kind: String,
     pub events: Vec<String>,
     pub weight: i64,
-    /// Succeeded, Failed, Running, Unknown, skipped, never ran, not in this run.
-    pub phase: String,
+    /// From the release record judged against this run, or from the live hook Job.
+    pub phase: HookPhase,
     pub started_at: Option<String>,
     pub completed_at: Option<String>,
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::engine::event::{Step, StepOutcome};
 use crate::engine::state::DeployState;
+use crate::helm::hooks::HookPhase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -180,15 +181,20 @@ fn evidence(state: &DeployState) -> Vec<String> {
         out.push(line);
     }
     for h in &state.hooks {
-        match h.phase.as_str() {
-            "Failed" => out.push(format!("hook {} ({}) failed", h.name, h.events.join(","))),
-            "skipped" => out.push(format!(
+        // Every phase named, so a new one has to be placed here on purpose.
+        match h.phase {
+            HookPhase::Failed => {
+                out.push(format!("hook {} ({}) failed", h.name, h.events.join(",")))
+            }
+            HookPhase::Skipped => out.push(format!(
                 "hook {} ({}) skipped: never ran",
                 h.name,
                 h.events.join(",")
             )),
-            "Running" | "Unknown" => out.push(format!("hook {} left {}", h.name, h.phase)),
-            _ => {}
+            HookPhase::Running | HookPhase::Unknown => {
+                out.push(format!("hook {} left {}", h.name, h.phase))
+            }
+            HookPhase::Succeeded | HookPhase::NeverRan | HookPhase::NotInThisRun => {}
         }
     }
     for w in state.optional().filter(|w| !w.ready) {
@@ -487,22 +493,22 @@ mod tests {
             &[(Preflight, ok()), (Upgrade, failed("helm exited 1"))],
             &[workload("web", false, false)],
         );
-        let hook = |name: &str, phase: &str| HookView {
+        let hook = |name: &str, phase: HookPhase| HookView {
             name: name.into(),
             kind: "Job".into(),
             events: vec!["post-upgrade".into()],
             weight: 0,
-            phase: phase.into(),
+            phase,
             started_at: None,
             completed_at: None,
         };
         s.apply(
             &Event::Hooks {
                 hooks: vec![
-                    hook("init", "Succeeded"),
-                    hook("seed", "Failed"),
-                    hook("later", "skipped"),
-                    hook("stuck", "Running"),
+                    hook("init", HookPhase::Succeeded),
+                    hook("seed", HookPhase::Failed),
+                    hook("later", HookPhase::Skipped),
+                    hook("stuck", HookPhase::Running),
                 ],
             },
             2.0,

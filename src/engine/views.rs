@@ -1,16 +1,176 @@
-//! Engine views built from Kubernetes objects: the one place a Pod or an Event becomes what the
-//! screens and reports show, with every string from the cluster made plain.
+//! Engine views built from Kubernetes objects: the one place a workload, a Pod or an Event
+//! becomes what the screens and reports show, with every string from the cluster made plain.
+//! The deploy step (from its watches) and inspect (from one list) both build them here, so
+//! they judge a workload the same way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::engine::event::{KubeEventView, PodView};
+use crate::engine::event::{KubeEventView, PodView, WorkloadView};
+use crate::glob::KindGlob;
 use crate::rollout::diagnosis;
+use crate::rollout::optional::optional_because;
+use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::text;
 
-fn uid(pod: &Pod) -> &str {
-    pod.metadata.uid.as_deref().unwrap_or("")
+/// Pod causes shown per workload (the rest are in the drill-down).
+pub const CAUSES_PER_WORKLOAD: usize = 3;
+
+/// Whether `meta` names `owner_uid` among its owners (an empty uid owns nothing).
+pub fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
+    !owner_uid.is_empty()
+        && meta
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.uid == owner_uid)
+}
+
+/// One workload of the release as it was read, judged by `kubectl rollout status` rules,
+/// with the pods of its current revision.
+#[derive(Debug, Clone)]
+pub struct Observed<'a> {
+    pub kind: &'static str,
+    pub meta: &'a ObjectMeta,
+    pub readiness: Readiness,
+    /// Pods of the current revision: their causes are the workload's.
+    pub current: Vec<&'a Pod>,
+    /// False while the watch that holds it is failing; a Done verdict on stale data does not
+    /// count as ready.
+    pub synced: bool,
+}
+
+impl<'a> Observed<'a> {
+    /// A Deployment: its current pods are those of its new ReplicaSet (found among
+    /// `replicasets`, which may hold other owners' too); ReplicaSets and pods feed diagnosis
+    /// only, readiness comes from the Deployment.
+    pub fn deployment(
+        d: &'a Deployment,
+        replicasets: &[ReplicaSet],
+        pods: impl IntoIterator<Item = &'a Pod>,
+        synced: bool,
+    ) -> Self {
+        let current = match diagnosis::new_replicaset(d, replicasets) {
+            Some(rs) => owned(pods, uid(&rs.metadata)),
+            None => Vec::new(),
+        };
+        Observed {
+            kind: "Deployment",
+            meta: &d.metadata,
+            readiness: readiness::deployment(d),
+            current,
+            synced,
+        }
+    }
+
+    /// A StatefulSet: its current pods are those at its update revision (all of them while
+    /// it has none).
+    pub fn statefulset(
+        s: &'a StatefulSet,
+        pods: impl IntoIterator<Item = &'a Pod>,
+        synced: bool,
+    ) -> Self {
+        let update = s
+            .status
+            .as_ref()
+            .and_then(|st| st.update_revision.as_deref())
+            .unwrap_or_default();
+        let current = owned(pods, uid(&s.metadata))
+            .into_iter()
+            .filter(|p| update.is_empty() || diagnosis::pod_is_current(p, update))
+            .collect();
+        Observed {
+            kind: "StatefulSet",
+            meta: &s.metadata,
+            readiness: readiness::statefulset(s),
+            current,
+            synced,
+        }
+    }
+
+    /// A DaemonSet: every pod it owns is current.
+    pub fn daemonset(
+        d: &'a DaemonSet,
+        pods: impl IntoIterator<Item = &'a Pod>,
+        synced: bool,
+    ) -> Self {
+        Observed {
+            kind: "DaemonSet",
+            meta: &d.metadata,
+            readiness: readiness::daemonset(d),
+            current: owned(pods, uid(&d.metadata)),
+            synced,
+        }
+    }
+}
+
+fn owned<'a>(pods: impl IntoIterator<Item = &'a Pod>, owner_uid: &str) -> Vec<&'a Pod> {
+    pods.into_iter()
+        .filter(|p| owned_by(&p.metadata, owner_uid))
+        .collect()
+}
+
+/// What a workload is judged against besides itself: the release's label selector, the
+/// manifest workloads that lack it (`(kind, name)`), and the deny list.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    pub selector: &'a str,
+    pub unlabelled: &'a BTreeSet<(String, String)>,
+    pub optional: &'a [KindGlob],
+}
+
+/// The workload as the deploy step and inspect report it: ready only on a Done verdict from
+/// synced data; optional by `rollout::optional`; pod causes of its current pods (`events` by
+/// the uid of the object they are about).
+pub fn workload_view(
+    w: &Observed<'_>,
+    scope: &Scope<'_>,
+    events: &HashMap<&str, Vec<Event>>,
+) -> WorkloadView {
+    let name = w.meta.name.clone().unwrap_or_default();
+    let optional_because = optional_because(scope.optional, w.kind, w.meta);
+    let causes = pod_cause_lines(w.current.iter().copied(), events);
+    let mut notes = Vec::new();
+    if scope
+        .unlabelled
+        .contains(&(w.kind.to_string(), name.clone()))
+    {
+        notes.push(format!(
+            "in the release manifest but not labelled {}",
+            scope.selector
+        ));
+    }
+    if w.readiness.message.contains(readiness::ON_DELETE_NOTE) {
+        notes.push(readiness::ON_DELETE_NOTE.into());
+    }
+    if !w.synced {
+        notes.push("evidence stale: its watch is failing".into());
+    }
+    let counts = &w.readiness.counts;
+    WorkloadView {
+        kind: w.kind.into(),
+        name: text::plain(&name),
+        optional: optional_because.is_some(),
+        optional_because,
+        ready: w.readiness.progress == Progress::Done && w.synced,
+        failed: w.readiness.progress == Progress::Failed,
+        message: text::plain(&w.readiness.message),
+        desired: counts.desired,
+        ready_replicas: counts.ready,
+        updated: counts.updated,
+        available: counts.available,
+        generation: w.meta.generation.unwrap_or(0),
+        created: w.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
+        pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
+        notes,
+    }
+}
+
+fn uid(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
 }
 
 pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> PodView {
@@ -80,7 +240,7 @@ pub fn pod_cause_lines<'a>(
             continue;
         }
         let events = events_by_uid
-            .get(uid(pod))
+            .get(uid(&pod.metadata))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         for cause in diagnosis::pod_causes(pod, events) {
@@ -99,6 +259,63 @@ pub fn pod_cause_lines<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, owner_uid: &str, labels: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "uid": format!("uid-{name}"), "labels": labels,
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "X", "name": "o", "uid": owner_uid}]},
+        }))
+        .unwrap()
+    }
+
+    fn names(w: &Observed<'_>) -> Vec<String> {
+        w.current
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn current_pods_are_the_new_revisions_for_each_kind() {
+        let d: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "web", "uid": "d1", "annotations": {"deployment.kubernetes.io/revision": "2"}},
+        }))
+        .unwrap();
+        let rs = |name: &str, revision: &str| -> ReplicaSet {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "uid": name, "annotations": {"deployment.kubernetes.io/revision": revision},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d1"}]},
+            }))
+            .unwrap()
+        };
+        let s: StatefulSet = serde_json::from_value(json!({
+            "metadata": {"name": "db", "uid": "s1"}, "status": {"replicas": 2, "updateRevision": "db-new"},
+        }))
+        .unwrap();
+        let ds: DaemonSet =
+            serde_json::from_value(json!({"metadata": {"name": "agent", "uid": "a1"}})).unwrap();
+        let pods = [
+            pod("web-old", "rs-old", json!({})),
+            pod("web-new", "rs-new", json!({})),
+            pod("db-0", "s1", json!({"controller-revision-hash": "db-old"})),
+            pod("db-1", "s1", json!({"controller-revision-hash": "db-new"})),
+            pod("agent-x", "a1", json!({})),
+            pod("stray", "", json!({})),
+        ];
+        let rss = [rs("rs-old", "1"), rs("rs-new", "2")];
+        let w = Observed::deployment(&d, &rss, &pods, true);
+        assert_eq!((w.kind, names(&w)), ("Deployment", vec!["web-new".into()]));
+        let w = Observed::statefulset(&s, &pods, true);
+        assert_eq!((w.kind, names(&w)), ("StatefulSet", vec!["db-1".into()]));
+        let w = Observed::daemonset(&ds, &pods, false);
+        assert_eq!((w.kind, names(&w)), ("DaemonSet", vec!["agent-x".into()]));
+        assert!(!w.synced);
+        assert!(
+            !owned_by(&pods[5].metadata, ""),
+            "an empty uid owns nothing"
+        );
+    }
 
     #[test]
     fn views_are_plain_text() {

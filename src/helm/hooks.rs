@@ -5,7 +5,9 @@
 //! every hook it never reached. So the phase in the record is the evidence, and the order below
 //! only says where each hook stood in the run.
 
-use crate::helm::status::{HistoryEntry, HookPhase, HookRecord};
+use std::fmt;
+
+use crate::helm::status::{HistoryEntry, HookRecord};
 
 /// Which path `helm upgrade --install` took, which decides the hook events that fire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -34,27 +36,88 @@ impl RunKind {
     }
 }
 
-/// What became of one hook in this run.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub enum HookOutcome {
+/// The state of one hook, wherever helmdeck reads it: a release record's `last_run.phase`, a
+/// live hook Job, or a recorded hook judged against the run that wrote the record. One type for
+/// the verdict, the report, both screens and inspect, so a misspelt state cannot pass silently.
+///
+/// The serde names are the words the JSON report, the inspect JSON and the screens show; they
+/// must not change (scripts read them).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+pub enum HookPhase {
     Succeeded,
     Failed,
-    /// Part of this run but never started: an earlier hook, the apply or the wait failed (or
-    /// hooks were disabled). Never to be counted as succeeded.
-    Skipped,
-    /// Still `Running` in the final record: helm died while waiting on this hook.
+    /// Helm stores this when it starts the hook. Judged against a run: still `Running` in the
+    /// final record, so helm died while waiting on this hook.
     Running,
-    /// `Unknown` in the final record: helm died while creating or waiting on this hook.
+    /// Helm sets this in memory right after storing `Running`; seen in a stored record, the
+    /// hook was being created or waited on when the record was written (or helm died then).
     Unknown,
-    /// The hook has no event of this run (a `test` hook, a rollback or delete hook, ...).
+    /// `""` (or no `last_run` at all) in a record: the hook has not run in this revision.
+    #[default]
+    #[serde(rename = "never ran")]
+    NeverRan,
+    /// Judged against a run: part of it but never started (an earlier hook, the apply or the
+    /// wait failed, or hooks were disabled). Never to be counted as succeeded.
+    #[serde(rename = "skipped")]
+    Skipped,
+    /// Judged against a run: the hook has no event of it (a `test` hook, a rollback or delete
+    /// hook, ...).
+    #[serde(rename = "not in this run")]
     NotInThisRun,
+}
+
+impl HookPhase {
+    pub const ALL: [HookPhase; 7] = [
+        HookPhase::Succeeded,
+        HookPhase::Failed,
+        HookPhase::Running,
+        HookPhase::Unknown,
+        HookPhase::NeverRan,
+        HookPhase::Skipped,
+        HookPhase::NotInThisRun,
+    ];
+
+    /// Helm's `last_run.phase` string. Anything unrecognised counts as `Unknown`: we cannot
+    /// tell what happened, which is exactly what Unknown says.
+    pub fn from_helm(phase: &str) -> HookPhase {
+        match phase {
+            "" => HookPhase::NeverRan,
+            "Succeeded" => HookPhase::Succeeded,
+            "Failed" => HookPhase::Failed,
+            "Running" => HookPhase::Running,
+            _ => HookPhase::Unknown,
+        }
+    }
+
+    /// The word shown on screen and in the JSON (the same as the serde name).
+    pub fn word(self) -> &'static str {
+        match self {
+            HookPhase::Succeeded => "Succeeded",
+            HookPhase::Failed => "Failed",
+            HookPhase::Running => "Running",
+            HookPhase::Unknown => "Unknown",
+            HookPhase::NeverRan => "never ran",
+            HookPhase::Skipped => "skipped",
+            HookPhase::NotInThisRun => "not in this run",
+        }
+    }
+}
+
+impl fmt::Display for HookPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
 }
 
 /// One hook with its outcome and its place in the run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct JudgedHook {
     pub record: HookRecord,
-    pub outcome: HookOutcome,
+    /// Succeeded, Failed, Running, Unknown, Skipped or NotInThisRun (never NeverRan: a hook of
+    /// this run that never ran was skipped).
+    pub outcome: HookPhase,
     /// Execution order within the run: pre-hooks first, then post-hooks. Hooks not in this
     /// run come after all of them, in record order; for those the number only sorts.
     pub order: usize,
@@ -78,7 +141,7 @@ pub fn judge(hooks: &[HookRecord], run: RunKind) -> Vec<JudgedHook> {
     let elsewhere = hooks
         .iter()
         .filter(|h| !has(h, pre_event) && !has(h, post_event))
-        .map(|h| (h, HookOutcome::NotInThisRun));
+        .map(|h| (h, HookPhase::NotInThisRun));
 
     pre.into_iter()
         .chain(post)
@@ -99,30 +162,28 @@ fn sort_for_execution(hooks: &mut [&HookRecord]) {
     hooks.sort_by(|a, b| a.weight.cmp(&b.weight).then_with(|| a.name.cmp(&b.name)));
 }
 
-fn outcome_of(phase: HookPhase) -> HookOutcome {
-    match phase {
-        HookPhase::Succeeded => HookOutcome::Succeeded,
-        HookPhase::Failed => HookOutcome::Failed,
-        HookPhase::Running => HookOutcome::Running,
-        HookPhase::Unknown => HookOutcome::Unknown,
+/// The outcome in this run of a hook of this run, from its recorded phase.
+fn outcome_of(recorded: HookPhase) -> HookPhase {
+    match recorded {
         // The revision's record is written fresh from the chart with empty phases, so "" on a
         // hook of this run means helm never got to it.
-        HookPhase::NeverRan => HookOutcome::Skipped,
+        HookPhase::NeverRan => HookPhase::Skipped,
+        other => other,
     }
 }
 
 /// The hooks that failed, in execution order.
 pub fn failing(judged: &[JudgedHook]) -> Vec<&JudgedHook> {
-    with_outcome(judged, &HookOutcome::Failed)
+    with_outcome(judged, HookPhase::Failed)
 }
 
 /// The hooks of this run that never ran, in execution order.
 pub fn skipped(judged: &[JudgedHook]) -> Vec<&JudgedHook> {
-    with_outcome(judged, &HookOutcome::Skipped)
+    with_outcome(judged, HookPhase::Skipped)
 }
 
-fn with_outcome<'a>(judged: &'a [JudgedHook], outcome: &HookOutcome) -> Vec<&'a JudgedHook> {
-    judged.iter().filter(|j| j.outcome == *outcome).collect()
+fn with_outcome(judged: &[JudgedHook], outcome: HookPhase) -> Vec<&JudgedHook> {
+    judged.iter().filter(|j| j.outcome == outcome).collect()
 }
 
 /// Which path `helm upgrade --install` takes, from `helm history` read before running it.
@@ -159,7 +220,7 @@ mod tests {
     const POST: &[&str] = &["post-install", "post-upgrade"];
 
     /// (name, outcome) in the returned order.
-    fn judged(hooks: &[HookRecord], run: RunKind) -> Vec<(String, HookOutcome)> {
+    fn judged(hooks: &[HookRecord], run: RunKind) -> Vec<(String, HookPhase)> {
         let j = judge(hooks, run);
         for (i, h) in j.iter().enumerate() {
             assert_eq!(h.order, i, "returned in order");
@@ -167,13 +228,11 @@ mod tests {
         j.into_iter().map(|h| (h.record.name, h.outcome)).collect()
     }
 
-    fn names_outcomes(rows: &[(&str, HookOutcome)]) -> Vec<(String, HookOutcome)> {
-        rows.iter()
-            .map(|(n, o)| ((*n).to_string(), o.clone()))
-            .collect()
+    fn names_outcomes(rows: &[(&str, HookPhase)]) -> Vec<(String, HookPhase)> {
+        rows.iter().map(|(n, o)| ((*n).to_string(), *o)).collect()
     }
 
-    use HookOutcome::*;
+    use HookPhase::*;
 
     #[test]
     fn table() {
@@ -181,7 +240,7 @@ mod tests {
             what: &'static str,
             run: RunKind,
             hooks: Vec<HookRecord>,
-            want: Vec<(&'static str, HookOutcome)>,
+            want: Vec<(&'static str, HookPhase)>,
         }
         let cases = [
             Case {
@@ -336,6 +395,47 @@ mod tests {
         };
         assert_eq!(names(failing(&j)), ["a", "b"]);
         assert_eq!(names(skipped(&j)), ["init", "seed"]);
+    }
+
+    #[test]
+    fn every_phase_serialises_as_the_word_it_shows() {
+        for p in HookPhase::ALL {
+            assert_eq!(serde_json::to_value(p).expect("serialises"), p.word());
+            assert_eq!(p.to_string(), p.word());
+            let back: HookPhase =
+                serde_json::from_value(serde_json::json!(p.word())).expect("reads");
+            assert_eq!(back, p);
+        }
+        // The words the JSON report and the screens have always used.
+        let words: Vec<&str> = HookPhase::ALL.iter().map(|p| p.word()).collect();
+        assert_eq!(
+            words,
+            [
+                "Succeeded",
+                "Failed",
+                "Running",
+                "Unknown",
+                "never ran",
+                "skipped",
+                "not in this run"
+            ]
+        );
+    }
+
+    #[test]
+    fn helm_phases_read_as_record_phases_only() {
+        for (helm, want) in [
+            ("", NeverRan),
+            ("Succeeded", Succeeded),
+            ("Failed", Failed),
+            ("Running", Running),
+            ("Unknown", Unknown),
+            ("skipped", Unknown),
+            ("never ran", Unknown),
+            ("Exploded", Unknown),
+        ] {
+            assert_eq!(HookPhase::from_helm(helm), want, "{helm:?}");
+        }
     }
 
     fn entry(revision: i64, status: &str) -> HistoryEntry {

@@ -10,6 +10,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::helm::hooks::HookPhase;
+
 /// One release revision, as much of it as helmdeck needs.
 ///
 /// Not `Serialize` on purpose: `manifest` is rendered YAML and may contain Secret data, so this
@@ -50,35 +52,6 @@ pub struct HookRecord {
     pub started_at: Option<String>,
     pub completed_at: Option<String>,
     pub delete_policies: Vec<String>,
-}
-
-/// `last_run.phase` of a hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum HookPhase {
-    Succeeded,
-    Failed,
-    /// Helm stores this when it starts the hook.
-    Running,
-    /// Helm sets this in memory right after storing `Running`; seen in a stored record, the
-    /// hook was being created or waited on when the record was written.
-    Unknown,
-    /// `""` (or no `last_run` at all): the hook has not run in this revision.
-    #[default]
-    NeverRan,
-}
-
-impl HookPhase {
-    /// Helm's phase string. Anything unrecognised counts as `Unknown`: we cannot tell what
-    /// happened, which is exactly what Unknown says.
-    pub fn from_helm(phase: &str) -> HookPhase {
-        match phase {
-            "" => HookPhase::NeverRan,
-            "Succeeded" => HookPhase::Succeeded,
-            "Failed" => HookPhase::Failed,
-            "Running" => HookPhase::Running,
-            _ => HookPhase::Unknown,
-        }
-    }
 }
 
 /// One row of `helm history -o json`.

@@ -10,6 +10,7 @@ use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::releases;
+use crate::glob::KindGlob;
 use crate::helm::status::{HookRecord, ReleaseStatus};
 use crate::inspect::evidence;
 use crate::inspect::model::{InspectedHook, Inspection, RevisionInfo, Storage};
@@ -25,6 +26,8 @@ pub struct Request {
     pub namespace: String,
     pub revision: Option<i64>,
     pub show_manifest: bool,
+    /// The deny list (`--optional`), as the deploy step takes it.
+    pub optional: Vec<KindGlob>,
 }
 
 /// Collects the inspection. Never fails: what cannot be read is said in `error` / `warnings`.
@@ -103,7 +106,7 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
         }
     }
     let live = live_workloads(client, req, &manifest_workloads, events, &mut out.warnings).await;
-    let judged = workloads::judge(&live, &selector(&req.release));
+    let judged = workloads::judge(&live, &selector(&req.release), &req.optional);
     out.workloads = judged.workloads;
     out.pods = judged.pods;
     out.events = judged.events;

@@ -11,7 +11,8 @@ use kube::api::{ListParams, LogParams};
 use kube::{Api, Client};
 
 use crate::engine::event::KubeEventView;
-use crate::helm::status::{HookPhase, HookRecord};
+use crate::helm::hooks::HookPhase;
+use crate::helm::status::HookRecord;
 use crate::inspect::model::{ContainerEvidence, HookEvidence, HookPod, Termination};
 use crate::inspect::workloads;
 use crate::rollout::diagnosis;

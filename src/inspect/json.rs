@@ -49,7 +49,9 @@
 //!        "notes": ["…"]}}
 //!   ],
 //!   "workloads": [{"kind": "Deployment", "name": "demo-api", "ready": true, "failed": false,
-//!                  "optional": false, "message": "deployment \"demo-api\" successfully rolled out",
+//!                  "optional": false,
+//!                  "optional_because": null,  // "--optional PATTERN" | "annotation KEY" (as deploy's report)
+//!                  "message": "deployment \"demo-api\" successfully rolled out",
 //!                  "replicas": {"desired": 2, "ready": 2, "updated": 2, "available": 2},
 //!                  "generation": 1, "pod_causes": [], "notes": [],
 //!                  "pods": [{"name": "…", "phase": "Running", "ready": true, "restarts": 0,
@@ -66,7 +68,7 @@ use serde_json::{Value, json};
 
 use crate::engine::event::KubeEventView;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination, phase_word,
+    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination,
 };
 
 pub const INSPECT_VERSION: u32 = 1;
@@ -96,7 +98,7 @@ pub fn document(i: &Inspection) -> Value {
             let owner = format!("{}/{}", w.kind, w.name);
             json!({
                 "kind": w.kind, "name": w.name, "ready": w.ready, "failed": w.failed,
-                "optional": w.optional, "message": w.message,
+                "optional": w.optional, "optional_because": w.optional_because, "message": w.message,
                 "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available},
                 "generation": w.generation, "pod_causes": w.pod_causes, "notes": w.notes,
                 "pods": i.pods.iter().filter(|p| p.owner == owner).map(|p| json!({
@@ -127,7 +129,7 @@ fn hook(order: usize, h: &InspectedHook) -> Value {
     let r = &h.record;
     json!({
         "order": order, "name": r.name, "kind": r.kind, "path": r.path, "events": r.events,
-        "weight": r.weight, "phase": phase_word(r.phase), "in_this_run": h.in_this_run,
+        "weight": r.weight, "phase": r.phase.word(), "in_this_run": h.in_this_run,
         "started_at": r.started_at, "completed_at": r.completed_at, "delete_policies": r.delete_policies,
         "live": h.live.as_ref().map(live),
     })

@@ -18,10 +18,11 @@ pub mod workloads;
 
 use std::io::Write;
 
-use color_eyre::eyre::{Result, eyre};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use crate::cli::InspectArgs;
 use crate::cluster;
+use crate::glob::KindGlob;
 
 pub use collect::Request;
 pub use model::Inspection;
@@ -42,6 +43,12 @@ impl Reader {
         if args.release.is_empty() {
             return Err(eyre!("the release name is empty"));
         }
+        let optional = args
+            .optional
+            .iter()
+            .map(|p| KindGlob::new(p))
+            .collect::<Result<Vec<_>, _>>()
+            .wrap_err("--optional")?;
         let cluster = cluster::client::connect(args.kube_context.as_deref()).await?;
         let request = Request {
             release: args.release.clone(),
@@ -51,6 +58,7 @@ impl Reader {
                 .unwrap_or_else(|| cluster.default_namespace.clone()),
             revision: args.revision,
             show_manifest: args.show_manifest,
+            optional,
         };
         Ok(Reader { cluster, request })
     }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadView};
-use crate::helm::status::{HookPhase, HookRecord};
+use crate::helm::status::HookRecord;
 
 /// The post-mortem of one release, as of the moment it was read.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -158,17 +158,6 @@ pub struct InspectedHook {
     pub in_this_run: bool,
     /// For a Failed, Running or Unknown Job or Pod hook: what the cluster still holds.
     pub live: Option<HookEvidence>,
-}
-
-/// How a phase reads on screen and in the JSON.
-pub fn phase_word(phase: HookPhase) -> &'static str {
-    match phase {
-        HookPhase::Succeeded => "Succeeded",
-        HookPhase::Failed => "Failed",
-        HookPhase::Running => "Running",
-        HookPhase::Unknown => "Unknown",
-        HookPhase::NeverRan => "never ran",
-    }
 }
 
 /// The live hook object (a Job or a Pod) and its pods, logs and events.

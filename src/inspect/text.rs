@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::helm::status::HookPhase;
+use crate::helm::hooks::HookPhase;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, phase_word,
+    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection,
 };
 use crate::time::{self, AgeStyle};
 
@@ -150,7 +150,9 @@ fn phase_glyph(phase: HookPhase) -> &'static str {
         HookPhase::Succeeded => "✓",
         HookPhase::Failed => "✗",
         HookPhase::Running | HookPhase::Unknown => "◐",
-        HookPhase::NeverRan => "·",
+        // Records hold no judged phases; placed as the deploy screen shows them.
+        HookPhase::NeverRan | HookPhase::NotInThisRun => "·",
+        HookPhase::Skipped => "–",
     }
 }
 
@@ -200,7 +202,7 @@ fn hooks(out: &mut String, i: &Inspection) {
             r.kind,
             r.events.join(","),
             phase_glyph(r.phase),
-            phase_word(r.phase)
+            r.phase.word()
         );
     }
     for h in &i.hooks {
@@ -216,7 +218,7 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
         "\nHook {} ({}, {})",
         e.name,
         e.kind,
-        phase_word(h.record.phase)
+        h.record.phase.word()
     );
     if e.found {
         let status = e.status.as_deref().unwrap_or("unknown");

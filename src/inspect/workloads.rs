@@ -1,6 +1,7 @@
-//! The release's live workloads judged exactly as the deploy step judges them: `kubectl rollout
-//! status` readiness (`rollout::readiness`) and pod-level causes of the current revision's
-//! pods (`rollout::diagnosis`). Pure: the objects come in already listed.
+//! The release's live workloads judged exactly as the deploy step judges them: the same
+//! builder (`engine::views::workload_view`: `kubectl rollout status` readiness, pod-level
+//! causes of the current revision's pods, the deny list and optional annotations). Pure: the
+//! objects come in already listed.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -10,15 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadView};
 pub use crate::engine::views::{self, event_view, pod_view};
-use crate::rollout::diagnosis;
-use crate::rollout::readiness::{self, Progress, Readiness};
+use crate::engine::views::{Observed, Scope, owned_by};
+use crate::glob::KindGlob;
+use crate::rollout::optional::optional_because;
 use crate::text;
-
-/// Pod causes shown per workload, as in the deploy step.
-const CAUSES_PER_WORKLOAD: usize = 3;
-
-/// The annotation that makes a workload optional (never gating) without `--optional`.
-const OPTIONAL_ANNOTATION: &str = "helmdeck.io/optional";
 
 /// What the cluster holds for the release.
 #[derive(Debug, Default)]
@@ -47,28 +43,17 @@ fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
 
-fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
-    !owner_uid.is_empty()
-        && meta
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|o| o.uid == owner_uid)
-}
-
 struct One<'a> {
-    kind: &'static str,
-    meta: &'a ObjectMeta,
-    readiness: Readiness,
-    /// Pods of the current revision (their causes are the workload's).
-    current: Vec<&'a Pod>,
+    /// The workload with the pods of its current revision, as the deploy step sees it.
+    observed: Observed<'a>,
     /// Every pod, old ReplicaSets' too.
     all: Vec<&'a Pod>,
     /// The workload, its ReplicaSets and pods: what events are about.
     uids: Vec<&'a str>,
 }
 
-pub fn judge(live: &Live, selector: &str) -> Judged {
+/// Judges `live` for a release whose workloads carry `selector`, with the deny list `optional`.
+pub fn judge(live: &Live, selector: &str, optional: &[KindGlob]) -> Judged {
     let pods_of = |owner: &str| -> Vec<&Pod> {
         live.pods
             .iter()
@@ -77,15 +62,6 @@ pub fn judge(live: &Live, selector: &str) -> Judged {
     };
     let mut ones: Vec<One<'_>> = Vec::new();
     for d in &live.deployments {
-        let rss: Vec<ReplicaSet> = live
-            .replicasets
-            .iter()
-            .filter(|r| owned_by(&r.metadata, uid(&d.metadata)))
-            .cloned()
-            .collect();
-        let current = diagnosis::new_replicaset(d, &rss)
-            .map(|rs| pods_of(uid(&rs.metadata)))
-            .unwrap_or_default();
         let owned: Vec<&ReplicaSet> = live
             .replicasets
             .iter()
@@ -99,43 +75,22 @@ pub fn judge(live: &Live, selector: &str) -> Judged {
             .chain(owned.iter().map(|r| uid(&r.metadata)))
             .collect();
         ones.push(One {
-            kind: "Deployment",
-            meta: &d.metadata,
-            readiness: readiness::deployment(d),
-            current,
+            observed: Observed::deployment(d, &live.replicasets, &live.pods, true),
             all,
             uids,
         });
     }
     for s in &live.statefulsets {
-        let update = s
-            .status
-            .as_ref()
-            .and_then(|st| st.update_revision.clone())
-            .unwrap_or_default();
-        let all = pods_of(uid(&s.metadata));
-        let current = all
-            .iter()
-            .copied()
-            .filter(|p| update.is_empty() || diagnosis::pod_is_current(p, &update))
-            .collect();
         ones.push(One {
-            kind: "StatefulSet",
-            meta: &s.metadata,
-            readiness: readiness::statefulset(s),
-            current,
-            all,
+            observed: Observed::statefulset(s, &live.pods, true),
+            all: pods_of(uid(&s.metadata)),
             uids: vec![uid(&s.metadata)],
         });
     }
     for d in &live.daemonsets {
-        let all = pods_of(uid(&d.metadata));
         ones.push(One {
-            kind: "DaemonSet",
-            meta: &d.metadata,
-            readiness: readiness::daemonset(d),
-            current: all.clone(),
-            all,
+            observed: Observed::daemonset(d, &live.pods, true),
+            all: pods_of(uid(&d.metadata)),
             uids: vec![uid(&d.metadata)],
         });
     }
@@ -146,13 +101,19 @@ pub fn judge(live: &Live, selector: &str) -> Judged {
             events_by_uid.entry(u).or_default().push(e.clone());
         }
     }
+    let scope = Scope {
+        selector,
+        unlabelled: &live.unlabelled,
+        optional,
+    };
     let mut workloads = Vec::new();
     let mut pods = Vec::new();
     let mut related: BTreeSet<&str> = BTreeSet::new();
     for one in &ones {
-        workloads.push(view(one, live, selector, &events_by_uid));
-        let owner = format!("{}/{}", one.kind, one.meta.name.as_deref().unwrap_or(""));
-        let current: BTreeSet<&str> = one.current.iter().map(|p| uid(&p.metadata)).collect();
+        let w = &one.observed;
+        workloads.push(views::workload_view(w, &scope, &events_by_uid));
+        let owner = format!("{}/{}", w.kind, w.meta.name.as_deref().unwrap_or(""));
+        let current: BTreeSet<&str> = w.current.iter().map(|p| uid(&p.metadata)).collect();
         related.extend(one.uids.iter().copied());
         for pod in &one.all {
             related.insert(uid(&pod.metadata));
@@ -169,7 +130,7 @@ pub fn judge(live: &Live, selector: &str) -> Judged {
         }
     }
     for (kind, name) in &live.missing {
-        workloads.push(missing_view(kind, name));
+        workloads.push(missing_view(kind, name, optional));
     }
     workloads.sort_by(|a, b| (a.optional, &a.name, &a.kind).cmp(&(b.optional, &b.name, &b.kind)));
     pods.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));
@@ -187,62 +148,19 @@ pub fn judge(live: &Live, selector: &str) -> Judged {
     }
 }
 
-fn view(
-    one: &One<'_>,
-    live: &Live,
-    selector: &str,
-    events: &HashMap<&str, Vec<Event>>,
-) -> WorkloadView {
-    let name = one.meta.name.clone().unwrap_or_default();
-    let optional = one
-        .meta
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(OPTIONAL_ANNOTATION))
-        .is_some_and(|v| v == "true");
-    let causes = views::pod_cause_lines(one.current.iter().copied(), events);
-    let mut notes = Vec::new();
-    if live
-        .unlabelled
-        .contains(&(one.kind.to_string(), name.clone()))
-    {
-        notes.push(format!(
-            "in the release manifest but not labelled {selector}"
-        ));
-    }
-    if one.readiness.message.contains(readiness::ON_DELETE_NOTE) {
-        notes.push(readiness::ON_DELETE_NOTE.into());
-    }
-    let counts = &one.readiness.counts;
-    WorkloadView {
-        kind: one.kind.into(),
-        name: text::plain(&name),
-        optional,
-        optional_because: optional.then(|| format!("annotation {OPTIONAL_ANNOTATION}")),
-        ready: one.readiness.progress == Progress::Done,
-        failed: one.readiness.progress == Progress::Failed,
-        message: text::plain(&one.readiness.message),
-        desired: counts.desired,
-        ready_replicas: counts.ready,
-        updated: counts.updated,
-        available: counts.available,
-        generation: one.meta.generation.unwrap_or(0),
-        created: one
-            .meta
-            .creation_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string()),
-        pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
-        notes,
-    }
-}
-
-fn missing_view(kind: &str, name: &str) -> WorkloadView {
+/// A manifest workload the cluster does not have. Only the deny list can make it optional:
+/// its annotations are in the manifest, not read here.
+fn missing_view(kind: &str, name: &str, optional: &[KindGlob]) -> WorkloadView {
+    let meta = ObjectMeta {
+        name: Some(name.to_string()),
+        ..ObjectMeta::default()
+    };
+    let optional_because = optional_because(optional, kind, &meta);
     WorkloadView {
         kind: kind.into(),
         name: text::plain(name),
-        optional: false,
-        optional_because: None,
+        optional: optional_because.is_some(),
+        optional_because,
         ready: false,
         failed: false,
         message: "not found in the cluster".into(),
@@ -299,7 +217,7 @@ mod tests {
             missing: vec![("StatefulSet".into(), "demo-db".into())],
             ..Live::default()
         };
-        let j = judge(&live, "app.kubernetes.io/instance=demo");
+        let j = judge(&live, "app.kubernetes.io/instance=demo", &[]);
         let names: Vec<&str> = j.workloads.iter().map(|w| w.name.as_str()).collect();
         assert_eq!(names, ["demo-api", "demo-db", "demo-web", "demo-gpu"]);
         let api = &j.workloads[0];
@@ -320,5 +238,37 @@ mod tests {
         );
         assert_eq!(j.workloads[1].message, "not found in the cluster");
         assert!(j.workloads[3].optional);
+        assert_eq!(
+            j.workloads[3].optional_because.as_deref(),
+            Some("annotation helmdeck.io/optional")
+        );
+    }
+
+    #[test]
+    fn a_missing_manifest_workload_is_optional_only_by_the_deny_list() {
+        let live = Live {
+            missing: vec![
+                ("StatefulSet".into(), "demo-db".into()),
+                ("Deployment".into(), "demo-gpu-client".into()),
+            ],
+            ..Live::default()
+        };
+        let deny = [KindGlob::new("Deployment/*-gpu-client").expect("glob")];
+        let j = judge(&live, "sel", &deny);
+        let got: Vec<(&str, Option<&str>)> = j
+            .workloads
+            .iter()
+            .map(|w| (w.name.as_str(), w.optional_because.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("demo-db", None),
+                (
+                    "demo-gpu-client",
+                    Some("--optional Deployment/*-gpu-client")
+                )
+            ]
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! Faults of the API server itself, fired on the scenario's schedule: dropped watches, 410s,
 //! bursts of 500s, latency, refused connections.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::scenario::{Anchor, Fault, FaultAction, Scenario};
@@ -21,6 +23,90 @@ pub struct Faults {
     refuse_until: Mutex<Option<Instant>>,
     /// Bumped to close every open watch.
     drop_epoch: watch::Sender<u64>,
+    /// Faults each watched collection got, and what its client asked for next.
+    tallies: Mutex<BTreeMap<WatchKey, Tally>>,
+}
+
+/// A fault as one watch receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivered {
+    /// The stream was closed under it.
+    Drop = 0,
+    /// 410 Gone: simulated, or a resourceVersion older than the event log keeps.
+    Gone = 1,
+    /// A 500 on its LIST or WATCH request.
+    Error500 = 2,
+}
+
+const DELIVERED: [(Delivered, &str); 3] = [
+    (Delivered::Drop, "drops"),
+    (Delivered::Gone, "gone"),
+    (Delivered::Error500, "errors500"),
+];
+
+/// A collection request that got an answer, as opposed to a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    List = 0,
+    Watch = 1,
+}
+
+/// One collection as one client lists and watches it: the unit faults are counted by, so a
+/// test can tell which watch loop got a fault and whether it relisted afterwards.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WatchKey {
+    /// `deployments.apps`, `pods`.
+    pub resource: String,
+    /// Empty for all namespaces.
+    pub namespace: String,
+    pub labels: String,
+    pub fields: String,
+    /// The User-Agent's product (`helmdeck`, `Helm`, `kubectl`), empty when it sends none.
+    pub client: String,
+}
+
+impl WatchKey {
+    /// The product token of a User-Agent header: `kubectl/v1.35.2 (linux/amd64) …` → `kubectl`.
+    pub fn client_of(user_agent: Option<&str>) -> String {
+        user_agent
+            .and_then(|ua| ua.split(['/', ' ']).next())
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    /// By [`Delivered`].
+    faults: [u64; 3],
+    /// By [`Served`].
+    served: [u64; 2],
+    /// By [`Delivered`], then [`Served`]: which request first succeeded after the fault.
+    after: [[u64; 2]; 3],
+    /// Faults not yet followed by a served request.
+    pending: [bool; 3],
+}
+
+impl Tally {
+    fn to_json(&self, key: &WatchKey) -> Value {
+        let mut v = json!({
+            "resource": key.resource, "namespace": key.namespace,
+            "labelSelector": key.labels, "fieldSelector": key.fields, "client": key.client,
+            "lists": self.served[Served::List as usize],
+            "watches": self.served[Served::Watch as usize],
+            "after": {},
+        });
+        for (d, name) in DELIVERED {
+            let i = d as usize;
+            v[name] = json!(self.faults[i]);
+            v["after"][name] = json!({
+                "lists": self.after[i][Served::List as usize],
+                "watches": self.after[i][Served::Watch as usize],
+                "pending": self.pending[i],
+            });
+        }
+        v
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -39,7 +125,34 @@ impl Faults {
             latency: Mutex::new(None),
             refuse_until: Mutex::new(None),
             drop_epoch: watch::channel(0).0,
+            tallies: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// Counts a fault the watch `key` received.
+    pub fn delivered(&self, key: &WatchKey, fault: Delivered) {
+        let mut tallies = lock(&self.tallies);
+        let t = tallies.entry(key.clone()).or_default();
+        t.faults[fault as usize] += 1;
+        t.pending[fault as usize] = true;
+    }
+
+    /// Counts a LIST or WATCH of `key` that was answered, and credits it to the faults before.
+    pub fn served(&self, key: &WatchKey, how: Served) {
+        let mut tallies = lock(&self.tallies);
+        let t = tallies.entry(key.clone()).or_default();
+        t.served[how as usize] += 1;
+        for i in 0..t.pending.len() {
+            if std::mem::take(&mut t.pending[i]) {
+                t.after[i][how as usize] += 1;
+            }
+        }
+    }
+
+    /// Per watched collection: faults received and what followed them (`/_sim/stats`).
+    pub fn tallies_json(&self) -> Value {
+        let tallies = lock(&self.tallies);
+        Value::Array(tallies.iter().map(|(k, t)| t.to_json(k)).collect())
     }
 
     /// Called after every create; anchors `apply` faults at the first workload.
@@ -145,5 +258,63 @@ mod tests {
         assert!(f.take_gone());
         assert!(f.take_gone());
         assert!(!f.take_gone());
+    }
+
+    #[test]
+    fn each_fault_is_credited_to_the_first_answered_request_after_it() {
+        let f = Faults::new(&Scenario::parse("{}", "t").unwrap());
+        let key = |labels: &str| WatchKey {
+            resource: "pods".into(),
+            namespace: "apps".into(),
+            labels: labels.into(),
+            fields: String::new(),
+            client: WatchKey::client_of(Some("helmdeck/0.1.0")),
+        };
+        let (a, b) = (key("app=a"), key("app=b"));
+        f.served(&a, Served::List);
+        f.served(&a, Served::Watch);
+        f.delivered(&a, Delivered::Drop);
+        f.served(&a, Served::Watch);
+        f.delivered(&a, Delivered::Error500);
+        f.delivered(&a, Delivered::Error500);
+        f.delivered(&a, Delivered::Gone);
+        f.served(&a, Served::List);
+        f.delivered(&b, Delivered::Gone);
+        f.served(&b, Served::Watch);
+        f.delivered(&b, Delivered::Drop);
+        let all = f.tallies_json();
+        let (a, b) = (&all[0], &all[1]);
+        assert_eq!(a["client"], "helmdeck");
+        assert_eq!((&a["lists"], &a["watches"]), (&json!(2), &json!(2)));
+        assert_eq!(
+            (&a["drops"], &a["errors500"], &a["gone"]),
+            (&json!(1), &json!(2), &json!(1))
+        );
+        assert_eq!(
+            a["after"]["drops"],
+            json!({"lists": 0, "watches": 1, "pending": false})
+        );
+        assert_eq!(
+            a["after"]["errors500"],
+            json!({"lists": 1, "watches": 0, "pending": false})
+        );
+        assert_eq!(
+            a["after"]["gone"],
+            json!({"lists": 1, "watches": 0, "pending": false})
+        );
+        assert_eq!(b["labelSelector"], "app=b");
+        assert_eq!(
+            b["after"]["gone"],
+            json!({"lists": 0, "watches": 1, "pending": false})
+        );
+        assert_eq!(
+            b["after"]["drops"],
+            json!({"lists": 0, "watches": 0, "pending": true})
+        );
+        assert_eq!(
+            WatchKey::client_of(Some("kubectl/v1.35.2 (linux/amd64)")),
+            "kubectl"
+        );
+        assert_eq!(WatchKey::client_of(None), "");
     }
 }

@@ -361,6 +361,17 @@ pub fn de_opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duratio
 mod tests {
     use super::*;
 
+    /// Found by tests/fuzz (scenario_shipped_with_edits): these panicked in from_secs_f64.
+    #[test]
+    fn durations_too_long_for_a_duration_are_errors() {
+        assert!(crate::time::parse_duration("99999999999999999999999h").is_err());
+        assert!(crate::time::parse_duration("18446744073709551616").is_err());
+        for tick in ["99999999999999999999999h", "1e300", "-1", ".inf", ".nan"] {
+            let err = Scenario::parse(&format!("tick: {tick}\n"), "t.yaml").expect_err(tick);
+            assert!(format!("{err:#}").contains("t.yaml"), "{err:#}");
+        }
+    }
+
     #[test]
     fn every_embedded_scenario_parses() {
         assert!(!EMBEDDED.is_empty());

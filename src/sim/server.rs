@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use super::api_error::ApiError;
-use super::faults::Faults;
+use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
 use super::store::{Part, PatchKind};
@@ -261,12 +261,16 @@ impl Server {
         if let Some(delay) = self.faults.latency() {
             tokio::time::sleep(delay).await;
         }
+        let key = collection_key(&req, &path, &query);
         if self.faults.erroring() {
+            if let Some(key) = &key {
+                self.faults.delivered(key, Delivered::Error500);
+            }
             return error_response(&ApiError::internal(
                 "simulated fault: the server is failing requests",
             ));
         }
-        match self.route(req, &method, &path, &query, is_watch).await {
+        match self.route(req, &method, &path, &query, is_watch, key).await {
             Ok(resp) => resp,
             Err(e) => error_response(&e),
         }
@@ -276,6 +280,7 @@ impl Server {
         match path {
             "/_sim/stats" => {
                 let mut stats = self.stats.to_json();
+                stats["watchFaults"] = self.faults.tallies_json();
                 stats["objects"] = Value::Object(self.sim.store.counts());
                 stats["resourceVersion"] = json!(self.sim.store.current_rv());
                 json_response(200, &stats)
@@ -292,6 +297,7 @@ impl Server {
         path: &str,
         query: &HashMap<String, String>,
         is_watch: bool,
+        key: Option<WatchKey>,
     ) -> Result<Response<Body>, ApiError> {
         let not_found = || ApiError {
             code: 404,
@@ -365,6 +371,7 @@ impl Server {
                     labels,
                     fields,
                     query,
+                    key.unwrap_or_default(),
                 ))
             }
             (&Method::GET, None, None) => {
@@ -372,6 +379,9 @@ impl Server {
                 let (items, rv) = store.list(route.resource, ns, |o| {
                     labels.matches_labels(o) && fields.matches_fields(o)
                 });
+                if let Some(key) = &key {
+                    self.faults.served(key, Served::List);
+                }
                 if as_table {
                     let refs: Vec<&Value> = items.iter().map(|o| &**o).collect();
                     return Ok(json_response(200, &table::table(route.resource, &refs, rv)));
@@ -456,6 +466,30 @@ impl Server {
             ))),
         }
     }
+}
+
+/// The collection a GET lists or watches, as fault tallies name it (`None` for other requests).
+fn collection_key(
+    req: &Request<Incoming>,
+    path: &str,
+    query: &HashMap<String, String>,
+) -> Option<WatchKey> {
+    if req.method() != Method::GET {
+        return None;
+    }
+    let route = parse_route(path).filter(|r| r.name.is_none() && r.subresource.is_none())?;
+    let selector = |name: &str| query.get(name).cloned().unwrap_or_default();
+    Some(WatchKey {
+        resource: resources::get(route.resource).qualified(),
+        namespace: route.namespace.unwrap_or_default(),
+        labels: selector("labelSelector"),
+        fields: selector("fieldSelector"),
+        client: WatchKey::client_of(
+            req.headers()
+                .get(hyper::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok()),
+        ),
+    })
 }
 
 async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, ApiError> {

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::SimState;
 use super::api_error::ApiError;
-use super::faults::Faults;
+use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId};
 use super::selector::Selector;
 use super::server::{BOOKMARK_EVERY, Body};
@@ -90,6 +90,8 @@ fn gone_response(message: String) -> Response<Body> {
     stream_response(rx)
 }
 
+/// Serves one watch request; `key` names it in the fault tallies.
+#[allow(clippy::too_many_arguments)] // the parsed request, passed through as the router has it
 pub fn serve(
     sim: &Arc<SimState>,
     faults: &Arc<Faults>,
@@ -98,8 +100,10 @@ pub fn serve(
     labels: Selector,
     fields: Selector,
     q: &HashMap<String, String>,
+    key: WatchKey,
 ) -> Response<Body> {
     if faults.take_gone() {
+        faults.delivered(&key, Delivered::Gone);
         return gone_response("simulated fault: too old resource version".into());
     }
     let filter = Filter {
@@ -137,11 +141,16 @@ pub fn serve(
         want_initial.then_some(&|o: &Value| filter.object(o)),
     ) {
         Ok(s) => s,
-        Err(()) => return gone_response(format!("too old resource version: {rv_param}")),
+        Err(()) => {
+            faults.delivered(&key, Delivered::Gone);
+            return gone_response(format!("too old resource version: {rv_param}"));
+        }
     };
+    faults.served(&key, Served::Watch);
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     let mut drops = faults.drops();
     drops.borrow_and_update();
+    let faults = faults.clone();
     tokio::spawn(async move {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut last_rv = sub.rv;
@@ -166,7 +175,10 @@ pub fn serve(
             tokio::select! {
                 _ = tx.closed() => return,
                 _ = tokio::time::sleep_until(deadline) => return,
-                _ = drops.changed() => return,
+                _ = drops.changed() => {
+                    faults.delivered(&key, Delivered::Drop);
+                    return;
+                }
                 _ = ticker.tick(), if bookmarks => {
                     if tx.send(bookmark(res, last_rv, false)).await.is_err() {
                         return;

@@ -39,18 +39,53 @@ pub fn end(s: &str, max: usize) -> Cow<'_, str> {
     if max == 0 {
         return Cow::Borrowed("");
     }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = char_width(c);
-        if w + cw > max - 1 {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
+    let mut out = prefix(s, max - 1).to_string();
     out.push('…');
     Cow::Owned(out)
+}
+
+/// The longest prefix at most `max` columns wide. Summing character widths can undercount
+/// what the terminal draws (`❤` + VS16 is one column per character, two as a pair), so the
+/// sum is checked against the width of the whole and the end trimmed while it is too wide.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = 0;
+    let mut w = 0;
+    for (i, c) in s.char_indices() {
+        let cw = char_width(c);
+        if w + cw > max {
+            break;
+        }
+        w += cw;
+        end = i + c.len_utf8();
+    }
+    let mut cut = &s[..end];
+    while width(cut) > max
+        && let Some(last) = cut.chars().next_back()
+    {
+        cut = &cut[..cut.len() - last.len_utf8()];
+    }
+    cut
+}
+
+/// The longest suffix at most `max` columns wide (see [`prefix`]).
+fn suffix(s: &str, max: usize) -> &str {
+    let mut start = s.len();
+    let mut w = 0;
+    for (i, c) in s.char_indices().rev() {
+        let cw = char_width(c);
+        if w + cw > max {
+            break;
+        }
+        w += cw;
+        start = i;
+    }
+    let mut cut = &s[start..];
+    while width(cut) > max
+        && let Some(first) = cut.chars().next()
+    {
+        cut = &cut[first.len_utf8()..];
+    }
+    cut
 }
 
 /// At most `max` columns wide, cut in the middle with `…` (names keep both ends).
@@ -64,29 +99,10 @@ pub fn middle(s: &str, max: usize) -> Cow<'_, str> {
     let room = max - 1;
     let tail_room = room / 2;
     let head_room = room - tail_room;
-    let mut head = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = char_width(c);
-        if w + cw > head_room {
-            break;
-        }
-        head.push(c);
-        w += cw;
-    }
-    let mut tail: Vec<char> = Vec::new();
-    let mut w = 0;
-    for c in s.chars().rev() {
-        let cw = char_width(c);
-        if w + cw > tail_room {
-            break;
-        }
-        tail.push(c);
-        w += cw;
-    }
-    head.push('…');
-    head.extend(tail.into_iter().rev());
-    Cow::Owned(head)
+    let mut out = prefix(s, head_room).to_string();
+    out.push('…');
+    out.push_str(suffix(s, tail_room));
+    Cow::Owned(out)
 }
 
 /// Padded with spaces to `w` columns (longer text is returned as is).
@@ -100,19 +116,20 @@ pub fn pad(s: &str, w: usize) -> String {
 pub fn wrap(s: &str, max: usize) -> Vec<&str> {
     let max = max.max(1);
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut w = 0;
-    for (i, c) in s.char_indices() {
-        let cw = char_width(c);
-        if w + cw > max && i > start {
-            out.push(&s[start..i]);
-            start = i;
-            w = 0;
+    let mut rest = s;
+    loop {
+        let mut piece = prefix(rest, max);
+        if piece.is_empty() {
+            // A character wider than the whole width stands alone.
+            let first = rest.chars().next().map_or(0, char::len_utf8);
+            piece = &rest[..first];
         }
-        w += cw;
+        rest = &rest[piece.len()..];
+        out.push(piece);
+        if rest.is_empty() {
+            return out;
+        }
     }
-    out.push(&s[start..]);
-    out
 }
 
 /// Human duration: `9.8s`, `42s`, `3m05s`, `1h02m`.
@@ -185,6 +202,35 @@ mod tests {
         assert_eq!(parts, vec!["ab", "日", "本c", "d"]);
         assert!(parts.iter().all(|p| width(p) <= 3));
         assert_eq!(wrap("", 5), vec![""]);
+    }
+
+    /// Found by tests/fuzz (fit_cuts_by_width): `❤` + VS16 is one column per character but two
+    /// as a pair, so cuts that summed character widths came out a column too wide.
+    #[test]
+    fn emoji_presentation_sequences_stay_within_the_width() {
+        let heart = "❤\u{fe0f}";
+        assert_eq!(width(heart), 2);
+        let s = format!("a{heart}b{heart}cd{heart}");
+        for max in 0..=width(&s) {
+            assert!(width(&end(&s, max)) <= max, "end {max}: {:?}", end(&s, max));
+            assert!(
+                width(&middle(&s, max)) <= max,
+                "middle {max}: {:?}",
+                middle(&s, max)
+            );
+            let pieces = wrap(&s, max);
+            assert_eq!(pieces.concat(), s);
+            assert!(
+                pieces.iter().all(|p| width(p) <= max.max(1)),
+                "wrap {max}: {pieces:?}"
+            );
+        }
+        assert_eq!(
+            end(&s, 3),
+            "a❤…",
+            "the heart loses its selector, and a column"
+        );
+        assert_eq!(wrap(&format!("{heart}A"), 1), ["❤", "\u{fe0f}A"]);
     }
 
     #[test]

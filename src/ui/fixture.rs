@@ -6,6 +6,7 @@ use crate::engine::event::{
 };
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::verdict;
+use crate::helm::hooks::HookPhase;
 use crate::ui::app::UiState;
 use crate::ui::panes::DeployFrame;
 use crate::ui::screen;
@@ -68,13 +69,20 @@ pub fn pod(name: &str, owner: &str, phase: &str, ready: bool) -> PodView {
     }
 }
 
-fn hook(name: &str, events: &[&str], weight: i64, phase: &str, start: f64, end: f64) -> HookView {
+fn hook(
+    name: &str,
+    events: &[&str],
+    weight: i64,
+    phase: HookPhase,
+    start: f64,
+    end: f64,
+) -> HookView {
     HookView {
         name: name.into(),
         kind: "Job".into(),
         events: events.iter().map(|e| e.to_string()).collect(),
         weight,
-        phase: phase.into(),
+        phase,
         started_at: Some(wall(start)),
         completed_at: Some(wall(end)),
     }
@@ -196,7 +204,7 @@ impl Story {
                     "demo-migrate",
                     &["pre-install", "pre-upgrade"],
                     -5,
-                    "Succeeded",
+                    HookPhase::Succeeded,
                     1.5,
                     5.7,
                 ),
@@ -204,7 +212,7 @@ impl Story {
                     "demo-seed",
                     &["post-install", "post-upgrade"],
                     5,
-                    "Succeeded",
+                    HookPhase::Succeeded,
                     34.0,
                     37.2,
                 ),

@@ -5,7 +5,9 @@
 
 mod ansi;
 pub mod app;
-mod fit;
+// Public only for the fuzz targets in tests/fuzz (width cuts of untrusted text).
+#[doc(hidden)]
+pub mod fit;
 mod inspect;
 mod keybar;
 mod layout;

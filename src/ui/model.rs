@@ -4,6 +4,7 @@
 
 use crate::engine::event::{HookView, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
 use crate::engine::state::DeployState;
+use crate::helm::hooks::HookPhase;
 
 /// Where a thing stands: glyph + word + colour, never colour alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,13 +126,13 @@ impl HookRow<'_> {
     }
 }
 
-fn hook_mark(phase: &str) -> Mark {
+fn hook_mark(phase: HookPhase) -> Mark {
     match phase {
-        "Succeeded" => Mark::Done,
-        "Failed" => Mark::Failed,
-        "skipped" => Mark::Skipped,
-        "Running" => Mark::Running,
-        _ => Mark::Pending,
+        HookPhase::Succeeded => Mark::Done,
+        HookPhase::Failed => Mark::Failed,
+        HookPhase::Skipped => Mark::Skipped,
+        HookPhase::Running => Mark::Running,
+        HookPhase::Unknown | HookPhase::NeverRan | HookPhase::NotInThisRun => Mark::Pending,
     }
 }
 
@@ -170,12 +171,12 @@ fn hook_row(h: &HookView) -> HookRow<'_> {
         kind: &h.kind,
         events: compact_events(&h.events),
         weight: Some(h.weight),
-        mark: hook_mark(&h.phase),
-        phase: h.phase.clone(),
+        mark: hook_mark(h.phase),
+        phase: h.phase.to_string(),
         started_at: h.started_at.as_deref(),
         completed_at: h.completed_at.as_deref(),
         init: false,
-        not_in_run: h.phase == "not in this run",
+        not_in_run: h.phase == HookPhase::NotInThisRun,
     }
 }
 
@@ -196,10 +197,10 @@ pub fn hook_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<HookRow<'a>> {
         let mark = step_mark(state, Step::Init);
         let phase = match (mark, step.and_then(|s| s.outcome.as_ref())) {
             (_, Some(StepOutcome::Skipped { reason })) => format!("skipped: {reason}"),
-            (_, Some(StepOutcome::Failed { .. })) => "Failed".into(),
+            (_, Some(StepOutcome::Failed { .. })) => HookPhase::Failed.to_string(),
             (_, Some(StepOutcome::Cancelled)) => "cancelled".into(),
-            (Mark::Done, _) => "Succeeded".into(),
-            (Mark::Running, _) => "Running".into(),
+            (Mark::Done, _) => HookPhase::Succeeded.to_string(),
+            (Mark::Running, _) => HookPhase::Running.to_string(),
             (Mark::Failed, _) => "did not finish".into(),
             _ => "pending".into(),
         };

@@ -188,14 +188,44 @@ fn old_surge_pod_that_never_terminates_is_exit_1() {
     );
 }
 
+/// Exit 1 because demo-db's revisions never converge, not because it is slow: its pods are all
+/// Ready and updated, and the only thing it waits for is currentRevision to reach updateRevision.
 #[test]
 fn statefulset_revision_never_converging_is_exit_1() {
-    let run = second_deploy("sts-revision-stuck");
+    let sim = Sim::start("sts-revision-stuck");
+    let first = sim.deploy(&["--timeout", "60s"]);
+    assert_eq!(first.code, Some(0), "first deploy: {}", first.describe());
+    let run = sim.deploy(&["--timeout", "6s", "--set", "image.tag=1.4.3"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
+    let out = sim.kubectl(&["get", "statefulset", "demo-db", "-n", "apps", "-o", "json"]);
+    let sts: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let update_revision = sts["status"]["updateRevision"].as_str().unwrap_or("");
     assert!(
-        run.reason().contains("demo-db") && run.reason().contains("revision"),
-        "{}",
-        run.reason()
+        !update_revision.is_empty() && sts["status"]["currentRevision"] != update_revision,
+        "the scenario must leave the revisions apart: {}",
+        sts["status"]
+    );
+    let db = run.workload("StatefulSet", "demo-db");
+    let replicas = &db["replicas"];
+    let desired = replicas["desired"].as_i64().unwrap_or(0);
+    assert!(desired > 0, "{db}");
+    assert_eq!(replicas["ready"], desired, "every pod Ready: {db}");
+    assert_eq!(replicas["updated"], desired, "every pod updated: {db}");
+    let wording = format!(
+        "waiting for statefulset rolling update to complete {desired} pods at revision {update_revision}..."
+    );
+    assert_eq!(db["message"], wording.as_str(), "{db}");
+    assert_eq!(db["ready"], false, "{db}");
+    assert_eq!(
+        db["podCauses"],
+        serde_json::json!([]),
+        "no pod is unwell: {db}"
+    );
+    assert_eq!(
+        run.reason(),
+        format!("rollout failed: timed out after 6s; not ready: StatefulSet/demo-db: {wording}"),
+        "demo-db alone blocks, for its revision only"
     );
 }
 
@@ -272,15 +302,72 @@ fn pending_upgrade_lock_is_exit_1_without_running_helm() {
     assert_eq!(before["writes"], after["writes"], "nothing was written");
 }
 
+/// helmdeck's own watches (the simulator counts faults per watch, by resource, selector and
+/// client) get a drop, a 410 and a burst of 500s mid-rollout; after each 410 or 500 the watch
+/// starts over with a LIST (never a resumed WATCH), the rollout step's data is re-trusted only
+/// after it, and the verdict is still right.
 #[test]
-fn dropped_watches_and_a_410_mid_rollout_still_land() {
+fn dropped_watches_a_410_and_500s_mid_rollout_relist_and_still_land() {
     let sim = Sim::start("flaky-watch");
     let run = sim.deploy(&with_init(&["--timeout", "60s"]));
     assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert_eq!(run.report["verdict"]["outcome"], "landed");
+    for (kind, name) in [
+        ("Deployment", "demo-api"),
+        ("Deployment", "demo-web"),
+        ("StatefulSet", "demo-db"),
+        ("DaemonSet", "demo-agent"),
+    ] {
+        assert_eq!(run.workload(kind, name)["ready"], true, "{kind}/{name}");
+    }
     let stats = sim.get_json("/_sim/stats");
+    let ours: Vec<&serde_json::Value> = stats["watchFaults"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no watchFaults in the simulator's stats: {stats}"))
+        .iter()
+        .filter(|w| w["client"] == "helmdeck")
+        .collect();
+    let all: String = ours.iter().map(|w| format!("\n  {w}")).collect();
+    // A 410 or a 500 is an error to the watch loop: it must start over with a full list.
+    for w in &ours {
+        for fault in ["gone", "errors500"] {
+            assert_eq!(
+                w["after"][fault]["watches"], 0,
+                "a watch resumed after a {fault} without relisting: {w}"
+            );
+        }
+    }
+    // The watches the verdict rests on each got every fault and came back after each.
+    for resource in ["deployments.apps", "statefulsets.apps", "daemonsets.apps"] {
+        let w = ours
+            .iter()
+            .find(|w| {
+                w["resource"] == resource && w["labelSelector"] == "app.kubernetes.io/instance=demo"
+            })
+            .unwrap_or_else(|| panic!("no labelled watch of {resource}: {all}"));
+        for fault in ["drops", "gone", "errors500"] {
+            assert!(
+                w[fault].as_u64() > Some(0),
+                "{resource} got no {fault}: {w}"
+            );
+        }
+        for fault in ["gone", "errors500"] {
+            assert!(
+                w["after"][fault]["lists"].as_u64() > Some(0),
+                "{resource} did not relist after a {fault}: {w}"
+            );
+        }
+        // A drop is a clean end of stream: resuming from the last resourceVersion is correct.
+        let back = &w["after"]["drops"];
+        assert!(
+            back["watches"].as_u64() > Some(0) || back["lists"].as_u64() > Some(0),
+            "{resource} never came back after a drop: {w}"
+        );
+    }
     assert!(
-        stats["byVerb"]["WATCH"].as_u64().unwrap() > 8,
-        "the faults forced re-watches: {stats}"
+        run.stdout.contains("failing (retrying)") && run.stdout.contains("re-synced"),
+        "the rollout step saw a watch fail and re-sync: {}",
+        run.describe()
     );
 }
 

@@ -48,9 +48,17 @@ fn kubectl_verdict(sim: &Sim, kind: &str, name: &str) -> (Kubectl, String) {
     )
 }
 
-fn get(sim: &Sim, kind: &str, name: &str) -> Value {
+/// The object as kubectl reads it; `Err` says why it could not be read.
+fn get(sim: &Sim, kind: &str, name: &str) -> Result<Value, String> {
     let out = sim.kubectl(&["get", kind, name, "-n", "apps", "-o", "json"]);
-    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    if !out.status.success() {
+        return Err(format!(
+            "kubectl get {kind}/{name}: {}",
+            crate::support::text(&out)
+        ));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("kubectl get {kind}/{name}: not JSON ({e})"))
 }
 
 fn helmdeck_verdict(kind: &str, obj: &Value) -> Progress {
@@ -75,16 +83,14 @@ fn revision_rule_applies(kind: &str, obj: &Value) -> bool {
 }
 
 /// Compares one workload on a state that did not change while kubectl looked at it.
-/// Returns false when the state moved (the caller samples again later).
-fn compare(sim: &Sim, kind: &str, name: &str, seen: &mut Vec<String>) -> bool {
-    let before = get(sim, kind, name);
-    if before.is_null() {
-        return true;
-    }
+/// `Ok(false)` when the state moved (the caller samples again later); `Err` when the workload
+/// could not be read at all (the caller counts the sample as lost).
+fn compare(sim: &Sim, kind: &str, name: &str, seen: &mut Vec<String>) -> Result<bool, String> {
+    let before = get(sim, kind, name)?;
     let (kubectl, said) = kubectl_verdict(sim, kind, name);
-    let after = get(sim, kind, name);
+    let after = get(sim, kind, name)?;
     if before["metadata"]["resourceVersion"] != after["metadata"]["resourceVersion"] {
-        return false;
+        return Ok(false);
     }
     let ours = helmdeck_verdict(kind, &before);
     let agree = match (&ours, &kubectl) {
@@ -99,7 +105,7 @@ fn compare(sim: &Sim, kind: &str, name: &str, seen: &mut Vec<String>) -> bool {
         "{kind}/{name}: helmdeck {ours:?}, kubectl {kubectl:?} ({said})\nobject: {before}"
     );
     seen.push(format!("{kind}/{name}:{ours:?}"));
-    true
+    Ok(true)
 }
 
 const WORKLOADS: [(&str, &str); 6] = [
@@ -111,13 +117,21 @@ const WORKLOADS: [(&str, &str); 6] = [
     ("daemonset", "demo-agent"),
 ];
 
+/// Sampling rounds per scenario: early, mid and late in the rollout.
+const ROUNDS: usize = 4;
+
+/// Compared samples a scenario must yield of its `ROUNDS * WORKLOADS.len()`; fewer means
+/// installs or reads failed and the agreement above was checked on too little.
+const MIN_SAMPLES: usize = ROUNDS * WORKLOADS.len() * 3 / 4;
+
 fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
     let sim = Sim::start(scenario);
     let mut seen = Vec::new();
+    let mut lost = Vec::new();
     let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
     assert!(
-        out.status.success() || !upgrade,
-        "install: {}",
+        out.status.success(),
+        "{scenario}: install: {}",
         crate::support::text(&out)
     );
     if upgrade {
@@ -131,21 +145,42 @@ fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
         ]);
         assert!(
             out.status.success(),
-            "upgrade: {}",
+            "{scenario}: upgrade: {}",
             crate::support::text(&out)
         );
     }
-    // Sample through the rollout: early, mid, late.
-    for _ in 0..4 {
+    for _ in 0..ROUNDS {
         for (kind, name) in WORKLOADS {
-            for _attempt in 0..5 {
-                if compare(&sim, kind, name, &mut seen) {
-                    break;
-                }
+            let sampled = (0..5)
+                .find_map(|_| match compare(&sim, kind, name, &mut seen) {
+                    Ok(true) => Some(Ok(())),
+                    Ok(false) => None,
+                    Err(e) => Some(Err(e)),
+                })
+                .unwrap_or_else(|| Err(format!("{kind}/{name}: still changing after 5 reads")));
+            if let Err(e) = sampled {
+                lost.push(e);
             }
         }
         std::thread::sleep(Duration::from_millis(1500));
     }
+    assert!(
+        seen.len() >= MIN_SAMPLES,
+        "{scenario}: only {} of {} samples compared (at least {MIN_SAMPLES} needed); lost: {lost:#?}",
+        seen.len(),
+        ROUNDS * WORKLOADS.len()
+    );
+    for (kind, name) in WORKLOADS {
+        let of_it = seen
+            .iter()
+            .filter(|s| s.starts_with(&format!("{kind}/{name}:")))
+            .count();
+        assert!(
+            of_it >= ROUNDS / 2,
+            "{scenario}: {kind}/{name} compared {of_it} times in {ROUNDS} rounds; lost: {lost:#?}"
+        );
+    }
+    eprintln!("{scenario}: {} samples compared", seen.len());
     seen
 }
 

@@ -666,3 +666,93 @@ fn an_unreachable_cluster_exits_1_at_once() {
         started.elapsed()
     );
 }
+
+/// `(kind, name, optional, why)` of every workload, sorted.
+fn optional_marks(workloads: &Value, because: &str) -> Vec<(String, String, bool, Value)> {
+    let mut marks: Vec<_> = workloads
+        .as_array()
+        .unwrap_or_else(|| panic!("no workloads: {workloads}"))
+        .iter()
+        .map(|w| {
+            (
+                w["kind"].as_str().unwrap_or("").to_string(),
+                w["name"].as_str().unwrap_or("").to_string(),
+                w["optional"].as_bool().unwrap_or(false),
+                w[because].clone(),
+            )
+        })
+        .collect();
+    marks.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    marks
+}
+
+#[test]
+fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
+    let sim = Sim::start("all-green");
+    // The chart's own helmdeck.io/optional annotations off: every mark below is set here.
+    ok(&sim.install_demo(&[
+        "--set",
+        "gpuClient.optional=false",
+        "--set",
+        "monitoring.optional=false",
+        "--timeout",
+        "60s",
+    ]));
+    for (object, annotation) in [
+        ("deployment/demo-monitoring", "helmdeck.io/optional=TRUE"),
+        (
+            "deployment/demo-web",
+            "werf.io/fail-mode=IgnoreAndContinueDeployProcess",
+        ),
+        (
+            "statefulset/demo-db",
+            "werf.io/track-termination-mode=NonBlocking",
+        ),
+    ] {
+        ok(&sim.kubectl(&["annotate", "-n", "apps", object, annotation]));
+    }
+    let deny = [
+        "--optional",
+        "Deployment/*-gpu-client",
+        "--optional",
+        "*-agent",
+    ];
+    let mut args = vec!["--only", "rollout", "--timeout", "60s"];
+    args.extend(deny);
+    let run = sim.deploy(&args);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let (code, doc) = inspect_json(&sim, &deny);
+    assert_eq!(code, Some(0), "{doc:#}");
+
+    let deployed = optional_marks(&run.report["workloads"], "optionalBecause");
+    let inspected = optional_marks(&doc["workloads"], "optional_because");
+    assert_eq!(inspected, deployed);
+    let mark = |kind: &str, name: &str| json!([kind, name]);
+    let got: Vec<(Value, Value)> = deployed
+        .iter()
+        .map(|(k, n, _, why)| (mark(k, n), why.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (mark("DaemonSet", "demo-agent"), json!("--optional *-agent")),
+            (mark("Deployment", "demo-api"), json!(null)),
+            (
+                mark("Deployment", "demo-gpu-client"),
+                json!("--optional Deployment/*-gpu-client")
+            ),
+            (
+                mark("Deployment", "demo-monitoring"),
+                json!("annotation helmdeck.io/optional")
+            ),
+            (
+                mark("Deployment", "demo-web"),
+                json!("annotation werf.io/fail-mode")
+            ),
+            (
+                mark("StatefulSet", "demo-db"),
+                json!("annotation werf.io/track-termination-mode")
+            ),
+        ]
+    );
+}

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod cross_check;
 mod deploy;
 mod differential;
 mod init_hooks;

@@ -13,6 +13,7 @@ use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, HookView, PodView};
 use crate::engine::steps::Ctx;
 use crate::engine::views;
+use crate::helm::hooks::HookPhase;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
@@ -49,9 +50,9 @@ pub fn hook_view(job: &Job) -> HookView {
     let ann = job.metadata.annotations.clone().unwrap_or_default();
     let status = job.status.as_ref();
     let phase = match readiness::job(job) {
-        JobProgress::Complete => "Succeeded",
-        JobProgress::Failed { .. } => "Failed",
-        JobProgress::Running { .. } => "Running",
+        JobProgress::Complete => HookPhase::Succeeded,
+        JobProgress::Failed { .. } => HookPhase::Failed,
+        JobProgress::Running { .. } => HookPhase::Running,
     };
     HookView {
         name: text::plain(job.metadata.name.as_deref().unwrap_or("")),
@@ -64,7 +65,7 @@ pub fn hook_view(job: &Job) -> HookView {
             .get("helm.sh/hook-weight")
             .and_then(|w| w.trim().parse().ok())
             .unwrap_or(0),
-        phase: phase.into(),
+        phase,
         started_at: status
             .and_then(|s| s.start_time.as_ref())
             .map(|t| t.0.to_string()),
@@ -307,7 +308,7 @@ mod tests {
             serde_json::json!({"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}),
         );
         let v = hook_view(&failed);
-        assert_eq!((v.phase.as_str(), v.weight), ("Failed", 5));
+        assert_eq!((v.phase, v.weight), (HookPhase::Failed, 5));
         assert_eq!(v.events, ["post-install", "post-upgrade"]);
         let running = job(
             serde_json::json!({"helm.sh/hook": "pre-upgrade"}),
@@ -315,6 +316,6 @@ mod tests {
             "2026-12-01T10:00:00Z",
             serde_json::json!({"active": 1}),
         );
-        assert_eq!(hook_view(&running).phase, "Running");
+        assert_eq!(hook_view(&running).phase, HookPhase::Running);
     }
 }

@@ -17,13 +17,8 @@ use crate::cluster::releases;
 use crate::cluster::watch::{self, Change, Collection, Health};
 use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
 use crate::engine::steps::{Ctx, StepError};
-use crate::engine::views::{self, event_view, pod_view};
-use crate::rollout::diagnosis;
-use crate::rollout::readiness::{self, Progress, Readiness};
+use crate::engine::views::{self, Observed, Scope, event_view, owned_by, pod_view};
 use crate::text;
-
-/// Pod causes shown per workload (the rest are in the drill-down).
-const CAUSES_PER_WORKLOAD: usize = 3;
 
 enum Msg {
     Deploy(usize, Change<Deployment>),
@@ -49,23 +44,6 @@ struct World {
 
 fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
-}
-
-fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
-    meta.owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.uid == owner_uid)
-}
-
-/// One workload, whichever its kind.
-struct Judged<'a> {
-    kind: &'static str,
-    meta: &'a ObjectMeta,
-    readiness: Readiness,
-    synced: bool,
-    /// Pods that belong to the current revision (for causes), by uid of their direct owner.
-    pods: Vec<&'a Pod>,
 }
 
 impl World {
@@ -112,7 +90,7 @@ impl World {
             .collect()
     }
 
-    fn judge(&self) -> Vec<Judged<'_>> {
+    fn judge(&self) -> Vec<Observed<'_>> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for c in &self.deploys {
@@ -127,18 +105,12 @@ impl World {
                     .filter(|r| owned_by(&r.metadata, uid(&d.metadata)))
                     .cloned()
                     .collect();
-                let pods = match diagnosis::new_replicaset(d, &rss) {
-                    Some(new_rs) => self.pods_owned_by(uid(&new_rs.metadata)),
-                    None => Vec::new(),
-                };
-                // ReplicaSets and pods feed diagnosis only; readiness comes from the Deployment.
-                out.push(Judged {
-                    kind: "Deployment",
-                    meta: &d.metadata,
-                    readiness: readiness::deployment(d),
-                    synced: c.synced,
-                    pods,
-                });
+                out.push(Observed::deployment(
+                    d,
+                    &rss,
+                    self.pods.items.values(),
+                    c.synced,
+                ));
             }
         }
         for c in &self.stss {
@@ -146,23 +118,7 @@ impl World {
                 if !seen.insert(("StatefulSet", uid(&s.metadata).to_string())) {
                     continue;
                 }
-                let update = s
-                    .status
-                    .as_ref()
-                    .and_then(|st| st.update_revision.clone())
-                    .unwrap_or_default();
-                let pods = self
-                    .pods_owned_by(uid(&s.metadata))
-                    .into_iter()
-                    .filter(|p| update.is_empty() || diagnosis::pod_is_current(p, &update))
-                    .collect();
-                out.push(Judged {
-                    kind: "StatefulSet",
-                    meta: &s.metadata,
-                    readiness: readiness::statefulset(s),
-                    synced: c.synced,
-                    pods,
-                });
+                out.push(Observed::statefulset(s, self.pods.items.values(), c.synced));
             }
         }
         for c in &self.dss {
@@ -170,14 +126,7 @@ impl World {
                 if !seen.insert(("DaemonSet", uid(&d.metadata).to_string())) {
                     continue;
                 }
-                let pods = self.pods_owned_by(uid(&d.metadata));
-                out.push(Judged {
-                    kind: "DaemonSet",
-                    meta: &d.metadata,
-                    readiness: readiness::daemonset(d),
-                    synced: c.synced,
-                    pods,
-                });
+                out.push(Observed::daemonset(d, self.pods.items.values(), c.synced));
             }
         }
         out
@@ -196,55 +145,17 @@ impl World {
 
 fn view(
     ctx: &Ctx,
-    j: &Judged<'_>,
+    w: &Observed<'_>,
     world: &World,
     events: &HashMap<&str, Vec<KubeEvent>>,
 ) -> WorkloadView {
-    view_for(&ctx.plan, &ctx.selector(), j, &world.unlabelled, events)
-}
-
-/// The workload as the step reports it; ready only on a Done verdict from synced data.
-fn view_for(
-    plan: &crate::config::DeployPlan,
-    selector: &str,
-    j: &Judged<'_>,
-    unlabelled: &BTreeSet<(String, String)>,
-    events: &HashMap<&str, Vec<KubeEvent>>,
-) -> WorkloadView {
-    let name = j.meta.name.clone().unwrap_or_default();
-    let annotations = j.meta.annotations.clone().unwrap_or_default();
-    let optional_because = plan.optional_because(j.kind, &name, &annotations);
-    let causes = views::pod_cause_lines(j.pods.iter().copied(), events);
-    let mut notes = Vec::new();
-    if unlabelled.contains(&(j.kind.to_string(), name.clone())) {
-        notes.push(format!(
-            "in the release manifest but not labelled {selector}"
-        ));
-    }
-    if j.readiness.message.contains(readiness::ON_DELETE_NOTE) {
-        notes.push(readiness::ON_DELETE_NOTE.into());
-    }
-    if !j.synced {
-        notes.push("evidence stale: its watch is failing".into());
-    }
-    let counts = &j.readiness.counts;
-    WorkloadView {
-        kind: j.kind.into(),
-        name: text::plain(&name),
-        optional: optional_because.is_some(),
-        optional_because,
-        ready: j.readiness.progress == Progress::Done && j.synced,
-        failed: j.readiness.progress == Progress::Failed,
-        message: text::plain(&j.readiness.message),
-        desired: counts.desired,
-        ready_replicas: counts.ready,
-        updated: counts.updated,
-        available: counts.available,
-        generation: j.meta.generation.unwrap_or(0),
-        created: j.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
-        pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
-        notes,
-    }
+    let selector = ctx.selector();
+    let scope = Scope {
+        selector: &selector,
+        unlabelled: &world.unlabelled,
+        optional: &ctx.plan.optional,
+    };
+    views::workload_view(w, &scope, events)
 }
 
 /// What was last emitted, so only changes go out.
@@ -288,7 +199,7 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
     for j in &judged {
         related_uids.insert(uid(j.meta).to_string());
         let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
-        let current: BTreeSet<&str> = j.pods.iter().map(|p| uid(&p.metadata)).collect();
+        let current: BTreeSet<&str> = j.current.iter().map(|p| uid(&p.metadata)).collect();
         let mut all: Vec<&Pod> = world.pods_owned_by(uid(j.meta));
         for rs in world
             .rss
@@ -627,6 +538,7 @@ fn timed_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollout::readiness::{Progress, Readiness};
 
     fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
         WorkloadView {
@@ -665,8 +577,8 @@ mod tests {
         }
     }
 
-    fn judged<'a>(meta: &'a ObjectMeta, progress: Progress, synced: bool) -> Judged<'a> {
-        Judged {
+    fn judged<'a>(meta: &'a ObjectMeta, progress: Progress, synced: bool) -> Observed<'a> {
+        Observed {
             kind: "Deployment",
             meta,
             readiness: Readiness {
@@ -675,8 +587,24 @@ mod tests {
                 counts: Default::default(),
             },
             synced,
-            pods: vec![],
+            current: vec![],
         }
+    }
+
+    /// The view the step builds for `w` under `plan`.
+    fn view_for(
+        plan: &crate::config::DeployPlan,
+        selector: &str,
+        w: &Observed<'_>,
+        unlabelled: &BTreeSet<(String, String)>,
+        events: &HashMap<&str, Vec<KubeEvent>>,
+    ) -> WorkloadView {
+        let scope = Scope {
+            selector,
+            unlabelled,
+            optional: &plan.optional,
+        };
+        views::workload_view(w, &scope, events)
     }
 
     #[test]
@@ -745,6 +673,126 @@ mod tests {
             &HashMap::new(),
         );
         assert!(!gating.optional);
+    }
+
+    /// Every way of marking a workload optional, judged by the step's watches (`World`) and
+    /// by inspect from the same objects: both say optional, and why, alike.
+    #[test]
+    fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
+        use crate::inspect::workloads::{self, Live};
+        use serde_json::json;
+        fn object<K: serde::de::DeserializeOwned>(
+            kind: &str,
+            name: &str,
+            annotations: serde_json::Value,
+        ) -> K {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "uid": format!("uid-{kind}-{name}"), "generation": 1,
+                             "annotations": annotations},
+                "spec": {"selector": {}, "template": {}},
+            }))
+            .expect("a workload")
+        }
+        let deployments: Vec<Deployment> = vec![
+            object("d", "demo-gpu-client", json!({})),
+            object(
+                "d",
+                "demo-monitoring",
+                json!({"helmdeck.io/optional": "TRUE"}),
+            ),
+            object(
+                "d",
+                "demo-web",
+                json!({"werf.io/fail-mode": "IgnoreAndContinueDeployProcess"}),
+            ),
+            object("d", "demo-worker", json!({"helmdeck.io/optional": "false"})),
+            object("d", "demo-api", json!({})),
+        ];
+        let statefulsets: Vec<StatefulSet> = vec![
+            object(
+                "s",
+                "demo-db",
+                json!({"werf.io/track-termination-mode": "nonblocking"}),
+            ),
+            object("s", "demo-gpu-client", json!({})),
+        ];
+        let daemonsets: Vec<DaemonSet> = vec![object("a", "demo-agent", json!({}))];
+        let plan = plan(&[
+            "--optional",
+            "Deployment/*-gpu-client",
+            "--optional",
+            "*-agent",
+        ]);
+        let selector = "app.kubernetes.io/instance=demo";
+
+        let mut world = World::new();
+        world.apply(Msg::Deploy(0, Change::Resynced(deployments.clone())));
+        world.apply(Msg::Sts(0, Change::Resynced(statefulsets.clone())));
+        world.apply(Msg::Ds(0, Change::Resynced(daemonsets.clone())));
+        let key = |w: &WorkloadView| {
+            (
+                w.kind.clone(),
+                w.name.clone(),
+                w.optional,
+                w.optional_because.clone(),
+            )
+        };
+        let mut deploy: Vec<_> = world
+            .judge()
+            .iter()
+            .map(|w| view_for(&plan, selector, w, &world.unlabelled, &HashMap::new()))
+            .map(|v| key(&v))
+            .collect();
+        deploy.sort();
+        let live = Live {
+            deployments,
+            statefulsets,
+            daemonsets,
+            ..Live::default()
+        };
+        let mut inspect: Vec<_> = workloads::judge(&live, selector, &plan.optional)
+            .workloads
+            .iter()
+            .map(key)
+            .collect();
+        inspect.sort();
+        assert_eq!(deploy, inspect);
+
+        let because = |kind: &str, name: &str| {
+            deploy
+                .iter()
+                .find(|k| k.0 == kind && k.1 == name)
+                .and_then(|k| k.3.clone())
+        };
+        for (kind, name, want) in [
+            (
+                "Deployment",
+                "demo-gpu-client",
+                Some("--optional Deployment/*-gpu-client"),
+            ),
+            ("StatefulSet", "demo-gpu-client", None),
+            ("DaemonSet", "demo-agent", Some("--optional *-agent")),
+            (
+                "Deployment",
+                "demo-monitoring",
+                Some("annotation helmdeck.io/optional"),
+            ),
+            (
+                "Deployment",
+                "demo-web",
+                Some("annotation werf.io/fail-mode"),
+            ),
+            (
+                "StatefulSet",
+                "demo-db",
+                Some("annotation werf.io/track-termination-mode"),
+            ),
+            ("Deployment", "demo-worker", None),
+            ("Deployment", "demo-api", None),
+        ] {
+            assert_eq!(because(kind, name).as_deref(), want, "{kind}/{name}");
+        }
+        assert!(deploy.iter().all(|k| k.2 == k.3.is_some()));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError};
-use crate::helm::hooks::{self, HookOutcome, RunKind};
+use crate::helm::hooks::{self, RunKind};
 use crate::helm::process::{self, HelmRun, Stream};
 use crate::helm::status::{self, ReleaseStatus};
 use crate::text;
@@ -67,14 +67,7 @@ pub fn hook_views(record: &ReleaseStatus, run: RunKind) -> Vec<HookView> {
             kind: text::plain(&j.record.kind),
             events: j.record.events.iter().map(|e| text::plain(e)).collect(),
             weight: j.record.weight,
-            phase: match j.outcome {
-                HookOutcome::Succeeded => "Succeeded".into(),
-                HookOutcome::Failed => "Failed".into(),
-                HookOutcome::Skipped => "skipped".into(),
-                HookOutcome::Running => "Running".into(),
-                HookOutcome::Unknown => "Unknown".into(),
-                HookOutcome::NotInThisRun => "not in this run".into(),
-            },
+            phase: j.outcome,
             started_at: j.record.started_at.clone(),
             completed_at: j.record.completed_at.clone(),
         })

@@ -2,7 +2,8 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::event::{PodView, WorkloadView};
-use crate::helm::status::{HookPhase, HookRecord};
+use crate::helm::hooks::HookPhase;
+use crate::helm::status::HookRecord;
 use crate::inspect::model::{HookPod, LockState, Operation, RevisionInfo, Storage};
 
 fn row(revision: i64, status: &str, error: Option<&str>) -> HistoryRow {
@@ -199,6 +200,8 @@ fn document_shape() {
         json!({"desired": 2, "ready": 2, "updated": 2, "available": 2})
     );
     assert_eq!(w["pods"][0]["name"], "demo-api-1");
+    assert_eq!(w["optional"], false);
+    assert_eq!(w["optional_because"], json!(null));
     assert!(doc.get("manifest").is_none(), "only with --show-manifest");
 }
 

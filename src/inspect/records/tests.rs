@@ -5,9 +5,8 @@ use flate2::{Compression, write::GzEncoder};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::helm::hooks::{self, HookOutcome, RunKind};
+use crate::helm::hooks::{self, HookPhase, RunKind};
 use crate::helm::release::{encode_release_payload, release_secret};
-use crate::helm::status::HookPhase;
 
 fn release(version: i64, status: &str, description: &str) -> Value {
     json!({
@@ -319,7 +318,7 @@ fn execution_order_agrees_with_the_deploy_steps_judge() {
             .collect();
         let judged: Vec<(String, bool)> = hooks::judge(&hooks, kind)
             .into_iter()
-            .map(|j| (j.record.name, j.outcome != HookOutcome::NotInThisRun))
+            .map(|j| (j.record.name, j.outcome != HookPhase::NotInThisRun))
             .collect();
         assert_eq!(ours, judged, "{op:?}");
     }

@@ -5,9 +5,9 @@
 use ratatui::style::{Modifier, Style};
 
 use crate::engine::state::{DeployState, PlanSummary};
-use crate::helm::status::HookPhase;
+use crate::helm::hooks::HookPhase;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookPod, InspectedHook, Inspection, Termination, phase_word,
+    ContainerEvidence, HistoryRow, HookPod, InspectedHook, Inspection, Termination,
 };
 use crate::ui::model::Mark;
 use crate::ui::panes::DeployFrame;
@@ -146,7 +146,9 @@ pub fn hook_mark(phase: HookPhase) -> Mark {
         HookPhase::Succeeded => Mark::Done,
         HookPhase::Failed => Mark::Failed,
         HookPhase::Running | HookPhase::Unknown => Mark::Running,
-        HookPhase::NeverRan => Mark::Pending,
+        // Records hold no judged phases; placed as the deploy screen shows them.
+        HookPhase::NeverRan | HookPhase::NotInThisRun => Mark::Pending,
+        HookPhase::Skipped => Mark::Skipped,
     }
 }
 
@@ -157,11 +159,12 @@ pub fn hook_rows<'a>(i: &'a Inspection, filter: &str) -> Vec<&'a InspectedHook> 
         .filter(|h| {
             let r = &h.record;
             let events = r.events.join(",");
-            let run = if h.in_this_run { "" } else { "not in this run" };
-            matches(
-                filter,
-                &[&r.name, &r.kind, &events, phase_word(r.phase), run],
-            )
+            let run = if h.in_this_run {
+                ""
+            } else {
+                HookPhase::NotInThisRun.word()
+            };
+            matches(filter, &[&r.name, &r.kind, &events, r.phase.word(), run])
         })
         .collect()
 }

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::engine::event::KubeEventView;
-use crate::helm::status::HookPhase;
+use crate::helm::hooks::HookPhase;
 use crate::inspect::evidence::LOG_TAIL;
-use crate::inspect::model::{ContainerEvidence, HookPod, InspectedHook, phase_word};
+use crate::inspect::model::{ContainerEvidence, HookPod, InspectedHook};
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{Drill, HookDrill, InspectUi, Slot};
@@ -98,10 +98,7 @@ fn title<'a>(h: &InspectedHook, t: &Theme) -> Vec<Span<'a>> {
             ),
             t.muted(),
         ),
-        Span::styled(
-            format!("{} {}", mark.glyph(0), phase_word(r.phase)),
-            phase_style,
-        ),
+        Span::styled(format!("{} {}", mark.glyph(0), r.phase.word()), phase_style),
     ]
 }
 

@@ -4,7 +4,8 @@
 //! revision 3.
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadView};
-use crate::helm::status::{HookPhase, HookRecord};
+use crate::helm::hooks::HookPhase;
+use crate::helm::status::HookRecord;
 use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookEvidence, HookPod, InspectedHook, Inspection, LockState,
     Operation, RevisionInfo, Storage, Termination,

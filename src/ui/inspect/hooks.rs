@@ -9,8 +9,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Row};
 
-use crate::helm::status::HookPhase;
-use crate::inspect::model::{InspectedHook, phase_word};
+use crate::helm::hooks::HookPhase;
+use crate::inspect::model::InspectedHook;
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{InspectUi, Slot};
@@ -158,7 +158,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
                     &fit::end(&fit::inert(events), events_w),
                     events_w + 1,
                 )),
-                Span::styled(fit::pad(phase_word(r.phase), PHASE), phase_style),
+                Span::styled(fit::pad(r.phase.word(), PHASE), phase_style),
             ];
             if with_start {
                 let start = r

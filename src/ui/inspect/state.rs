@@ -4,7 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use crate::helm::status::HookPhase;
+use crate::helm::hooks::HookPhase;
 
 use crate::ui::inspect::data::{self, Inspected};
 use crate::ui::model::{self, Target};

@@ -6,7 +6,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Color, Modifier};
 
-use crate::helm::status::HookPhase;
+use crate::helm::hooks::HookPhase;
 use crate::inspect::model::Inspection;
 use crate::ui::fit;
 use crate::ui::inspect::data::{InspectFrame, Inspected};

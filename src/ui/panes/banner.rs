@@ -29,8 +29,8 @@ fn optional_left(ctx: &DeployFrame) -> Vec<String> {
         .collect()
 }
 
-/// The banner's lines, at most `rows`: the reason gives up lines first, so the next step
-/// always shows.
+/// The banner's lines, at most `rows` (more when the next command needs them): the reason
+/// gives up lines first, so the next step always shows whole.
 fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<'static>> {
     let t = &ctx.theme;
     let word = format!(" {} {} ", glyph(v.outcome), v.outcome.title());
@@ -43,6 +43,8 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
         width,
     );
     let mut out = Vec::new();
+    // A command cut mid-flag would be pasted and run wrong: the banner grows to hold it all.
+    let mut rows = rows;
     if let Some(next) = &v.next {
         out.extend(wrap_spans(
             &[
@@ -51,6 +53,7 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
             ],
             width,
         ));
+        rows = rows.max(out.len() + 1);
     } else if v.outcome == Outcome::Failed
         && let Some(first) = v.evidence.first()
     {
@@ -157,4 +160,52 @@ pub fn render_box(
         ..inner
     };
     frame.render_widget(Paragraph::new(body), text_area);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ui::app::UiState;
+    use crate::ui::fixture::Story;
+
+    /// The banner rows of a whole 80x24 screen, each trimmed of its borders and padding.
+    fn banner_rows(story: &Story) -> Vec<String> {
+        let screen = story.render(&mut UiState::new(), 80, 24);
+        screen
+            .lines()
+            .skip_while(|l| !l.contains("╔"))
+            .skip(1)
+            .take_while(|l| !l.contains("╚"))
+            .map(|l| {
+                l.trim_matches('"')
+                    .trim_matches(|c| c == '║' || c == ' ')
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_next_command_is_never_cut_at_80_columns() {
+        let mut story = Story::init_incomplete();
+        let next = "helmdeck deploy demo /tmp/helmdeck-demo/deckapp -n apps --kube-context \
+                    prod-eu-west-1-a --only init --init-toggle initJob.enabled --init-job \
+                    demo-init --timeout 600s -- --post-renderer ./scripts/kustomize-wrapper.sh";
+        let verdict = story
+            .state
+            .verdict
+            .as_mut()
+            .expect("the story ends in a verdict");
+        verdict.next = Some(next.into());
+        let rows = banner_rows(&story);
+        let at = rows
+            .iter()
+            .position(|r| r.starts_with("next: "))
+            .unwrap_or_else(|| panic!("no next line in the banner: {rows:#?}"));
+        // Wrapped at spaces only, so the rows joined by one space give the command back.
+        let shown = rows[at..].join(" ");
+        assert!(
+            shown.starts_with(&format!("next: {next}")),
+            "the banner cut the next command:\n{rows:#?}"
+        );
+        assert!(rows[0].contains("LIVE — INIT INCOMPLETE"), "{rows:#?}");
+    }
 }

@@ -158,6 +158,31 @@ fn init_applies_the_hook_objects_its_toggle_adds_then_the_job() {
 }
 
 #[test]
+fn an_init_job_whose_pod_is_refused_times_out_naming_the_refusal() {
+    let sim = Sim::start("all-green");
+    let run = deploy_chart(
+        &sim,
+        &init_sa_chart(),
+        "refused.json",
+        &with(
+            &INIT_SA,
+            &[
+                "--set",
+                "init.createServiceAccount=false",
+                "--timeout",
+                "4s",
+            ],
+        ),
+    );
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    let reason = run.reason();
+    assert!(
+        reason.contains("did not finish within 4s; Job events: FailedCreate: Error creating: pods \"demo-init-\" is forbidden: error looking up service account apps/demo-init: serviceaccount \"demo-init\" not found"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn a_toggle_that_adds_an_object_that_is_not_a_hook_is_exit_2_naming_it() {
     let sim = Sim::start("all-green");
     let before = sim.get_json("/_sim/stats")["requests"].as_u64();

@@ -134,7 +134,7 @@ async fn dry_run(ctx: &Ctx) {
                         redact_args(&steps::init_render::template_args(&render, toggle, true)).join(" ")
                     ),
                 );
-                emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+                emit.info(Step::Init, format!("would create the hook objects the toggle adds, replace Job {job} unless it runs for another run, wait and stream its logs"));
             }
             _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
         }

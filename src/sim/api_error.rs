@@ -88,6 +88,17 @@ impl ApiError {
         )
     }
 
+    /// 403 Forbidden, as an admission plugin refuses a request: `pods "x" is forbidden: <why>`.
+    pub fn forbidden(res: ResourceId, name: &str, why: &str) -> Self {
+        let rt = resources::get(res);
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {why}", rt.qualified()),
+            Self::details(res, name),
+        )
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message, Value::Null)
     }

@@ -129,6 +129,8 @@ pub struct Controllers {
     cache: Cache,
     /// Workloads to look at on every pass until they settle (they wait on time, not on changes).
     unsettled: HashSet<String>,
+    /// Job uid → when a refused pod creation may be tried again.
+    create_retry: HashMap<String, Instant>,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
@@ -158,6 +160,7 @@ impl Controllers {
             counters: kubelet::Counters::default(),
             cache: Cache::default(),
             unsettled: HashSet::new(),
+            create_retry: HashMap::new(),
         }
     }
 
@@ -277,6 +280,7 @@ impl Controllers {
                 self.deployments.remove(uid);
                 self.rs_gen.remove(uid);
                 self.unsettled.remove(uid);
+                self.create_retry.remove(uid);
             }
             self.events.forget(uid);
         }
@@ -373,7 +377,27 @@ impl Controllers {
                     return Some(created);
                 }
                 Err(e) if e.code == 409 && !fixed && attempt < 4 => continue,
-                Err(_) => return None,
+                Err(e) => {
+                    // As the real controllers report a refused pod: a Warning on the owner.
+                    let component = match owner["kind"].as_str() {
+                        Some("Job") => "job-controller",
+                        Some("StatefulSet") => "statefulset-controller",
+                        Some("DaemonSet") => "daemonset-controller",
+                        _ => "replicaset-controller",
+                    };
+                    let msg = format!("Error creating: {}", e.message);
+                    let involved = Involved::of(owner);
+                    self.events.record(
+                        p,
+                        &involved,
+                        "Warning",
+                        "FailedCreate",
+                        &msg,
+                        component,
+                        None,
+                    );
+                    return None;
+                }
             }
         }
         None

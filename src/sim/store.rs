@@ -348,6 +348,11 @@ impl Store {
             return Err(ApiError::already_exists(res, &name));
         }
         defaults::apply(rt.kind, &mut obj);
+        if rt.kind == "Pod"
+            && let Some(ns) = &namespace
+        {
+            Self::admit_service_account(&inner, ns, &mut obj)?;
+        }
         if let Err(msg) = validate::on_create(rt.kind, &obj) {
             return Err(ApiError::invalid(res, &name, &msg));
         }
@@ -383,7 +388,55 @@ impl Store {
         if rt.kind == "Namespace" {
             obj["status"] = json!({"phase": "Active"});
         }
-        Ok(self.commit(&mut inner, res, EventType::Added, obj))
+        let created = self.commit(&mut inner, res, EventType::Added, obj);
+        if rt.kind == "Namespace" {
+            drop(inner);
+            // The ServiceAccount controller gives every namespace its `default` account; here
+            // at once, so a pod created right after its namespace is admitted.
+            let _ = self.create(
+                *ids::SERVICEACCOUNTS,
+                Some(&name),
+                json!({"metadata": {"name": "default"}}),
+            );
+        }
+        Ok(created)
+    }
+
+    /// The API server's ServiceAccount admission: a pod runs as `default` unless it names
+    /// another account, and is refused (403) when that account does not exist in its namespace.
+    fn admit_service_account(inner: &Inner, ns: &str, pod: &mut Value) -> Result<(), ApiError> {
+        let named = |field: &str| {
+            pod.pointer(&format!("/spec/{field}"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+        };
+        let account = named("serviceAccountName")
+            .or_else(|| named("serviceAccount"))
+            .unwrap_or_else(|| "default".into());
+        if inner.objects[*ids::SERVICEACCOUNTS].contains_key(&Self::key(
+            *ids::SERVICEACCOUNTS,
+            Some(ns),
+            &account,
+        )) {
+            pod["spec"]["serviceAccountName"] = json!(account);
+            pod["spec"]["serviceAccount"] = json!(account);
+            return Ok(());
+        }
+        // Admission runs before a generated name is chosen, so the real error names the
+        // prefix; the simulator's controllers pick pod names themselves but set the prefix too.
+        let shown = pod
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| name_of(pod));
+        Err(ApiError::forbidden(
+            *ids::PODS,
+            shown,
+            &format!(
+                "error looking up service account {ns}/{account}: serviceaccount \"{account}\" not found"
+            ),
+        ))
     }
 
     fn random_suffix(&self) -> String {
@@ -884,6 +937,38 @@ mod tests {
         s.delete(*ids::DEPLOYMENTS, Some("apps"), "web").unwrap();
         assert!(s.get(*ids::REPLICASETS, Some("apps"), "web-1").is_err());
         assert!(s.get(*ids::PODS, Some("apps"), "web-1-abc").is_err());
+    }
+
+    #[test]
+    fn every_namespace_has_a_default_service_account_and_pods_need_theirs() {
+        let s = Store::new();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "apps"}}))
+            .unwrap();
+        let sa = s
+            .get(*ids::SERVICEACCOUNTS, Some("apps"), "default")
+            .unwrap();
+        assert_eq!(sa["metadata"]["namespace"], "apps");
+        let pod = |name: &str, spec: Value| json!({"metadata": {"name": name, "generateName": ""}, "spec": spec});
+        let created = s
+            .create(
+                *ids::PODS,
+                Some("apps"),
+                pod("p", json!({"containers": [{"name": "c", "image": "x"}]})),
+            )
+            .unwrap();
+        assert_eq!(created["spec"]["serviceAccountName"], "default");
+        let refused = s
+            .create(
+                *ids::PODS,
+                Some("apps"),
+                pod("q", json!({"serviceAccountName": "ci", "containers": [{"name": "c", "image": "x"}]})),
+            )
+            .unwrap_err();
+        assert_eq!((refused.code, refused.reason), (403, "Forbidden"));
+        assert_eq!(
+            refused.message,
+            "pods \"q\" is forbidden: error looking up service account apps/ci: serviceaccount \"ci\" not found"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod advice;
 mod cross_check;
 mod deploy;
 mod differential;
+mod init_hooks;
 mod init_render;
 mod inspect;
 mod sim_helm;

@@ -17,6 +17,7 @@ use crate::cluster::releases;
 use crate::config::DeployPlan;
 use crate::engine::inputs;
 use crate::engine::steps::Ctx;
+use crate::engine::steps::init_objects::{self, InitObjectsError};
 use crate::text;
 
 const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
@@ -54,6 +55,9 @@ pub enum Mismatch {
     },
     #[error("cannot read helm template's output: {0}")]
     Unreadable(String),
+    /// What the toggle adds cannot run as an init step (objects that are not hooks).
+    #[error("{0}")]
+    Objects(String),
 }
 
 fn jobs(names: &[String]) -> String {
@@ -212,7 +216,12 @@ pub async fn check_offline(
         return Ok(());
     };
     match check(&renders, toggle, job) {
-        Ok(_) | Err(Mismatch::Unreadable(_)) => Ok(()),
+        Ok(_) => match init_objects::plan(&renders.on, &renders.off, toggle, job) {
+            Err(e @ InitObjectsError::NotHooks { .. }) => Err(Mismatch::Objects(e.to_string())),
+            // Output that does not parse is the init step's to report, as a failed render is.
+            _ => Ok(()),
+        },
+        Err(Mismatch::Unreadable(_)) => Ok(()),
         Err(mismatch) => Err(mismatch),
     }
 }

@@ -844,6 +844,38 @@ fn job_fails_after_the_backoff_limit() {
 }
 
 #[test]
+fn a_job_whose_service_account_is_missing_reports_failed_create_until_it_exists() {
+    let mut h = Harness::new("jobs:\n  - match: demo-init\n    after: 300ms\n");
+    let mut j = job("demo-init", 6);
+    j["spec"]["template"]["spec"]["serviceAccountName"] = json!("demo-init");
+    h.create(*ids::JOBS, j);
+    h.run(Duration::from_secs(3));
+    assert!(
+        h.list(*ids::PODS, "demo-init-").is_empty(),
+        "the pod is refused"
+    );
+    let refused = h.events("demo-init", "FailedCreate");
+    assert_eq!(refused.len(), 1, "one event, counted: {refused:?}");
+    assert_eq!(
+        refused[0]["message"],
+        "Error creating: pods \"demo-init-\" is forbidden: error looking up service account apps/demo-init: serviceaccount \"demo-init\" not found"
+    );
+    assert_eq!(refused[0]["type"], "Warning");
+    assert!(n(&refused[0], "/count") >= 2, "retried: {}", refused[0]);
+    let sa = h.sim.store.create(
+        *ids::SERVICEACCOUNTS,
+        Some(NS),
+        json!({"metadata": {"name": "demo-init"}}),
+    );
+    assert!(sa.is_ok());
+    assert!(h.run_until(Duration::from_secs(10), |h| {
+        condition(&h.get(*ids::JOBS, "demo-init"), "Complete").is_some()
+    }));
+    let pod = h.list(*ids::PODS, "demo-init-").pop().unwrap();
+    assert_eq!(pod["spec"]["serviceAccountName"], "demo-init");
+}
+
+#[test]
 fn flaky_job_fails_first_then_succeeds() {
     let mut h = Harness::new("jobs:\n  - match: flaky\n    fail_first: 1\n    after: 300ms\n");
     h.create(*ids::JOBS, job("flaky", 6));

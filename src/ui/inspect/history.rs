@@ -22,11 +22,7 @@ fn description_cell<'a>(r: &HistoryRow, v: &InspectFrame, width: usize) -> Cell<
     match &r.error {
         None => Cell::from(fit::end(&fit::inert(&r.description), width).into_owned()),
         Some(e) => {
-            let label = if r.status.is_empty() {
-                String::new()
-            } else {
-                format!(" (label status {})", r.status)
-            };
+            let label = r.label_status();
             let text = format!(
                 "✗ unreadable{label}: {} {}: {e}",
                 r.storage.kubectl_name(),

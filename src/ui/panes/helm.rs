@@ -145,13 +145,8 @@ pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'
     if scroll.follow {
         Span::styled("  following", theme.muted())
     } else {
-        Span::styled(
-            format!(
-                "  paused at {}/{total} · f follows",
-                (scroll.top + 1).min(total)
-            ),
-            theme.warn(),
-        )
+        let at = scroll.at(total);
+        Span::styled(format!("  paused at {at} · f follows"), theme.warn())
     }
 }
 

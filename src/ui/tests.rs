@@ -11,16 +11,13 @@ use crate::engine::state::DeployState;
 use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
+use crate::ui::testkit::{Keys, SIZES, assert_inert, press, type_text};
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-fn press(ui: &mut UiState, state: &DeployState, code: KeyCode) -> Effect {
-    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), state)
-}
-
-fn type_text(ui: &mut UiState, state: &DeployState, text: &str) {
-    for c in text.chars() {
-        press(ui, state, KeyCode::Char(c));
+impl Keys for UiState {
+    type Data = DeployState;
+    type Effect = Effect;
+    fn key(&mut self, key: KeyEvent, state: &DeployState) -> Effect {
+        self.on_key(key, state)
     }
 }
 
@@ -280,13 +277,7 @@ fn hostile_text_renders_inert() {
         });
         let detail = story.render(&mut ui, w, h);
         for screen in [&main, &detail] {
-            for c in screen.chars() {
-                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
-                assert!(
-                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
-                    "BiDi control on screen"
-                );
-            }
+            assert_inert(screen);
             for line in screen.lines() {
                 assert!(
                     !line.contains("Hidden by multi-width"),

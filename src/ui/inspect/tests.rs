@@ -13,17 +13,14 @@ use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::fixture::{self, SEED_LOG};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::{Drill, Effect, Focus, InspectUi, Slot};
+use crate::ui::testkit::{Keys, SIZES, assert_inert, press, type_text};
 use crate::ui::theme::Theme;
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-fn press(ui: &mut InspectUi, data: &Inspected, code: KeyCode) -> Effect {
-    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), data)
-}
-
-fn type_text(ui: &mut InspectUi, data: &Inspected, text: &str) {
-    for c in text.chars() {
-        press(ui, data, KeyCode::Char(c));
+impl Keys for InspectUi {
+    type Data = Inspected;
+    type Effect = Effect;
+    fn key(&mut self, key: KeyEvent, data: &Inspected) -> Effect {
+        self.on_key(key, data)
     }
 }
 
@@ -425,13 +422,7 @@ fn hostile_text_renders_inert() {
         press(&mut ui, &data, KeyCode::Enter);
         let detail = fixture::render(&data, &mut ui, w, h);
         for screen in [&main, &detail] {
-            for c in screen.chars() {
-                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
-                assert!(
-                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
-                    "BiDi control on screen"
-                );
-            }
+            assert_inert(screen);
             assert_rows_keep_width(screen, w);
         }
         assert!(main.contains("evil"), "{main}");

@@ -1,6 +1,7 @@
 //! What the deploy and inspect screen tests share: the sizes every screen is snapshotted at,
 //! keys pressed as an operator presses them, and the check that nothing on screen is live.
 
+use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// The smallest supported terminal and a large one.
@@ -35,4 +36,20 @@ pub fn assert_inert(screen: &str) {
             "BiDi control on screen"
         );
     }
+}
+
+/// Row `y` of a drawn buffer, as text.
+pub fn row_text(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+/// Where `needle` first shows from row `from` down: its cell (column, row).
+pub fn find_text(buf: &Buffer, needle: &str, from: u16) -> (u16, u16) {
+    for y in from..buf.area.height {
+        let line = row_text(buf, y);
+        if let Some(at) = line.find(needle) {
+            return (line[..at].chars().count() as u16, y);
+        }
+    }
+    panic!("{needle} not on screen");
 }

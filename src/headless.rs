@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::engine::event::{Event, Level, StepOutcome};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
+use crate::helm::process::exit_words;
 
 /// Remembers what was printed so only transitions print.
 #[derive(Default)]
@@ -56,11 +57,7 @@ impl Headless {
                 cancelled,
                 ..
             } => {
-                let how = match (code, signal) {
-                    (Some(c), _) => format!("exit {c}"),
-                    (None, Some(s)) => format!("signal {s}"),
-                    _ => "unknown exit".into(),
-                };
+                let how = exit_words(*code, *signal);
                 vec![format!(
                     "{t} helm exited ({how}{})",
                     if *cancelled { ", cancelled" } else { "" }

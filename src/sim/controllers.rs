@@ -207,6 +207,31 @@ impl Controllers {
         out
     }
 
+    /// A workload of this pass and its scenario rule, or `None` when the rule has the controller
+    /// never observe this generation: then nothing changes, status included, and the workload
+    /// is settled (only a change brings it back).
+    fn observe<'v>(
+        &mut self,
+        p: &Pass,
+        kind: &str,
+        obj: &'v Value,
+    ) -> Option<(Ident<'v>, Option<usize>)> {
+        let id = Ident::of(obj);
+        let rule = self.rule_index(p.sim, kind, id.name, id.generation);
+        if p.rule(rule).never_observe {
+            self.settle(id.uid, true);
+            return None;
+        }
+        Some((id, rule))
+    }
+
+    /// Whether the kubelet has finished with `pod` (it succeeded or failed).
+    fn pod_terminal(&self, pod: &Value) -> bool {
+        self.pods
+            .get(meta(pod, "uid"))
+            .is_some_and(|s| s.terminal())
+    }
+
     /// Records whether a workload needs looking at again without a change (it waits on time).
     fn settle(&mut self, uid: &str, settled: bool) {
         if settled {
@@ -506,16 +531,7 @@ impl<'a> Pass<'a> {
 
 /// PVC binder: every claim becomes Bound to a made-up volume of the requested size.
 fn bind_pvcs(p: &Pass, cache: &Cache, dirty: &Dirty) {
-    let todo: Vec<&Arc<Value>> = if dirty.all {
-        cache.pvcs.values().collect()
-    } else {
-        dirty
-            .pvcs
-            .iter()
-            .filter_map(|u| cache.pvcs.get(u))
-            .collect()
-    };
-    for pvc in todo {
+    for pvc in dirty.changed(&dirty.pvcs, &cache.pvcs) {
         if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
             continue;
         }
@@ -630,6 +646,12 @@ impl Events {
         }
     }
 
+    /// A `Normal` Event about `obj` from a control-plane `component` (no host).
+    fn normal(&mut self, p: &Pass, obj: &Value, reason: &str, message: &str, component: &str) {
+        let involved = Involved::of(obj);
+        self.record(p, &involved, "Normal", reason, message, component, None);
+    }
+
     fn forget(&mut self, uid: &str) {
         self.by_uid.remove(uid);
     }
@@ -646,6 +668,25 @@ pub(crate) fn meta<'v>(obj: &'v Value, field: &str) -> &'v str {
         .unwrap_or("")
 }
 
+/// Who a workload is: what every controller reads of it first.
+pub(crate) struct Ident<'v> {
+    pub name: &'v str,
+    pub uid: &'v str,
+    pub ns: &'v str,
+    pub generation: i64,
+}
+
+impl<'v> Ident<'v> {
+    pub fn of(obj: &'v Value) -> Self {
+        Ident {
+            name: meta(obj, "name"),
+            uid: meta(obj, "uid"),
+            ns: meta(obj, "namespace"),
+            generation: generation(obj),
+        }
+    }
+}
+
 pub(crate) fn generation(obj: &Value) -> i64 {
     obj.pointer("/metadata/generation")
         .and_then(Value::as_i64)
@@ -654,6 +695,43 @@ pub(crate) fn generation(obj: &Value) -> i64 {
 
 pub(crate) fn int_at(obj: &Value, pointer: &str) -> Option<i64> {
     obj.pointer(pointer).and_then(Value::as_i64)
+}
+
+/// The array at `pointer`, copied (empty when absent).
+pub(crate) fn array_at(obj: &Value, pointer: &str) -> Vec<Value> {
+    obj.pointer(pointer)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `spec.replicas` (1 when absent, never negative).
+pub(crate) fn spec_replicas(obj: &Value) -> i64 {
+    int_at(obj, "/spec/replicas").unwrap_or(1).max(0)
+}
+
+/// `spec.minReadySeconds` (0 when absent or negative).
+pub(crate) fn min_ready(obj: &Value) -> Duration {
+    Duration::from_secs(int_at(obj, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64)
+}
+
+/// Whether the strategy at `pointer` (`/spec/strategy/type`, `/spec/updateStrategy/type`) is
+/// RollingUpdate, its default.
+pub(crate) fn is_rolling(obj: &Value, pointer: &str) -> bool {
+    obj.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("RollingUpdate")
+        == "RollingUpdate"
+}
+
+/// The pod template (`{}` when absent) and its hash.
+pub(crate) fn pod_template(obj: &Value) -> (Value, String) {
+    let template = obj
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let hash = template_hash(&template);
+    (template, hash)
 }
 
 pub(crate) fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {

@@ -795,20 +795,33 @@ mod tests {
                                   "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}})
     }
 
+    /// Creates the Deployment `name` in `apps`.
+    fn create_deploy(s: &Store, name: &str, replicas: i64) -> Result<Arc<Value>, ApiError> {
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy(name, replicas))
+    }
+
+    /// Patches the Deployment `web` in `apps`.
+    fn patch_web(s: &Store, kind: PatchKind, body: &Value) -> Result<(Arc<Value>, bool), ApiError> {
+        s.patch(
+            *ids::DEPLOYMENTS,
+            Some("apps"),
+            "web",
+            kind,
+            body,
+            Part::Main,
+        )
+    }
+
     #[test]
     fn create_stamps_metadata_and_defaults() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        let d = create_deploy(&s, "web", 2).unwrap();
         assert_eq!(d["metadata"]["generation"], 1);
         assert_eq!(d["metadata"]["namespace"], "apps");
         assert!(d["metadata"]["uid"].as_str().unwrap().len() == 36);
         assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
         assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
-        let err = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap_err();
+        let err = create_deploy(&s, "web", 2).unwrap_err();
         assert_eq!(err.code, 409);
         let err = s
             .create(*ids::DEPLOYMENTS, Some("nope"), deploy("web", 2))
@@ -819,33 +832,24 @@ mod tests {
     #[test]
     fn generation_bumps_only_on_spec_change_and_status_is_kept() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        create_deploy(&s, "web", 2).unwrap();
         s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
             o["status"] = json!({"replicas": 2})
         });
-        let (d, created) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Merge,
-                &json!({"metadata": {"labels": {"x": "y"}}}),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, created) = patch_web(
+            &s,
+            PatchKind::Merge,
+            &json!({"metadata": {"labels": {"x": "y"}}}),
+        )
+        .unwrap();
         assert!(!created);
         assert_eq!(d["metadata"]["generation"], 1);
-        let (d, _) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Apply,
-                &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, _) = patch_web(
+            &s,
+            PatchKind::Apply,
+            &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}),
+        )
+        .unwrap();
         assert_eq!(d["metadata"]["generation"], 2);
         assert_eq!(d["status"]["replicas"], 2, "main writes never touch status");
     }
@@ -853,9 +857,7 @@ mod tests {
     #[test]
     fn put_with_stale_rv_conflicts() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        let d = create_deploy(&s, "web", 2).unwrap();
         let mut stale = (*d).clone();
         s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
             o["metadata"]["labels"]["z"] = json!("1")
@@ -870,34 +872,20 @@ mod tests {
     #[test]
     fn immutable_selector_is_invalid() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
-        let err = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Merge,
-                &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
-                Part::Main,
-            )
-            .unwrap_err();
+        create_deploy(&s, "web", 2).unwrap();
+        let err = patch_web(
+            &s,
+            PatchKind::Merge,
+            &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
+        )
+        .unwrap_err();
         assert_eq!(err.code, 422);
     }
 
     #[test]
     fn apply_creates_when_absent() {
         let s = store_with_ns();
-        let (d, created) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Apply,
-                &deploy("web", 1),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, created) = patch_web(&s, PatchKind::Apply, &deploy("web", 1)).unwrap();
         assert!(created);
         assert_eq!(d["metadata"]["name"], "web");
     }
@@ -905,16 +893,13 @@ mod tests {
     #[test]
     fn watch_resumes_strictly_after_rv_and_gone_when_too_old() {
         let s = store_with_ns();
-        let a = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
-            .unwrap();
+        let a = create_deploy(&s, "a", 1).unwrap();
         let rv_a: u64 = a["metadata"]["resourceVersion"]
             .as_str()
             .unwrap()
             .parse()
             .unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("b", 1))
-            .unwrap();
+        create_deploy(&s, "b", 1).unwrap();
         let sub = s
             .subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None)
             .unwrap();
@@ -926,9 +911,7 @@ mod tests {
     #[test]
     fn delete_cascades_through_owner_references() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 1))
-            .unwrap();
+        let d = create_deploy(&s, "web", 1).unwrap();
         let rs = json!({"metadata": {"name": "web-1", "ownerReferences": [{"uid": d["metadata"]["uid"], "kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}]},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}});
         let rs = s.create(*ids::REPLICASETS, Some("apps"), rs).unwrap();
@@ -976,8 +959,7 @@ mod tests {
         let s = store_with_ns();
         s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "other"}}))
             .unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
-            .unwrap();
+        create_deploy(&s, "a", 1).unwrap();
         s.create(*ids::DEPLOYMENTS, Some("other"), deploy("b", 1))
             .unwrap();
         let (items, _) = s.list(*ids::DEPLOYMENTS, Some("apps"), |_| true);

@@ -49,16 +49,21 @@ pub async fn revisions(
     Ok(out)
 }
 
-/// The decoded release record of one revision (helm's JSON, without touching `config`).
-pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+/// One revision's record Secret, read and decoded (values included: callers drop or guard them).
+async fn decoded(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let secret = api
         .get(secret_name)
         .await
         .wrap_err_with(|| format!("reading {secret_name}"))?;
     let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
-    let mut release = decode_release_secret(&value)
-        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    decode_release_secret(&value)
+        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))
+}
+
+/// The decoded release record of one revision (helm's JSON, without touching `config`).
+pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+    let mut release = decoded(client, namespace, secret_name).await?;
     // Values may hold secrets: drop them as soon as the record is read.
     if let Some(obj) = release.as_object_mut() {
         obj.remove("config");
@@ -73,14 +78,7 @@ pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -
 /// `--reuse-values` came to). They may hold secrets: callers hand them to helm through a private
 /// file and never show them.
 pub async fn values(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let secret = api
-        .get(secret_name)
-        .await
-        .wrap_err_with(|| format!("reading {secret_name}"))?;
-    let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
-    let mut release = decode_release_secret(&value)
-        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    let mut release = decoded(client, namespace, secret_name).await?;
     Ok(match release.get_mut("config").map(Value::take) {
         Some(config @ Value::Object(_)) => config,
         _ => Value::Object(Default::default()),

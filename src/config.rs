@@ -78,6 +78,8 @@ pub struct DeployPlan {
     pub extra: Vec<String>,
     /// Where the settings came from (for the report).
     pub config_file: Option<PathBuf>,
+    /// Values read from stdin and a pulled chart, once resolved before the first cluster request.
+    pub inputs: std::sync::Arc<crate::engine::inputs::Inputs>,
 }
 
 /// Why the plan cannot be made: every one is a usage error (exit 2), caught before any cluster
@@ -121,6 +123,10 @@ pub enum ConfigError {
     InitHalf,
     #[error("--init-toggle takes a values key like xnat.initJob.enabled, got {0:?}")]
     InitToggleKey(String),
+    #[error(
+        "--only init needs --init-toggle and --init-job (flags or helmdeck.toml): without them there is no init step to run"
+    )]
+    OnlyInitUnconfigured,
     #[error(transparent)]
     Input(#[from] InputError),
 }
@@ -212,6 +218,9 @@ impl DeployPlan {
         {
             return Err(ConfigError::InitToggleKey(key.clone()));
         }
+        if args.only == Some(Only::Init) && init_toggle.is_none() {
+            return Err(ConfigError::OnlyInitUnconfigured);
+        }
         if let Some(report) = &args.report {
             validate::report_path(report)?;
         }
@@ -236,6 +245,7 @@ impl DeployPlan {
             dry_run: args.dry_run,
             extra,
             config_file: config_path,
+            inputs: Default::default(),
         })
     }
 
@@ -254,12 +264,13 @@ impl DeployPlan {
         format!("{secs}.{}s", fraction.trim_end_matches('0'))
     }
 
-    /// The values flags (`-f`, `--set`), shared by `helm upgrade` and `helm template`.
+    /// The values flags (`-f`, `--set`), shared by `helm upgrade` and `helm template`; `-f -`
+    /// names the file stdin was saved to.
     pub fn value_args(&self) -> Vec<String> {
         let mut out = Vec::new();
         for v in &self.values {
             out.push("-f".into());
-            out.push(v.display().to_string());
+            out.push(self.inputs.values_path(&v.display().to_string()));
         }
         for s in &self.set {
             out.push("--set".into());

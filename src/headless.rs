@@ -11,6 +11,7 @@ use crate::engine::event::{Event, Level, StepOutcome};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
+use crate::helm::process::exit_words;
 use crate::signals::Signals;
 
 /// Remembers what was printed so only transitions print.
@@ -61,11 +62,7 @@ impl Headless {
                 cancelled,
                 ..
             } => {
-                let how = match (code, signal) {
-                    (Some(c), _) => format!("exit {c}"),
-                    (None, Some(s)) => format!("signal {s}"),
-                    _ => "unknown exit".into(),
-                };
+                let how = exit_words(*code, *signal);
                 vec![format!(
                     "{t} helm exited ({how}{})",
                     if *cancelled { ", cancelled" } else { "" }

@@ -16,13 +16,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("signals", &[]),
     ("cli", &[]),
     ("exit", &[]),
+    ("advice", &[]),
     // Pure judgement and helm's formats.
     ("rollout", &["glob"]),
     ("helm", &["text", "time"]),
     // The rules input is held to (helm parses its own --set flags).
     ("validate", &["helm", "text"]),
     // Talking to Kubernetes.
-    ("cluster", &["helm", "text", "time"]),
+    ("cluster", &["helm", "text", "time", "advice"]),
     // The plan, then the engine that runs it.
     (
         "config",
@@ -33,13 +34,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "engine",
         &[
-            "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time", "validate",
+            "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time", "advice",
+            "validate",
         ],
     ),
     (
         "inspect",
         &[
-            "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time",
+            "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time", "advice",
         ],
     ),
     // Renderers.

@@ -6,6 +6,7 @@
 //! Only `ui` knows about the terminal; only `demo` and `main` know about `sim` (what both need,
 //! such as `time`, lives outside it).
 
+pub mod advice;
 pub mod cli;
 pub mod cluster;
 pub mod config;

@@ -270,11 +270,13 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
     // The kube context's namespace, when -n gave none, is held to the same rule.
     validate::namespace(plan.namespace_or(&cluster.default_namespace))?;
-    Ok(run::Prepared {
+    let mut prepared = run::Prepared {
         plan,
         helm,
         helm_version,
         cluster,
         helm_env: vec![],
-    })
+    };
+    prepared.resolve_inputs().await?;
+    Ok(prepared)
 }

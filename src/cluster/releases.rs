@@ -49,16 +49,21 @@ pub async fn revisions(
     Ok(out)
 }
 
-/// The decoded release record of one revision (helm's JSON, without touching `config`).
-pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+/// One revision's record Secret, read and decoded (values included: callers drop or guard them).
+async fn decoded(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let secret = api
         .get(secret_name)
         .await
         .wrap_err_with(|| format!("reading {secret_name}"))?;
     let value = serde_json::to_value(&secret).wrap_err("re-encoding the Secret")?;
-    let mut release = decode_release_secret(&value)
-        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))?;
+    decode_release_secret(&value)
+        .map_err(|e| color_eyre::eyre::eyre!("decoding {secret_name}: {e}"))
+}
+
+/// The decoded release record of one revision (helm's JSON, without touching `config`).
+pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+    let mut release = decoded(client, namespace, secret_name).await?;
     // Values may hold secrets: drop them as soon as the record is read.
     if let Some(obj) = release.as_object_mut() {
         obj.remove("config");
@@ -67,6 +72,17 @@ pub async fn record(client: &kube::Client, namespace: &str, secret_name: &str) -
         }
     }
     Ok(release)
+}
+
+/// The values helm deployed a revision with (the record's `config`: exactly what `-f`/`--set*`/
+/// `--reuse-values` came to). They may hold secrets: callers hand them to helm through a private
+/// file and never show them.
+pub async fn values(client: &kube::Client, namespace: &str, secret_name: &str) -> Result<Value> {
+    let mut release = decoded(client, namespace, secret_name).await?;
+    Ok(match release.get_mut("config").map(Value::take) {
+        Some(config @ Value::Object(_)) => config,
+        _ => Value::Object(Default::default()),
+    })
 }
 
 /// `name version` of the chart of the newest revision (helm status leaves the chart out).
@@ -90,7 +106,13 @@ pub struct Lock {
     pub fix: String,
 }
 
-pub fn lock(revisions: &[Revision], release: &str, namespace: &str) -> Option<Lock> {
+/// `context` is the kube context the deploy used: the fix must reach the same cluster.
+pub fn lock(
+    revisions: &[Revision],
+    release: &str,
+    namespace: &str,
+    context: Option<&str>,
+) -> Option<Lock> {
     let latest = revisions.last()?;
     if !latest.status.starts_with("pending-") {
         return None;
@@ -101,12 +123,9 @@ pub fn lock(revisions: &[Revision], release: &str, namespace: &str) -> Option<Lo
         .find(|r| r.status == "deployed" || r.status == "superseded")
         .map(|r| r.version);
     let fix = match last_deployed {
-        Some(v) => format!("helm rollback {release} {v} -n {namespace}"),
+        Some(v) => crate::advice::helm_rollback(release, v, namespace, context),
         // Nothing to roll back to: only removing the stuck record unblocks the release.
-        None => format!(
-            "kubectl delete secret {} -n {namespace}",
-            latest.secret_name
-        ),
+        None => crate::advice::kubectl_delete("secret", &latest.secret_name, namespace, context),
     };
     Some(Lock {
         pending: latest.clone(),
@@ -158,22 +177,31 @@ mod tests {
             ],
             "demo",
             "apps",
+            None,
         )
         .unwrap();
         assert_eq!(l.pending.version, 3);
         assert_eq!(l.last_deployed, Some(2));
         assert_eq!(l.fix, "helm rollback demo 2 -n apps");
-        assert!(lock(&[rev(1, "deployed"), rev(2, "failed")], "demo", "apps").is_none());
-        assert!(lock(&[], "demo", "apps").is_none());
+        assert!(
+            lock(
+                &[rev(1, "deployed"), rev(2, "failed")],
+                "demo",
+                "apps",
+                None
+            )
+            .is_none()
+        );
+        assert!(lock(&[], "demo", "apps", None).is_none());
     }
 
     #[test]
     fn pending_install_without_a_deployed_revision_names_the_record_to_delete() {
-        let l = lock(&[rev(1, "pending-install")], "demo", "apps").unwrap();
+        let l = lock(&[rev(1, "pending-install")], "demo", "apps", Some("prod")).unwrap();
         assert_eq!(l.last_deployed, None);
         assert_eq!(
             l.fix,
-            "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps"
+            "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps --context prod"
         );
     }
 

@@ -1,8 +1,10 @@
 //! The split deploy. Steps are async tasks that emit [`event::Event`]s; [`state::DeployState`]
 //! folds them; [`verdict::decide`] turns the state into one exit code. No terminal code here.
 
+pub mod advice;
 pub mod emit;
 pub mod event;
+pub mod inputs;
 pub mod logs;
 pub mod report;
 pub mod run;

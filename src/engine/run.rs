@@ -35,6 +35,16 @@ impl Prepared {
     pub fn namespace(&self) -> &str {
         self.plan.namespace_or(&self.cluster.default_namespace)
     }
+
+    /// Reads `-f -` and pulls a remote chart once, then checks the init Job offline; all before
+    /// the first cluster request, so a failure here is a usage error (exit 2).
+    pub async fn resolve_inputs(&mut self) -> Result<()> {
+        let inputs = crate::engine::inputs::resolve(&self.plan, &self.helm, &self.helm_env).await?;
+        self.plan.inputs = std::sync::Arc::new(inputs);
+        steps::init_render::check_offline(&self.plan, &self.helm, &self.helm_env, self.namespace())
+            .await
+            .map_err(|e| color_eyre::eyre::eyre!("--init-job: {e}"))
+    }
 }
 
 pub fn summary(p: &Prepared) -> PlanSummary {
@@ -110,14 +120,21 @@ async fn dry_run(ctx: &Ctx) {
     steps::run(ctx, Step::Init, async {
         match (&ctx.plan.init_toggle, &ctx.plan.init_job) {
             (Some(toggle), Some(job)) => {
+                let render = steps::init_render::RenderArgs {
+                    plan: &ctx.plan,
+                    namespace: ctx.namespace(),
+                    values: vec!["-f".into(), "<the deployed revision's values>".into()],
+                    is_upgrade: false,
+                    kube_version: None,
+                };
                 emit.info(
                     Step::Init,
                     format!(
-                        "would render: helm {}",
-                        redact_args(&steps::init::template_args(ctx, toggle)).join(" ")
+                        "would render: helm {} (and with {toggle}=false; --is-upgrade when an older revision exists)",
+                        redact_args(&steps::init_render::template_args(&render, toggle, true)).join(" ")
                     ),
                 );
-                emit.info(Step::Init, format!("would delete Job {job} if present, create it from the render, wait and stream its logs"));
+                emit.info(Step::Init, format!("would create the hook objects the toggle adds, replace Job {job} unless it runs for another run, wait and stream its logs"));
             }
             _ => emit.info(Step::Init, "not configured (no --init-toggle/--init-job)"),
         }

@@ -30,6 +30,11 @@ pub struct PlanSummary {
     pub init_job: Option<String>,
     pub timeout_secs: u64,
     pub dry_run: bool,
+    /// What the `--only init` advice needs besides the above: the init toggle, `--helm` as
+    /// given, and the helm arguments init renders with (never values or credentials).
+    pub init_toggle: Option<String>,
+    pub helm: Option<String>,
+    pub advice_args: Vec<String>,
 }
 
 impl PlanSummary {
@@ -44,6 +49,9 @@ impl PlanSummary {
             init_job: plan.init_job.clone(),
             timeout_secs: plan.timeout.as_secs(),
             dry_run: plan.dry_run,
+            init_toggle: plan.init_toggle.clone(),
+            helm: plan.helm.as_ref().map(|h| h.display().to_string()),
+            advice_args: plan.advice_extra(),
         }
     }
 }

@@ -213,21 +213,8 @@ fn evidence(state: &DeployState) -> Vec<String> {
     out
 }
 
-fn ns_flag(state: &DeployState) -> String {
-    let mut s = format!("-n {}", state.plan.namespace);
-    if let Some(ctx) = &state.plan.context {
-        s.push_str(&format!(" --kube-context {ctx}"));
-    }
-    s
-}
-
 fn only_init_command(state: &DeployState) -> String {
-    format!(
-        "helmdeck deploy {} {} {} --only init",
-        state.plan.release,
-        state.plan.chart,
-        ns_flag(state)
-    )
+    crate::engine::advice::only_init(&state.plan)
 }
 
 fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
@@ -242,10 +229,12 @@ fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
                     || step == Step::Rollout
             })
             .map(|rev| {
-                format!(
-                    "helm rollback {} {rev} {}",
-                    state.plan.release,
-                    ns_flag(state)
+                let plan = &state.plan;
+                crate::advice::helm_rollback(
+                    &plan.release,
+                    rev,
+                    &plan.namespace,
+                    plan.context.as_deref(),
                 )
             }),
         Step::Init => Some(only_init_command(state)),
@@ -402,7 +391,7 @@ mod tests {
 
     #[test]
     fn init_failure_after_a_good_rollout_is_exit_3_with_the_rerun_command() {
-        let s = state(
+        let mut s = state(
             &[
                 (Preflight, ok()),
                 (Upgrade, ok()),
@@ -411,11 +400,18 @@ mod tests {
             ],
             &[workload("web", false, true)],
         );
+        s.plan.init_toggle = Some("initJob.enabled".into());
+        s.plan.init_job = Some("demo-init".into());
+        s.plan.timeout_secs = 600;
         let v = decide(&s);
         assert_eq!((v.code, v.outcome), (3, Outcome::LiveInitIncomplete));
+        // Runnable as printed: every init setting, no value (advice.rs has the whole rule).
         assert_eq!(
             v.next.as_deref(),
-            Some("helmdeck deploy demo ./chart -n apps --only init")
+            Some(
+                "helmdeck deploy demo ./chart -n apps --init-toggle initJob.enabled \
+                 --init-job demo-init --timeout 600s --only init"
+            )
         );
     }
 

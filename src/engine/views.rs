@@ -200,6 +200,14 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
     }
 }
 
+/// Whether `e` is about one of `uids` (an Event without a uid is about none of them).
+pub fn is_about(e: &Event, uids: &BTreeSet<String>) -> bool {
+    e.involved_object
+        .uid
+        .as_deref()
+        .is_some_and(|u| uids.contains(u))
+}
+
 /// An Event as the views show it; `last_seen` is the newest timestamp it carries.
 pub fn event_view(e: &Event) -> KubeEventView {
     let obj = &e.involved_object;

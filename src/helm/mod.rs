@@ -1,5 +1,6 @@
 //! Helm: its release records (and, later, the helm process itself).
 
+pub mod args;
 mod error;
 pub mod hooks;
 pub mod locate;

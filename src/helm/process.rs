@@ -78,6 +78,15 @@ pub struct HelmExit {
     pub stderr_tail: Vec<String>,
 }
 
+/// How helm ended, in the words both screens print: `exit 1`, `signal 9` or `unknown exit`.
+pub fn exit_words(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "unknown exit".into(),
+    }
+}
+
 impl HelmExit {
     /// Helm exited 0. A cancellation that came too late to stop helm still counts: the
     /// release was then written as helm reported, so `cancelled` is for the caller to weigh.

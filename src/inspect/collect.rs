@@ -26,6 +26,8 @@ pub struct Request {
     pub namespace: String,
     pub revision: Option<i64>,
     pub show_manifest: bool,
+    /// `--kube-context`, for the commands inspect prints.
+    pub context: Option<String>,
     /// The deny list (`--optional`), as the deploy step takes it.
     pub optional: Vec<KindGlob>,
 }
@@ -45,6 +47,7 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
         &decoded,
         &out.release,
         &out.namespace,
+        req.context.as_deref(),
         jiff::Timestamp::now(),
     );
     let events = list(

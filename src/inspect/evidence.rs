@@ -63,78 +63,11 @@ pub async fn hook_evidence(
         ..HookEvidence::default()
     };
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), ns);
-    let (meta, pods) = if hook.kind == "Job" {
-        let job = match Api::<Job>::namespaced(client.clone(), ns)
-            .get_opt(&hook.name)
-            .await
-        {
-            Ok(Some(job)) => job,
-            Ok(None) => {
-                ev.notes.push("the Job no longer exists (removed by a hook-delete-policy or a later run): its pods and logs went with it".into());
-                return ev;
-            }
-            Err(e) => {
-                ev.notes.push(format!(
-                    "cannot read the Job: {}",
-                    text::plain(&e.to_string())
-                ));
-                return ev;
-            }
-        };
-        let st = job.status.clone().unwrap_or_default();
-        (ev.active, ev.succeeded, ev.failed) = (
-            st.active.unwrap_or(0),
-            st.succeeded.unwrap_or(0),
-            st.failed.unwrap_or(0),
-        );
-        ev.status = Some(text::plain(&match readiness::job(&job) {
-            JobProgress::Complete => "Complete".to_string(),
-            JobProgress::Running { .. } => "Running".to_string(),
-            JobProgress::Failed { reason, message } => [reason, message]
-                .into_iter()
-                .filter(|s| !s.is_empty())
-                .fold("Failed".to_string(), |acc, s| format!("{acc}: {s}")),
-        }));
-        let params = ListParams::default().labels(&format!("job-name={}", hook.name));
-        let pods = match pods_api.list(&params).await {
-            Ok(l) => l
-                .items
-                .into_iter()
-                .filter(|p| owned_by(&p.metadata, uid(&job.metadata)))
-                .collect(),
-            Err(e) => {
-                ev.notes.push(format!(
-                    "cannot list the Job's pods: {}",
-                    text::plain(&e.to_string())
-                ));
-                Vec::new()
-            }
-        };
-        (job.metadata, pods)
-    } else {
-        match pods_api.get_opt(&hook.name).await {
-            Ok(Some(pod)) => {
-                ev.status = pod
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.phase.as_deref())
-                    .map(text::plain);
-                (pod.metadata.clone(), vec![pod])
-            }
-            Ok(None) => {
-                ev.notes.push(
-                    "the Pod no longer exists (removed by a hook-delete-policy or a later run)"
-                        .into(),
-                );
-                return ev;
-            }
-            Err(e) => {
-                ev.notes.push(format!(
-                    "cannot read the Pod: {}",
-                    text::plain(&e.to_string())
-                ));
-                return ev;
-            }
+    let (meta, pods) = match hook_object(client, ns, hook, &pods_api, &mut ev).await {
+        Ok(object) => object,
+        Err(note) => {
+            ev.notes.push(note);
+            return ev;
         }
     };
     ev.found = true;
@@ -164,6 +97,75 @@ pub async fn hook_evidence(
         ev.pods.push(hook_pod(&pods_api, pod, events).await);
     }
     ev
+}
+
+/// The hook's Job (its counts and state into `ev`) with the Job's pods, or the hook Pod. `Err`
+/// is the note that says why there is nothing to show.
+async fn hook_object(
+    client: &Client,
+    ns: &str,
+    hook: &HookRecord,
+    pods_api: &Api<Pod>,
+    ev: &mut HookEvidence,
+) -> Result<(ObjectMeta, Vec<Pod>), String> {
+    if hook.kind != "Job" {
+        let pod = found(pods_api.get_opt(&hook.name).await, "the Pod", "")?;
+        ev.status = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .map(text::plain);
+        return Ok((pod.metadata.clone(), vec![pod]));
+    }
+    let job = Api::<Job>::namespaced(client.clone(), ns)
+        .get_opt(&hook.name)
+        .await;
+    let job = found(job, "the Job", ": its pods and logs went with it")?;
+    let st = job.status.clone().unwrap_or_default();
+    (ev.active, ev.succeeded, ev.failed) = (
+        st.active.unwrap_or(0),
+        st.succeeded.unwrap_or(0),
+        st.failed.unwrap_or(0),
+    );
+    ev.status = Some(text::plain(&match readiness::job(&job) {
+        JobProgress::Complete => "Complete".to_string(),
+        JobProgress::Running { .. } => "Running".to_string(),
+        JobProgress::Failed { reason, message } => [reason, message]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .fold("Failed".to_string(), |acc, s| format!("{acc}: {s}")),
+    }));
+    let params = ListParams::default().labels(&format!("job-name={}", hook.name));
+    let pods = match pods_api.list(&params).await {
+        Ok(l) => l
+            .items
+            .into_iter()
+            .filter(|p| owned_by(&p.metadata, uid(&job.metadata)))
+            .collect(),
+        Err(e) => {
+            ev.notes.push(format!(
+                "cannot list the Job's pods: {}",
+                text::plain(&e.to_string())
+            ));
+            Vec::new()
+        }
+    };
+    Ok((job.metadata, pods))
+}
+
+/// The object a get found, else the note for the operator: `what` is gone (`gone_too` says
+/// what went with it) or cannot be read.
+fn found<T>(got: Result<Option<T>, kube::Error>, what: &str, gone_too: &str) -> Result<T, String> {
+    match got {
+        Ok(Some(object)) => Ok(object),
+        Ok(None) => Err(format!(
+            "{what} no longer exists (removed by a hook-delete-policy or a later run){gone_too}"
+        )),
+        Err(e) => Err(format!(
+            "cannot read {what}: {}",
+            text::plain(&e.to_string())
+        )),
+    }
 }
 
 /// A pod of the Job; with no uid to compare (objects built by hand), the `job-name` label decides.

@@ -58,6 +58,7 @@ impl Reader {
                 .unwrap_or_else(|| cluster.default_namespace.clone()),
             revision: args.revision,
             show_manifest: args.show_manifest,
+            context: args.kube_context.clone(),
             optional,
         };
         Ok(Reader { cluster, request })

@@ -88,6 +88,18 @@ pub struct HistoryRow {
     pub error: Option<String>,
 }
 
+impl HistoryRow {
+    /// ` (label status failed)` for an unreadable record whose storage labels name a status
+    /// (empty when they name none): the only status such a row has.
+    pub fn label_status(&self) -> String {
+        if self.status.is_empty() {
+            String::new()
+        } else {
+            format!(" (label status {})", self.status)
+        }
+    }
+}
+
 /// A `pending-*` newest revision: helm refuses every other operation until it is cleared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LockState {

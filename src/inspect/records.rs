@@ -195,10 +195,12 @@ pub fn choose<'a>(
 }
 
 /// The lock a `pending-*` newest revision holds, with the command that clears it.
+/// `context` is the kube context inspect read with: the command must reach the same cluster.
 pub fn lock_state(
     all: &[Decoded],
     release: &str,
     namespace: &str,
+    context: Option<&str>,
     now: jiff::Timestamp,
 ) -> Option<LockState> {
     let rows = by_revision(all);
@@ -211,7 +213,7 @@ pub fn lock_state(
             secret_name: d.row.object.clone(),
         })
         .collect();
-    let lock = releases::lock(&revisions, release, namespace)?;
+    let lock = releases::lock(&revisions, release, namespace, context)?;
     let pending = rows.last()?;
     let since = Some(pending.row.updated.clone())
         .filter(|s| !s.is_empty())
@@ -235,10 +237,11 @@ pub fn lock_state(
             ),
         ),
         None => (
-            format!(
-                "kubectl delete {} {} -n {namespace}",
+            crate::advice::kubectl_delete(
                 pending.row.storage.kubectl_name(),
-                pending.row.object
+                &pending.row.object,
+                namespace,
+                context,
             ),
             format!(
                 "revision {rev} is {status} and no revision was ever deployed, so a rollback cannot help; if no helm process is still working on it, delete the stuck record (helmdeck never runs this)"

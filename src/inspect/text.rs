@@ -64,6 +64,11 @@ fn header(out: &mut String, i: &Inspection) {
     }
 }
 
+/// The width of a column of `cells` (in characters; 0 when there are none).
+fn widest<S: AsRef<str>>(cells: impl Iterator<Item = S>) -> usize {
+    cells.map(|c| c.as_ref().chars().count()).max().unwrap_or(0)
+}
+
 fn status_glyph(status: &str) -> &'static str {
     match status {
         "deployed" => "✓",
@@ -78,14 +83,7 @@ fn history(out: &mut String, i: &Inspection) {
         return;
     }
     out.push_str("\nHistory\n");
-    let width = |f: fn(&HistoryRow) -> &str, min: usize| {
-        i.history
-            .iter()
-            .map(|r| f(r).chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(min)
-    };
+    let width = |f: fn(&HistoryRow) -> &str, min: usize| widest(i.history.iter().map(f)).max(min);
     let (wu, ws, wc, wa) = (
         width(|r| &r.updated, 7),
         width(|r| &r.status, 6),
@@ -112,11 +110,7 @@ fn history(out: &mut String, i: &Inspection) {
                 );
             }
             Some(e) => {
-                let label = if r.status.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (label status {})", r.status)
-                };
+                let label = r.label_status();
                 let _ = writeln!(
                     out,
                     "  {mark} {:>4}  ✗ unreadable{label}, {} {}: {e}",
@@ -168,20 +162,8 @@ fn hooks(out: &mut String, i: &Inspection) {
         info.revision,
         info.operation.name()
     );
-    let wn = i
-        .hooks
-        .iter()
-        .map(|h| h.record.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let we = i
-        .hooks
-        .iter()
-        .map(|h| h.record.events.join(",").chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let wn = widest(i.hooks.iter().map(|h| &h.record.name)).max(4);
+    let we = widest(i.hooks.iter().map(|h| h.record.events.join(","))).max(6);
     let _ = writeln!(
         out,
         "    WEIGHT  {:wn$}  KIND  {:we$}  PHASE",
@@ -249,12 +231,7 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
     }
     if !e.events.is_empty() {
         out.push_str("  events\n");
-        let wr = e
-            .events
-            .iter()
-            .map(|ev| ev.reason.chars().count())
-            .max()
-            .unwrap_or(0);
+        let wr = widest(e.events.iter().map(|ev| ev.reason.as_str()));
         for ev in &e.events {
             let when = ev.last_seen.as_deref().unwrap_or("–");
             let count = if ev.count > 1 {
@@ -333,12 +310,7 @@ fn workloads(out: &mut String, i: &Inspection) {
         out.push_str("  none found\n");
         return;
     }
-    let wn = i
-        .workloads
-        .iter()
-        .map(|w| w.name.chars().count())
-        .max()
-        .unwrap_or(0);
+    let wn = widest(i.workloads.iter().map(|w| w.name.as_str()));
     for w in &i.workloads {
         let glyph = match (w.optional, w.ready, w.failed) {
             (true, _, _) => "░",

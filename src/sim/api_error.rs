@@ -27,37 +27,35 @@ impl ApiError {
         json!({"name": name, "group": rt.group, "kind": rt.plural})
     }
 
+    /// An error about the object `name`: its details, and `message` given the object as the
+    /// API server names it (`deployments.apps "web"`).
+    fn about(
+        res: ResourceId,
+        name: &str,
+        code: u16,
+        reason: &'static str,
+        message: impl FnOnce(String) -> String,
+    ) -> Self {
+        let object = format!("{} \"{name}\"", resources::get(res).qualified());
+        Self::new(code, reason, message(object), Self::details(res, name))
+    }
+
     pub fn not_found(res: ResourceId, name: &str) -> Self {
-        let rt = resources::get(res);
-        Self::new(
-            404,
-            "NotFound",
-            format!("{} \"{name}\" not found", rt.qualified()),
-            Self::details(res, name),
-        )
+        Self::about(res, name, 404, "NotFound", |o| format!("{o} not found"))
     }
 
     pub fn already_exists(res: ResourceId, name: &str) -> Self {
-        let rt = resources::get(res);
-        Self::new(
-            409,
-            "AlreadyExists",
-            format!("{} \"{name}\" already exists", rt.qualified()),
-            Self::details(res, name),
-        )
+        Self::about(res, name, 409, "AlreadyExists", |o| {
+            format!("{o} already exists")
+        })
     }
 
     pub fn conflict(res: ResourceId, name: &str) -> Self {
-        let rt = resources::get(res);
-        Self::new(
-            409,
-            "Conflict",
+        Self::about(res, name, 409, "Conflict", |o| {
             format!(
-                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                rt.qualified()
-            ),
-            Self::details(res, name),
-        )
+                "Operation cannot be fulfilled on {o}: the object has been modified; please apply your changes to the latest version and try again"
+            )
+        })
     }
 
     /// 422 Invalid, worded as the API server words it: `Kind.group "name" is invalid: <causes>`.
@@ -85,6 +83,17 @@ impl ApiError {
             "Invalid",
             format!("{kind} \"{name}\" is invalid: {causes}"),
             details,
+        )
+    }
+
+    /// 403 Forbidden, as an admission plugin refuses a request: `pods "x" is forbidden: <why>`.
+    pub fn forbidden(res: ResourceId, name: &str, why: &str) -> Self {
+        let rt = resources::get(res);
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {why}", rt.qualified()),
+            Self::details(res, name),
         )
     }
 

@@ -129,6 +129,8 @@ pub struct Controllers {
     cache: Cache,
     /// Workloads to look at on every pass until they settle (they wait on time, not on changes).
     unsettled: HashSet<String>,
+    /// Job uid → when a refused pod creation may be tried again.
+    create_retry: HashMap<String, Instant>,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
@@ -158,6 +160,7 @@ impl Controllers {
             counters: kubelet::Counters::default(),
             cache: Cache::default(),
             unsettled: HashSet::new(),
+            create_retry: HashMap::new(),
         }
     }
 
@@ -202,6 +205,31 @@ impl Controllers {
             (meta(a, "namespace"), meta(a, "name")).cmp(&(meta(b, "namespace"), meta(b, "name")))
         });
         out
+    }
+
+    /// A workload of this pass and its scenario rule, or `None` when the rule has the controller
+    /// never observe this generation: then nothing changes, status included, and the workload
+    /// is settled (only a change brings it back).
+    fn observe<'v>(
+        &mut self,
+        p: &Pass,
+        kind: &str,
+        obj: &'v Value,
+    ) -> Option<(Ident<'v>, Option<usize>)> {
+        let id = Ident::of(obj);
+        let rule = self.rule_index(p.sim, kind, id.name, id.generation);
+        if p.rule(rule).never_observe {
+            self.settle(id.uid, true);
+            return None;
+        }
+        Some((id, rule))
+    }
+
+    /// Whether the kubelet has finished with `pod` (it succeeded or failed).
+    fn pod_terminal(&self, pod: &Value) -> bool {
+        self.pods
+            .get(meta(pod, "uid"))
+            .is_some_and(|s| s.terminal())
     }
 
     /// Records whether a workload needs looking at again without a change (it waits on time).
@@ -277,6 +305,7 @@ impl Controllers {
                 self.deployments.remove(uid);
                 self.rs_gen.remove(uid);
                 self.unsettled.remove(uid);
+                self.create_retry.remove(uid);
             }
             self.events.forget(uid);
         }
@@ -373,7 +402,27 @@ impl Controllers {
                     return Some(created);
                 }
                 Err(e) if e.code == 409 && !fixed && attempt < 4 => continue,
-                Err(_) => return None,
+                Err(e) => {
+                    // As the real controllers report a refused pod: a Warning on the owner.
+                    let component = match owner["kind"].as_str() {
+                        Some("Job") => "job-controller",
+                        Some("StatefulSet") => "statefulset-controller",
+                        Some("DaemonSet") => "daemonset-controller",
+                        _ => "replicaset-controller",
+                    };
+                    let msg = format!("Error creating: {}", e.message);
+                    let involved = Involved::of(owner);
+                    self.events.record(
+                        p,
+                        &involved,
+                        "Warning",
+                        "FailedCreate",
+                        &msg,
+                        component,
+                        None,
+                    );
+                    return None;
+                }
             }
         }
         None
@@ -482,16 +531,7 @@ impl<'a> Pass<'a> {
 
 /// PVC binder: every claim becomes Bound to a made-up volume of the requested size.
 fn bind_pvcs(p: &Pass, cache: &Cache, dirty: &Dirty) {
-    let todo: Vec<&Arc<Value>> = if dirty.all {
-        cache.pvcs.values().collect()
-    } else {
-        dirty
-            .pvcs
-            .iter()
-            .filter_map(|u| cache.pvcs.get(u))
-            .collect()
-    };
-    for pvc in todo {
+    for pvc in dirty.changed(&dirty.pvcs, &cache.pvcs) {
         if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
             continue;
         }
@@ -606,6 +646,12 @@ impl Events {
         }
     }
 
+    /// A `Normal` Event about `obj` from a control-plane `component` (no host).
+    fn normal(&mut self, p: &Pass, obj: &Value, reason: &str, message: &str, component: &str) {
+        let involved = Involved::of(obj);
+        self.record(p, &involved, "Normal", reason, message, component, None);
+    }
+
     fn forget(&mut self, uid: &str) {
         self.by_uid.remove(uid);
     }
@@ -622,6 +668,25 @@ pub(crate) fn meta<'v>(obj: &'v Value, field: &str) -> &'v str {
         .unwrap_or("")
 }
 
+/// Who a workload is: what every controller reads of it first.
+pub(crate) struct Ident<'v> {
+    pub name: &'v str,
+    pub uid: &'v str,
+    pub ns: &'v str,
+    pub generation: i64,
+}
+
+impl<'v> Ident<'v> {
+    pub fn of(obj: &'v Value) -> Self {
+        Ident {
+            name: meta(obj, "name"),
+            uid: meta(obj, "uid"),
+            ns: meta(obj, "namespace"),
+            generation: generation(obj),
+        }
+    }
+}
+
 pub(crate) fn generation(obj: &Value) -> i64 {
     obj.pointer("/metadata/generation")
         .and_then(Value::as_i64)
@@ -630,6 +695,43 @@ pub(crate) fn generation(obj: &Value) -> i64 {
 
 pub(crate) fn int_at(obj: &Value, pointer: &str) -> Option<i64> {
     obj.pointer(pointer).and_then(Value::as_i64)
+}
+
+/// The array at `pointer`, copied (empty when absent).
+pub(crate) fn array_at(obj: &Value, pointer: &str) -> Vec<Value> {
+    obj.pointer(pointer)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `spec.replicas` (1 when absent, never negative).
+pub(crate) fn spec_replicas(obj: &Value) -> i64 {
+    int_at(obj, "/spec/replicas").unwrap_or(1).max(0)
+}
+
+/// `spec.minReadySeconds` (0 when absent or negative).
+pub(crate) fn min_ready(obj: &Value) -> Duration {
+    Duration::from_secs(int_at(obj, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64)
+}
+
+/// Whether the strategy at `pointer` (`/spec/strategy/type`, `/spec/updateStrategy/type`) is
+/// RollingUpdate, its default.
+pub(crate) fn is_rolling(obj: &Value, pointer: &str) -> bool {
+    obj.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("RollingUpdate")
+        == "RollingUpdate"
+}
+
+/// The pod template (`{}` when absent) and its hash.
+pub(crate) fn pod_template(obj: &Value) -> (Value, String) {
+    let template = obj
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let hash = template_hash(&template);
+    (template, hash)
 }
 
 pub(crate) fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {

@@ -27,50 +27,27 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/replicas", json!(1));
             set_default(obj, "/spec/progressDeadlineSeconds", json!(600));
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
-            set_default(obj, "/spec/strategy/type", json!("RollingUpdate"));
-            if obj.pointer("/spec/strategy/type").and_then(Value::as_str) == Some("RollingUpdate") {
-                set_default(obj, "/spec/strategy/rollingUpdate/maxSurge", json!("25%"));
-                set_default(
-                    obj,
-                    "/spec/strategy/rollingUpdate/maxUnavailable",
-                    json!("25%"),
-                );
-            }
+            strategy(
+                obj,
+                "/spec/strategy",
+                &[("maxSurge", json!("25%")), ("maxUnavailable", json!("25%"))],
+            );
             pod_template(obj);
         }
         "StatefulSet" => {
             set_default(obj, "/spec/replicas", json!(1));
             set_default(obj, "/spec/podManagementPolicy", json!("OrderedReady"));
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
-            set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
-            if obj
-                .pointer("/spec/updateStrategy/type")
-                .and_then(Value::as_str)
-                == Some("RollingUpdate")
-            {
-                set_default(
-                    obj,
-                    "/spec/updateStrategy/rollingUpdate/partition",
-                    json!(0),
-                );
-            }
+            strategy(obj, "/spec/updateStrategy", &[("partition", json!(0))]);
             pod_template(obj);
         }
         "DaemonSet" => {
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
-            set_default(obj, "/spec/updateStrategy/type", json!("RollingUpdate"));
-            if obj
-                .pointer("/spec/updateStrategy/type")
-                .and_then(Value::as_str)
-                == Some("RollingUpdate")
-            {
-                set_default(
-                    obj,
-                    "/spec/updateStrategy/rollingUpdate/maxUnavailable",
-                    json!(1),
-                );
-                set_default(obj, "/spec/updateStrategy/rollingUpdate/maxSurge", json!(0));
-            }
+            strategy(
+                obj,
+                "/spec/updateStrategy",
+                &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))],
+            );
             pod_template(obj);
         }
         "ReplicaSet" => {
@@ -89,6 +66,18 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/type", json!("ClusterIP"));
         }
         _ => {}
+    }
+}
+
+/// The update strategy at `at` is RollingUpdate unless set; only a rolling one gets the
+/// `rollingUpdate` defaults (a Recreate or OnDelete strategy must not carry them).
+fn strategy(obj: &mut Value, at: &str, rolling: &[(&str, Value)]) {
+    let kind = format!("{at}/type");
+    set_default(obj, &kind, json!("RollingUpdate"));
+    if obj.pointer(&kind).and_then(Value::as_str) == Some("RollingUpdate") {
+        for (field, value) in rolling {
+            set_default(obj, &format!("{at}/rollingUpdate/{field}"), value.clone());
+        }
     }
 }
 

@@ -375,9 +375,7 @@ fn decode_secret(buf: &[u8], object: &mut Map<String, Value>) -> Result<()> {
     let mut immutable = false;
     for_each_field(buf, "Secret", |f| {
         match f.number {
-            1 => meta
-                .merge(f.bytes("metadata")?)
-                .map_err(|e| e.context("metadata"))?,
+            1 => meta.merge_field(&f)?,
             2 => insert_bytes_entry(&mut data, &f, "data")?,
             3 => secret_type = f.string("type")?,
             4 => insert_string_entry(&mut string_data, &f, "stringData")?,
@@ -406,9 +404,7 @@ fn decode_config_map(buf: &[u8], object: &mut Map<String, Value>) -> Result<()> 
     let mut immutable = false;
     for_each_field(buf, "ConfigMap", |f| {
         match f.number {
-            1 => meta
-                .merge(f.bytes("metadata")?)
-                .map_err(|e| e.context("metadata"))?,
+            1 => meta.merge_field(&f)?,
             2 => insert_string_entry(&mut data, &f, "data")?,
             3 => insert_bytes_entry(&mut binary_data, &f, "binaryData")?,
             4 => immutable = f.bool("immutable")?,
@@ -435,9 +431,7 @@ fn decode_namespace(buf: &[u8], object: &mut Map<String, Value>) -> Result<()> {
     let mut status: Option<Map<String, Value>> = None;
     for_each_field(buf, "Namespace", |f| {
         match f.number {
-            1 => meta
-                .merge(f.bytes("metadata")?)
-                .map_err(|e| e.context("metadata"))?,
+            1 => meta.merge_field(&f)?,
             2 => decode_namespace_spec(f.bytes("spec")?, spec.get_or_insert_with(Map::new))
                 .map_err(|e| e.context("spec"))?,
             3 => decode_namespace_status(f.bytes("status")?, status.get_or_insert_with(Map::new))
@@ -519,6 +513,12 @@ struct ObjectMeta {
 impl ObjectMeta {
     fn merge(&mut self, buf: &[u8]) -> Result<()> {
         for_each_field(buf, "ObjectMeta", |f| self.field(f))
+    }
+
+    /// Field 1 of every top-level kind: merged, as protobuf merges a repeated message field.
+    fn merge_field(&mut self, f: &Field<'_>) -> Result<()> {
+        self.merge(f.bytes("metadata")?)
+            .map_err(|e| e.context("metadata"))
     }
 
     fn field(&mut self, f: Field<'_>) -> Result<()> {

@@ -312,6 +312,7 @@ pub mod ids {
     id!(NODES, "", "nodes");
     id!(PODS, "", "pods");
     id!(SECRETS, "", "secrets");
+    id!(SERVICEACCOUNTS, "", "serviceaccounts");
     id!(CONFIGMAPS, "", "configmaps");
     id!(EVENTS, "", "events");
     id!(DEPLOYMENTS, "apps", "deployments");

@@ -348,6 +348,11 @@ impl Store {
             return Err(ApiError::already_exists(res, &name));
         }
         defaults::apply(rt.kind, &mut obj);
+        if rt.kind == "Pod"
+            && let Some(ns) = &namespace
+        {
+            Self::admit_service_account(&inner, ns, &mut obj)?;
+        }
         if let Err(msg) = validate::on_create(rt.kind, &obj) {
             return Err(ApiError::invalid(res, &name, &msg));
         }
@@ -383,7 +388,55 @@ impl Store {
         if rt.kind == "Namespace" {
             obj["status"] = json!({"phase": "Active"});
         }
-        Ok(self.commit(&mut inner, res, EventType::Added, obj))
+        let created = self.commit(&mut inner, res, EventType::Added, obj);
+        if rt.kind == "Namespace" {
+            drop(inner);
+            // The ServiceAccount controller gives every namespace its `default` account; here
+            // at once, so a pod created right after its namespace is admitted.
+            let _ = self.create(
+                *ids::SERVICEACCOUNTS,
+                Some(&name),
+                json!({"metadata": {"name": "default"}}),
+            );
+        }
+        Ok(created)
+    }
+
+    /// The API server's ServiceAccount admission: a pod runs as `default` unless it names
+    /// another account, and is refused (403) when that account does not exist in its namespace.
+    fn admit_service_account(inner: &Inner, ns: &str, pod: &mut Value) -> Result<(), ApiError> {
+        let named = |field: &str| {
+            pod.pointer(&format!("/spec/{field}"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+        };
+        let account = named("serviceAccountName")
+            .or_else(|| named("serviceAccount"))
+            .unwrap_or_else(|| "default".into());
+        if inner.objects[*ids::SERVICEACCOUNTS].contains_key(&Self::key(
+            *ids::SERVICEACCOUNTS,
+            Some(ns),
+            &account,
+        )) {
+            pod["spec"]["serviceAccountName"] = json!(account);
+            pod["spec"]["serviceAccount"] = json!(account);
+            return Ok(());
+        }
+        // Admission runs before a generated name is chosen, so the real error names the
+        // prefix; the simulator's controllers pick pod names themselves but set the prefix too.
+        let shown = pod
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| name_of(pod));
+        Err(ApiError::forbidden(
+            *ids::PODS,
+            shown,
+            &format!(
+                "error looking up service account {ns}/{account}: serviceaccount \"{account}\" not found"
+            ),
+        ))
     }
 
     fn random_suffix(&self) -> String {
@@ -742,20 +795,33 @@ mod tests {
                                   "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}})
     }
 
+    /// Creates the Deployment `name` in `apps`.
+    fn create_deploy(s: &Store, name: &str, replicas: i64) -> Result<Arc<Value>, ApiError> {
+        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy(name, replicas))
+    }
+
+    /// Patches the Deployment `web` in `apps`.
+    fn patch_web(s: &Store, kind: PatchKind, body: &Value) -> Result<(Arc<Value>, bool), ApiError> {
+        s.patch(
+            *ids::DEPLOYMENTS,
+            Some("apps"),
+            "web",
+            kind,
+            body,
+            Part::Main,
+        )
+    }
+
     #[test]
     fn create_stamps_metadata_and_defaults() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        let d = create_deploy(&s, "web", 2).unwrap();
         assert_eq!(d["metadata"]["generation"], 1);
         assert_eq!(d["metadata"]["namespace"], "apps");
         assert!(d["metadata"]["uid"].as_str().unwrap().len() == 36);
         assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
         assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
-        let err = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap_err();
+        let err = create_deploy(&s, "web", 2).unwrap_err();
         assert_eq!(err.code, 409);
         let err = s
             .create(*ids::DEPLOYMENTS, Some("nope"), deploy("web", 2))
@@ -766,33 +832,24 @@ mod tests {
     #[test]
     fn generation_bumps_only_on_spec_change_and_status_is_kept() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        create_deploy(&s, "web", 2).unwrap();
         s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
             o["status"] = json!({"replicas": 2})
         });
-        let (d, created) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Merge,
-                &json!({"metadata": {"labels": {"x": "y"}}}),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, created) = patch_web(
+            &s,
+            PatchKind::Merge,
+            &json!({"metadata": {"labels": {"x": "y"}}}),
+        )
+        .unwrap();
         assert!(!created);
         assert_eq!(d["metadata"]["generation"], 1);
-        let (d, _) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Apply,
-                &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, _) = patch_web(
+            &s,
+            PatchKind::Apply,
+            &json!({"spec": {"replicas": 3}, "status": {"replicas": 99}}),
+        )
+        .unwrap();
         assert_eq!(d["metadata"]["generation"], 2);
         assert_eq!(d["status"]["replicas"], 2, "main writes never touch status");
     }
@@ -800,9 +857,7 @@ mod tests {
     #[test]
     fn put_with_stale_rv_conflicts() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
+        let d = create_deploy(&s, "web", 2).unwrap();
         let mut stale = (*d).clone();
         s.update_with(*ids::DEPLOYMENTS, Some("apps"), "web", |o| {
             o["metadata"]["labels"]["z"] = json!("1")
@@ -817,34 +872,20 @@ mod tests {
     #[test]
     fn immutable_selector_is_invalid() {
         let s = store_with_ns();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 2))
-            .unwrap();
-        let err = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Merge,
-                &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
-                Part::Main,
-            )
-            .unwrap_err();
+        create_deploy(&s, "web", 2).unwrap();
+        let err = patch_web(
+            &s,
+            PatchKind::Merge,
+            &json!({"spec": {"selector": {"matchLabels": {"app": "other"}}}}),
+        )
+        .unwrap_err();
         assert_eq!(err.code, 422);
     }
 
     #[test]
     fn apply_creates_when_absent() {
         let s = store_with_ns();
-        let (d, created) = s
-            .patch(
-                *ids::DEPLOYMENTS,
-                Some("apps"),
-                "web",
-                PatchKind::Apply,
-                &deploy("web", 1),
-                Part::Main,
-            )
-            .unwrap();
+        let (d, created) = patch_web(&s, PatchKind::Apply, &deploy("web", 1)).unwrap();
         assert!(created);
         assert_eq!(d["metadata"]["name"], "web");
     }
@@ -852,16 +893,13 @@ mod tests {
     #[test]
     fn watch_resumes_strictly_after_rv_and_gone_when_too_old() {
         let s = store_with_ns();
-        let a = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
-            .unwrap();
+        let a = create_deploy(&s, "a", 1).unwrap();
         let rv_a: u64 = a["metadata"]["resourceVersion"]
             .as_str()
             .unwrap()
             .parse()
             .unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("b", 1))
-            .unwrap();
+        create_deploy(&s, "b", 1).unwrap();
         let sub = s
             .subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None)
             .unwrap();
@@ -873,9 +911,7 @@ mod tests {
     #[test]
     fn delete_cascades_through_owner_references() {
         let s = store_with_ns();
-        let d = s
-            .create(*ids::DEPLOYMENTS, Some("apps"), deploy("web", 1))
-            .unwrap();
+        let d = create_deploy(&s, "web", 1).unwrap();
         let rs = json!({"metadata": {"name": "web-1", "ownerReferences": [{"uid": d["metadata"]["uid"], "kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}]},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {}}});
         let rs = s.create(*ids::REPLICASETS, Some("apps"), rs).unwrap();
@@ -887,12 +923,43 @@ mod tests {
     }
 
     #[test]
+    fn every_namespace_has_a_default_service_account_and_pods_need_theirs() {
+        let s = Store::new();
+        s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "apps"}}))
+            .unwrap();
+        let sa = s
+            .get(*ids::SERVICEACCOUNTS, Some("apps"), "default")
+            .unwrap();
+        assert_eq!(sa["metadata"]["namespace"], "apps");
+        let pod = |name: &str, spec: Value| json!({"metadata": {"name": name, "generateName": ""}, "spec": spec});
+        let created = s
+            .create(
+                *ids::PODS,
+                Some("apps"),
+                pod("p", json!({"containers": [{"name": "c", "image": "x"}]})),
+            )
+            .unwrap();
+        assert_eq!(created["spec"]["serviceAccountName"], "default");
+        let refused = s
+            .create(
+                *ids::PODS,
+                Some("apps"),
+                pod("q", json!({"serviceAccountName": "ci", "containers": [{"name": "c", "image": "x"}]})),
+            )
+            .unwrap_err();
+        assert_eq!((refused.code, refused.reason), (403, "Forbidden"));
+        assert_eq!(
+            refused.message,
+            "pods \"q\" is forbidden: error looking up service account apps/ci: serviceaccount \"ci\" not found"
+        );
+    }
+
+    #[test]
     fn list_filters_by_namespace() {
         let s = store_with_ns();
         s.ensure(*ids::NAMESPACES, json!({"metadata": {"name": "other"}}))
             .unwrap();
-        s.create(*ids::DEPLOYMENTS, Some("apps"), deploy("a", 1))
-            .unwrap();
+        create_deploy(&s, "a", 1).unwrap();
         s.create(*ids::DEPLOYMENTS, Some("other"), deploy("b", 1))
             .unwrap();
         let (items, _) = s.list(*ids::DEPLOYMENTS, Some("apps"), |_| true);

@@ -15,6 +15,17 @@ pub fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
+/// A column's width: its widest cell (display width), kept within `min..=max` (`min` when the
+/// column is empty).
+pub fn column<S: AsRef<str>>(cells: impl IntoIterator<Item = S>, min: usize, max: usize) -> usize {
+    cells
+        .into_iter()
+        .map(|c| width(c.as_ref()))
+        .max()
+        .unwrap_or(min)
+        .clamp(min, max)
+}
+
 fn char_width(c: char) -> usize {
     UnicodeWidthChar::width(c).unwrap_or(0)
 }

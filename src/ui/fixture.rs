@@ -99,6 +99,7 @@ impl Story {
             init_job: Some("demo-init".into()),
             timeout_secs: 300,
             dry_run: false,
+            ..PlanSummary::default()
         };
         Story {
             state: DeployState::new(plan),

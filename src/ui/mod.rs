@@ -22,6 +22,8 @@ mod tui;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
+mod testkit;
+#[cfg(test)]
 mod tests;
 
 pub use inspect::run_inspect;

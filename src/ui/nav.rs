@@ -160,6 +160,11 @@ impl Default for Scroll {
 }
 
 impl Scroll {
+    /// `12/40`: the first line shown (counted from 1) of `total`.
+    pub fn at(&self, total: usize) -> String {
+        format!("{}/{total}", (self.top + 1).min(total))
+    }
+
     fn up(&mut self, total: usize, by: usize) {
         if self.follow {
             self.follow = false;

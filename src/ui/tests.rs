@@ -11,16 +11,13 @@ use crate::engine::state::DeployState;
 use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
+use crate::ui::testkit::{Keys, SIZES, assert_inert, find_text, press, row_text, type_text};
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-fn press(ui: &mut UiState, state: &DeployState, code: KeyCode) -> Effect {
-    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), state)
-}
-
-fn type_text(ui: &mut UiState, state: &DeployState, text: &str) {
-    for c in text.chars() {
-        press(ui, state, KeyCode::Char(c));
+impl Keys for UiState {
+    type Data = DeployState;
+    type Effect = Effect;
+    fn key(&mut self, key: KeyEvent, state: &DeployState) -> Effect {
+        self.on_key(key, state)
     }
 }
 
@@ -194,29 +191,15 @@ fn optional_rows_are_dim_and_never_red() {
         .draw(|f| crate::ui::screen::draw(f, &story.frame(), &mut ui))
         .unwrap();
     let buf = terminal.backend().buffer();
-    let row_of = |needle: &str| {
-        (0..buf.area.height)
-            .find(|y| {
-                (0..buf.area.width)
-                    .map(|x| buf[(x, *y)].symbol())
-                    .collect::<String>()
-                    .contains(needle)
-            })
-            .unwrap_or_else(|| panic!("{needle} not on screen"))
-    };
-    let y = row_of("demo-gpu-client");
-    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-    let x = line.find("demo-gpu-client").unwrap() as u16;
-    let x = line[..x as usize].chars().count() as u16;
+    let (x, y) = find_text(buf, "demo-gpu-client", 0);
+    let line = row_text(buf, y);
     let cell = &buf[(x, y)];
     assert!(cell.modifier.contains(Modifier::DIM), "{:?}", cell.style());
     assert!(line.contains("optional ·"), "{line}");
     let status_x = line[..line.find("optional ·").unwrap()].chars().count() as u16;
     assert_ne!(buf[(status_x, y)].fg, ratatui::style::Color::Red);
     // The blocker, by contrast, is not dim.
-    let y = row_of("demo-web");
-    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-    let x = line[..line.find("demo-web").unwrap()].chars().count() as u16;
+    let (x, y) = find_text(buf, "demo-web", 0);
     assert!(!buf[(x, y)].modifier.contains(Modifier::DIM));
 }
 
@@ -280,13 +263,7 @@ fn hostile_text_renders_inert() {
         });
         let detail = story.render(&mut ui, w, h);
         for screen in [&main, &detail] {
-            for c in screen.chars() {
-                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
-                assert!(
-                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
-                    "BiDi control on screen"
-                );
-            }
+            assert_inert(screen);
             for line in screen.lines() {
                 assert!(
                     !line.contains("Hidden by multi-width"),
@@ -526,19 +503,9 @@ fn no_color_keeps_dim_and_words() {
         buf.content.iter().all(|c| c.fg == reset && c.bg == reset),
         "a colour under NO_COLOR"
     );
-    let y = (0..buf.area.height)
-        .find(|y| {
-            (0..buf.area.width)
-                .map(|x| buf[(x, *y)].symbol())
-                .collect::<String>()
-                .contains("demo-gpu-client")
-        })
-        .expect("the optional row");
-    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    let (x, y) = find_text(buf, "demo-gpu-client", 0);
+    let line = row_text(buf, y);
     assert!(line.contains("optional ·") && line.contains('░'), "{line}");
-    let x = line[..line.find("demo-gpu-client").unwrap()]
-        .chars()
-        .count() as u16;
     assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
 }
 

@@ -100,9 +100,10 @@ fn init_job_failure_is_exit_3_live_init_incomplete() {
 #[test]
 fn chart_rendering_no_init_job_lands_with_init_skipped() {
     let sim = Sim::start("all-green");
+    // A toggle that adds no Job at all (a toggle that adds one under another name is exit 2).
     let run = sim.deploy(&[
         "--init-toggle",
-        "initJob.enabled",
+        "bootstrap.enabled",
         "--init-job",
         "demo-bootstrap",
         "--timeout",
@@ -114,7 +115,7 @@ fn chart_rendering_no_init_job_lands_with_init_skipped() {
         run.step("init")["reason"]
             .as_str()
             .unwrap()
-            .contains("renders no Job demo-bootstrap")
+            .contains("renders no Job demo-bootstrap with bootstrap.enabled=true")
     );
 }
 

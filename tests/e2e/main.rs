@@ -5,10 +5,13 @@
 
 mod support;
 
+mod advice;
 mod cross_check;
 mod deploy;
 mod differential;
 mod exits;
+mod init_hooks;
+mod init_render;
 mod inspect;
 mod report;
 mod sim_helm;

@@ -278,3 +278,189 @@ pub fn finish(out: Output, report: &Path, started: Instant) -> DeployRun {
         elapsed: started.elapsed(),
     }
 }
+
+impl Sim {
+    /// Like [`Sim::deploy`], with `input` on helmdeck's standard input (for `-f -`).
+    pub fn deploy_with_stdin(&self, extra: &[&str], input: &[u8]) -> DeployRun {
+        let report = self.home().join("report-stdin.json");
+        let _ = std::fs::remove_file(&report);
+        let chart = chart();
+        let mut args = vec![
+            "deploy",
+            "demo",
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+            "--headless",
+            "--report",
+            report.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let started = Instant::now();
+        let mut child = self
+            .helmdeck_command(&args)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("run helmdeck");
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        stdin.write_all(input).expect("write helmdeck's stdin");
+        drop(stdin);
+        let out = child.wait_with_output().expect("wait for helmdeck");
+        finish(out, &report, started)
+    }
+
+    /// The args of the first container of Job `name` in `apps`, as the simulator stores it.
+    pub fn job_args(&self, name: &str) -> Vec<String> {
+        let job = self.get_json(&format!("/apis/batch/v1/namespaces/apps/jobs/{name}"));
+        job.pointer("/spec/template/spec/containers/0/args")
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("no Job {name} with container args: {job}"))
+            .iter()
+            .map(|a| a.as_str().unwrap_or("").to_string())
+            .collect()
+    }
+
+    /// Runs `command` exactly as helmdeck printed it, through `sh -c`, with `helmdeck`, `helm`
+    /// and `kubectl` found on PATH (the built binary and .tools/bin) and this simulator's
+    /// client environment.
+    pub fn run_printed(&self, command: &str) -> Output {
+        let bin = Path::new(env!("CARGO_BIN_EXE_helmdeck"))
+            .parent()
+            .expect("the binary's directory")
+            .to_path_buf();
+        let tools = tool("helm").parent().expect(".tools/bin").to_path_buf();
+        let path =
+            std::env::join_paths([bin, tools, "/usr/bin".into(), "/bin".into()]).expect("a PATH");
+        self.client_command(Path::new("/bin/sh"), &["-c", command])
+            .env("PATH", path)
+            .env_remove("HELM_BIN")
+            .output()
+            .expect("run sh -c")
+    }
+}
+
+/// Every command a deploy printed as advice, as printed: the verdict's `next:` line and the
+/// command a lock message ends in (`clear it with: …`).
+pub fn printed_commands(run: &DeployRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in run.stdout.lines().chain(run.stderr.lines()) {
+        if let Some(command) = line.strip_prefix("next: ") {
+            out.push(command.to_string());
+        } else if let Some((_, command)) = line.split_once("clear it with: ") {
+            out.push(command.to_string());
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// A copy of the demo chart in `dir`, with `edit` applied to each file's text (for charts that
+/// differ from the demo chart in one template).
+pub fn chart_copy(dir: &Path, edit: impl Fn(&Path, String) -> String) -> PathBuf {
+    fn walk(from: &Path, to: &Path, edit: &dyn Fn(&Path, String) -> String) {
+        std::fs::create_dir_all(to).expect("create chart dir");
+        for entry in std::fs::read_dir(from).expect("read chart dir") {
+            let entry = entry.expect("a dir entry");
+            let (src, dst) = (entry.path(), to.join(entry.file_name()));
+            if src.is_dir() {
+                walk(&src, &dst, edit);
+            } else {
+                let text = std::fs::read_to_string(&src).expect("a text file");
+                let rel = src.strip_prefix(chart()).unwrap_or(&src);
+                std::fs::write(&dst, edit(rel, text)).expect("write chart file");
+            }
+        }
+    }
+    let root = dir.join("deckapp");
+    walk(&chart(), &root, &edit);
+    root
+}
+
+/// A chart repository served over HTTP on loopback from a directory (`index.yaml` and the
+/// packaged charts), counting the GETs of each path. Stops when dropped.
+pub struct ChartRepo {
+    pub url: String,
+    hits: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    addr: std::net::SocketAddr,
+}
+
+impl ChartRepo {
+    /// Packages the demo chart into `dir` with the real helm, indexes it and serves it.
+    pub fn demo(sim: &Sim, dir: &Path) -> ChartRepo {
+        let chart = chart();
+        let out = sim.helm(&[
+            "package",
+            chart.to_str().unwrap(),
+            "-d",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = sim.helm(&["repo", "index", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        ChartRepo::serve(dir.to_path_buf())
+    }
+
+    fn serve(dir: PathBuf) -> ChartRepo {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("an address");
+        let hits = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (hits2, stop2) = (hits.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stop2.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+                let mut request = String::new();
+                if reader.read_line(&mut request).is_err() {
+                    continue;
+                }
+                let mut header = String::new();
+                while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                    header.clear();
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                hits2.lock().expect("hits").push(path.clone());
+                let file = dir.join(path.trim_start_matches('/'));
+                let (status, body) = match std::fs::read(&file) {
+                    Ok(body) if file.is_file() => ("200 OK", body),
+                    _ => ("404 Not Found", b"not found".to_vec()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            }
+        });
+        ChartRepo {
+            url: format!("http://{addr}"),
+            hits,
+            stop,
+            addr,
+        }
+    }
+
+    /// How many times `path` was fetched.
+    pub fn gets(&self, path: &str) -> usize {
+        self.hits
+            .lock()
+            .expect("hits")
+            .iter()
+            .filter(|p| *p == path)
+            .count()
+    }
+}
+
+impl Drop for ChartRepo {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop so the thread sees the flag and ends.
+        let _ = TcpStream::connect(self.addr);
+    }
+}

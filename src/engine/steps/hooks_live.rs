@@ -167,12 +167,7 @@ pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
                 }
             }
             for e in events.items.values() {
-                if !e
-                    .involved_object
-                    .uid
-                    .as_deref()
-                    .is_some_and(|u| related.contains(u))
-                {
+                if !views::is_about(e, &related) {
                     continue;
                 }
                 let view = views::event_view(e);

@@ -1,6 +1,8 @@
-//! Step 4: the init Job, run outside helm. Renders the chart with the toggle on, picks the Job,
-//! replaces a stale one, runs it, streams its logs, and waits for Complete or Failed. The
-//! release is already live: a failure here is exit 3, not 1.
+//! Step 4: the init run, outside helm. Renders the chart with the toggle on and off
+//! ([`init_render`]: from the deployed revision's values), creates the hook objects the toggle
+//! adds ([`init_objects`], [`init_apply`]), replaces a stale Job (never another run's running
+//! one), runs it, streams its logs, and waits for Complete or Failed. The release is already
+//! live: a failure here is exit 3, not 1.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -9,117 +11,19 @@ use futures::{AsyncBufReadExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::{DeleteParams, LogParams, PostParams};
+use kube::api::{LogParams, PostParams};
 use kube::runtime::watcher;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
 use crate::engine::event::{Event, Step, StepOutcome};
-use crate::engine::steps::{Ctx, StepError};
+use crate::engine::steps::init_apply::{self, Applier};
+use crate::engine::steps::init_objects::{self, JobEnd};
+use crate::engine::steps::{Ctx, StepError, init_render};
 use crate::engine::views;
 use crate::rollout::diagnosis;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
-
-const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
-const DELETE_POLL: Duration = Duration::from_millis(250);
-
-/// `helm template` arguments that render the chart as the upgrade did, with the toggle on.
-pub fn template_args(ctx: &Ctx, toggle: &str) -> Vec<String> {
-    let plan = &ctx.plan;
-    let mut args = vec![
-        "template".into(),
-        plan.release.clone(),
-        plan.chart.clone(),
-        "-n".into(),
-        ctx.namespace().to_string(),
-        "--is-upgrade".into(),
-    ];
-    args.extend(plan.value_args());
-    args.push("--set".into());
-    args.push(format!("{toggle}=true"));
-    args
-}
-
-/// Picks the Job named `name` from rendered YAML and makes it a plain object of the release:
-/// hook annotations off (helm does not own this run), the instance label on.
-pub fn pick_job(
-    rendered: &str,
-    name: &str,
-    release: &str,
-    namespace: &str,
-) -> Result<Option<Value>, String> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(rendered)
-        .map_err(|e| format!("cannot parse helm template output: {e}"))?;
-    let Some(mut job) = docs.into_iter().find(|d| {
-        d.get("kind").and_then(Value::as_str) == Some("Job")
-            && d.pointer("/metadata/name").and_then(Value::as_str) == Some(name)
-    }) else {
-        return Ok(None);
-    };
-    let meta = job
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .ok_or("the rendered Job has no metadata")?;
-    if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-        ann.retain(|k, _| !k.starts_with("helm.sh/hook"));
-    }
-    meta.insert("namespace".into(), Value::String(namespace.into()));
-    let labels = meta
-        .entry("labels")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(labels) = labels.as_object_mut() {
-        labels.insert(
-            "app.kubernetes.io/instance".into(),
-            Value::String(release.into()),
-        );
-    }
-    Ok(Some(job))
-}
-
-async fn render(ctx: &Ctx, toggle: &str) -> Result<String, String> {
-    let out = tokio::time::timeout(
-        RENDER_TIMEOUT,
-        ctx.helm_command(&template_args(ctx, toggle)).output(),
-    )
-    .await
-    .map_err(|_| "helm template did not finish".to_string())?
-    .map_err(|e| format!("running helm template: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "helm template failed: {}",
-            text::plain_bytes(&out.stderr).trim()
-        ));
-    }
-    String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".to_string())
-}
-
-/// Deletes a Job of that name (with its pods) and waits until it is gone.
-async fn delete_stale(
-    api: &Api<Job>,
-    name: &str,
-    ctx: &Ctx,
-    deadline: tokio::time::Instant,
-) -> Result<(), String> {
-    match api.delete(name, &DeleteParams::background()).await {
-        Ok(_) => ctx
-            .emit
-            .info(Step::Init, format!("deleted the previous Job {name}")),
-        Err(kube::Error::Api(e)) if e.code == 404 => return Ok(()),
-        Err(e) => return Err(format!("cannot delete the previous Job {name}: {e}")),
-    }
-    loop {
-        match api.get_opt(name).await {
-            Ok(None) => return Ok(()),
-            Ok(Some(_)) if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(DELETE_POLL).await
-            }
-            Ok(Some(_)) => return Err(format!("the previous Job {name} is still there")),
-            Err(e) => return Err(format!("cannot read Job {name}: {e}")),
-        }
-    }
-}
 
 enum Msg {
     Job(Box<Change<Job>>),
@@ -156,14 +60,14 @@ fn follow_log(
     })
 }
 
-fn job_failure(job: &Job, reason: &str, message: &str, pods: &Collection<Pod>) -> String {
+fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String {
     let name = job.metadata.name.as_deref().unwrap_or("");
     let mut s = format!("Job {name} failed: {reason}");
     if !message.is_empty() {
         s.push_str(&format!(" ({})", text::plain(message)));
     }
     let mut exits: Vec<String> = Vec::new();
-    for pod in pods.items.values() {
+    for pod in pods {
         for cause in diagnosis::pod_causes(pod, &[]) {
             exits.push(format!(
                 "pod {}: {}",
@@ -183,7 +87,8 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
     super::run(ctx, Step::Init, try_run(ctx)).await
 }
 
-/// Renders the Job and clears the way for it; [`run_job`] runs it.
+/// Renders the chart both ways, creates the hook objects the toggle adds and clears the way
+/// for the Job; [`run_job`] runs it; then the delete policies are applied.
 async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let (Some(toggle), Some(job_name)) = (ctx.plan.init_toggle.clone(), ctx.plan.init_job.clone())
     else {
@@ -192,24 +97,62 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         });
     };
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
-    let rendered = render(ctx, &toggle).await.map_err(StepError::InitJob)?;
-    let Some(job_obj) = pick_job(&rendered, &job_name, &ctx.plan.release, ctx.namespace())
-        .map_err(StepError::InitJob)?
-    else {
+    let renders = init_render::from_release(ctx, &toggle)
+        .await
+        .map_err(StepError::InitJob)?;
+    let found = init_render::check(&renders, &toggle, &job_name)
+        .map_err(|e| StepError::InitJob(e.to_string()))?;
+    let objs = init_objects::plan(&renders.on, &renders.off, &toggle, &job_name)
+        .map_err(|e| StepError::InitJob(e.to_string()))?;
+    let (init_render::Found::Rendered, Some(objs)) = (found, objs) else {
         return Ok(StepOutcome::Skipped {
             reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
         });
     };
+    for ignored in &objs.ignored {
+        ctx.emit.info(
+            Step::Init,
+            format!("not applied: {ignored}: not an install or upgrade hook"),
+        );
+    }
+    let run = init_apply::run_id();
+    let mut job_obj = init_objects::prepare(objs.job.object.clone(), &ctx.plan.release, &run);
+    job_obj["metadata"]["namespace"] = ctx.namespace().into();
     let job: Job = serde_json::from_value(job_obj).map_err(|error| StepError::InvalidJob {
         name: job_name.clone(),
         error,
     })?;
     let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
     let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
-    delete_stale(&jobs, &job_name, ctx, deadline)
+    // Before anything is replaced: another run's objects stay as they are.
+    init_apply::guard_job(&jobs, &job_name)
         .await
         .map_err(StepError::InitJob)?;
-    run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
+    let mut applier = Applier::new(ctx);
+    applier
+        .create_hooks(&objs, &ctx.plan.release, &run, deadline)
+        .await
+        .map_err(StepError::InitJob)?;
+    init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
+        .await
+        .map_err(StepError::InitJob)?;
+    let outcome = run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await?;
+    match outcome {
+        StepOutcome::Succeeded => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
+        StepOutcome::Failed { .. } => applier.delete_by_policy(&objs, JobEnd::Failed).await,
+        // Cancelled: the run stops where it is, as helm leaves hooks when it is stopped.
+        _ => {}
+    }
+    Ok(outcome)
+}
+
+/// Whether the pod belongs to the Job with this uid (not to an earlier or a later Job of the
+/// same name).
+fn owned_by(pod: &Pod, uid: &str) -> bool {
+    pod.metadata
+        .owner_references
+        .as_ref()
+        .is_some_and(|refs| refs.iter().any(|r| r.uid == uid))
 }
 
 /// Creates the Job (watched from before), follows its containers' logs, and waits for its end.
@@ -239,14 +182,21 @@ async fn run_job(
             |c| Msg::Pod(Box::new(c)),
         ),
     ];
-    if let Err(error) = jobs.create(&PostParams::default(), job).await {
-        tasks.iter().for_each(|t| t.abort());
-        return Err(StepError::CreateJob {
-            name: job_name.to_string(),
-            error,
-        });
-    }
+    let created = match jobs.create(&PostParams::default(), job).await {
+        Ok(created) => created,
+        Err(error) => {
+            tasks.iter().for_each(|t| t.abort());
+            return Err(StepError::CreateJob {
+                name: job_name.to_string(),
+                error,
+            });
+        }
+    };
     emit.info(step, format!("created Job {job_name}"));
+    // Followed by uid: a Job of the same name made by another run is not this one.
+    let uid = created.metadata.uid.clone().unwrap_or_default();
+    let mut seen = false;
+    let mut timed_out = false;
     let mut job_c: Collection<Job> = Collection::default();
     let mut pod_c: Collection<Pod> = Collection::default();
     let mut following: BTreeSet<(String, String)> = BTreeSet::new();
@@ -267,9 +217,13 @@ async fn run_job(
         tokio::select! {
             _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
             _ = tokio::time::sleep_until(drain_deadline) => {
-                break finished.clone().unwrap_or_else(|| StepOutcome::Failed {
+                if let Some(done) = finished.clone() {
+                    break done;
+                }
+                timed_out = true;
+                break StepOutcome::Failed {
                     reason: format!("Job {job_name} did not finish within {}s", ctx.plan.timeout.as_secs()),
-                });
+                };
             }
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "the Job watch stopped".into() } };
@@ -278,7 +232,8 @@ async fn run_job(
                     Msg::Pod(c) => { pod_c.apply(*c); }
                     Msg::LogDone => { logs_open = logs_open.saturating_sub(1); }
                 }
-                for pod in pod_c.items.values() {
+                let own: Vec<&Pod> = pod_c.items.values().filter(|p| owned_by(p, &uid)).collect();
+                for pod in own.iter().copied() {
                     let name = pod.metadata.name.clone().unwrap_or_default();
                     emit.send(Event::Pod(views::pod_view(pod, format!("Job/{job_name}"), true, &[])));
 
@@ -293,16 +248,8 @@ async fn run_job(
                         }
                     }
                 }
-                if finished.is_none()
-                    && let Some(j) = job_c.items.get(job_name)
-                {
-                    match readiness::job(j) {
-                        JobProgress::Complete => finished = Some(StepOutcome::Succeeded),
-                        JobProgress::Failed { reason, message } => {
-                            finished = Some(StepOutcome::Failed { reason: job_failure(j, &reason, &message, &pod_c) });
-                        }
-                        JobProgress::Running { .. } => {}
-                    }
+                if finished.is_none() {
+                    finished = judge_own(&job_c, job_name, &uid, &mut seen, &own);
                 }
             }
         }
@@ -310,32 +257,42 @@ async fn run_job(
     for t in tasks {
         t.abort();
     }
+    if timed_out && let StepOutcome::Failed { reason } = &outcome {
+        let warnings = init_apply::job_warnings(ctx, &created).await;
+        if !warnings.is_empty() {
+            return Ok(StepOutcome::Failed {
+                reason: format!("{reason}; Job events: {}", warnings.join("; ")),
+            });
+        }
+    }
     Ok(outcome)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pick_job_strips_hook_annotations_and_labels_the_release() {
-        let rendered = "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: demo-init\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: demo-init\n  annotations:\n    helm.sh/hook: post-install,post-upgrade\n    helm.sh/hook-weight: \"0\"\n    keep: me\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: init, image: x}]\n";
-        let job = pick_job(rendered, "demo-init", "demo", "apps")
-            .unwrap()
-            .unwrap();
-        assert_eq!(job["kind"], "Job");
-        assert_eq!(job["metadata"]["namespace"], "apps");
-        assert_eq!(
-            job["metadata"]["labels"]["app.kubernetes.io/instance"],
-            "demo"
-        );
-        let ann = job["metadata"]["annotations"].as_object().unwrap();
-        assert_eq!(ann.keys().collect::<Vec<_>>(), ["keep"]);
-        assert!(
-            pick_job(rendered, "other", "demo", "apps")
-                .unwrap()
-                .is_none()
-        );
-        assert!(pick_job("a: [", "x", "r", "n").is_err());
+/// How this run's Job (by uid) ended, if it did: Complete, Failed, or gone or replaced under
+/// it (another run, or a person, deleted it).
+fn judge_own(
+    jobs: &Collection<Job>,
+    name: &str,
+    uid: &str,
+    seen: &mut bool,
+    own_pods: &[&Pod],
+) -> Option<StepOutcome> {
+    let failed = |reason: String| Some(StepOutcome::Failed { reason });
+    match jobs.items.get(name) {
+        Some(j) if j.metadata.uid.as_deref() == Some(uid) => {
+            *seen = true;
+            match readiness::job(j) {
+                JobProgress::Complete => Some(StepOutcome::Succeeded),
+                JobProgress::Failed { reason, message } => {
+                    failed(job_failure(j, &reason, &message, own_pods))
+                }
+                JobProgress::Running { .. } => None,
+            }
+        }
+        Some(_) if jobs.synced => failed(format!(
+            "Job {name} was replaced by another Job of that name before it ended"
+        )),
+        None if *seen && jobs.synced => failed(format!("Job {name} was deleted before it ended")),
+        _ => None,
     }
 }

@@ -5,6 +5,9 @@
 
 pub mod hooks_live;
 pub mod init;
+pub mod init_apply;
+pub mod init_objects;
+pub mod init_render;
 pub mod preflight;
 pub mod rollout;
 pub mod upgrade;

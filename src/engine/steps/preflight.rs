@@ -86,7 +86,8 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
             ),
         ),
     }
-    if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, ctx.namespace()) {
+    let context = ctx.plan.context.as_deref();
+    if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, ctx.namespace(), context) {
         let deployed = match lock.last_deployed {
             Some(v) => format!("last deployed revision {v}"),
             None => "no deployed revision to roll back to".into(),

@@ -240,12 +240,7 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
         ctx.emit.send(Event::PodGone { name });
     }
     for (key, e) in &world.events.items {
-        if !e
-            .involved_object
-            .uid
-            .as_deref()
-            .is_some_and(|u| related_uids.contains(u))
-        {
+        if !views::is_about(e, &related_uids) {
             continue;
         }
         let v = event_view(e);

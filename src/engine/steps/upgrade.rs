@@ -21,7 +21,7 @@ pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
         "upgrade".into(),
         "--install".into(),
         plan.release.clone(),
-        plan.chart.clone(),
+        plan.helm_chart(),
     ];
     args.extend(ctx.scope_args());
     args.extend(plan.value_args());
@@ -32,7 +32,7 @@ pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
     }
     args.push("--timeout".into());
     args.push(plan.helm_timeout());
-    args.extend(plan.extra.iter().cloned());
+    args.extend(plan.upgrade_extra());
     args
 }
 

@@ -196,6 +196,7 @@ fn the_newest_broken_record_is_the_default_and_unreadable() {
         &all,
         "demo",
         "apps",
+        None,
         jiff::Timestamp::from_second(1_767_261_660).unwrap(),
     )
     .expect("locked");
@@ -226,14 +227,14 @@ fn lock_with_age_and_rollback_command() {
     ]);
     // revision 3's last_deployed is 2026-01-01T13:00:00Z.
     let now: jiff::Timestamp = "2026-01-01T13:20:00Z".parse().unwrap();
-    let lock = lock_state(&all, "demo", "apps", now).expect("locked");
+    let lock = lock_state(&all, "demo", "apps", None, now).expect("locked");
     assert_eq!(lock.revision, 3);
     assert_eq!(lock.status, "pending-upgrade");
     assert_eq!(lock.since.as_deref(), Some("2026-01-01T13:00:00Z"));
     assert_eq!(lock.age_seconds, Some(1200));
     assert_eq!(lock.last_deployed, Some(2));
     assert_eq!(lock.command, "helm rollback demo 2 -n apps");
-    assert!(lock_state(&all[..2], "demo", "apps", now).is_none());
+    assert!(lock_state(&all[..2], "demo", "apps", None, now).is_none());
 }
 
 #[test]
@@ -242,11 +243,12 @@ fn a_pending_install_lock_names_the_record_to_delete_in_its_own_storage() {
         encode_release_payload(&release(1, "pending-install", "Initial install underway"));
     let cm = json!({"metadata": {"name": "sh.helm.release.v1.demo.v1", "labels": {"version": "1", "createdAt": "1767261600"}}, "data": {"release": payload}});
     let all = decode_all(&[labelled(Storage::ConfigMap, &cm)]);
-    let lock = lock_state(&all, "demo", "apps", jiff::Timestamp::now()).expect("locked");
+    let lock =
+        lock_state(&all, "demo", "apps", Some("prod"), jiff::Timestamp::now()).expect("locked");
     assert_eq!(lock.last_deployed, None);
     assert_eq!(
         lock.command,
-        "kubectl delete configmap sh.helm.release.v1.demo.v1 -n apps"
+        "kubectl delete configmap sh.helm.release.v1.demo.v1 -n apps --context prod"
     );
     assert!(lock.note.contains("rollback cannot help"), "{}", lock.note);
 }

@@ -70,6 +70,20 @@ pub(crate) struct Dirty {
 }
 
 impl Dirty {
+    /// The objects of `objects` that `uids` (one of this pass's lists) names, or all of them
+    /// after a re-list.
+    pub fn changed<'c>(
+        &self,
+        uids: &[String],
+        objects: &'c HashMap<String, Arc<Value>>,
+    ) -> Vec<&'c Arc<Value>> {
+        if self.all {
+            objects.values().collect()
+        } else {
+            uids.iter().filter_map(|u| objects.get(u)).collect()
+        }
+    }
+
     /// Marks `uid` and its controller owner (a pod's ReplicaSet's Deployment).
     pub fn mark_up(&mut self, uid: &str, owners: &HashMap<String, OwnerInfo>) {
         self.objs.insert(uid.to_string());

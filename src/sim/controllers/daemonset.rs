@@ -3,45 +3,28 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
-use super::statefulset::REVISION_LABEL;
+use super::statefulset::{REVISION_LABEL, UPDATE_STRATEGY};
 use super::{
-    Controllers, Involved, Pass, generation, int_at, int_or_percent, label, meta, put_nonzero,
-    template_hash,
+    Controllers, Pass, generation, int_or_percent, is_rolling, label, meta, min_ready,
+    pod_template, put_nonzero,
 };
 use crate::sim::resources::ids;
 
 impl Controllers {
     pub(super) fn daemonsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for ds in &self.work(&snap.daemonsets, dirty) {
-            let (name, uid, ns, ds_gen) = (
-                meta(ds, "name"),
-                meta(ds, "uid"),
-                meta(ds, "namespace"),
-                generation(ds),
-            );
-            let rule_idx = self.rule_index(p.sim, "DaemonSet", name, ds_gen);
-            if p.rule(rule_idx).never_observe {
-                self.settle(uid, true);
+            let Some((id, rule_idx)) = self.observe(p, "DaemonSet", ds) else {
                 continue;
-            }
-            let rolling = ds
-                .pointer("/spec/updateStrategy/type")
-                .and_then(Value::as_str)
-                .unwrap_or("RollingUpdate")
-                == "RollingUpdate";
-            let min =
-                Duration::from_secs(int_at(ds, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64);
-            let template = ds
-                .pointer("/spec/template")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            let hash = template_hash(&template);
+            };
+            let (name, uid, ns, ds_gen) = (id.name, id.uid, id.ns, id.generation);
+            let rolling = is_rolling(ds, UPDATE_STRATEGY);
+            let min = min_ready(ds);
+            let (template, hash) = pod_template(ds);
             let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
             self.ensure_revision(
                 p,
@@ -60,11 +43,7 @@ impl Controllers {
                     .pointer("/spec/nodeName")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let terminal = self
-                    .pods
-                    .get(meta(pod, "uid"))
-                    .is_some_and(|s| s.terminal());
-                if terminal || !nodes.contains(&node) {
+                if self.pod_terminal(pod) || !nodes.contains(&node) {
                     self.ds_delete(p, ds, pod);
                 } else {
                     by_node
@@ -158,15 +137,8 @@ impl Controllers {
     fn ds_delete(&mut self, p: &Pass, ds: &Value, pod: &Value) {
         self.delete_pod(p, pod);
         let msg = format!("Deleted pod: {}", meta(pod, "name"));
-        self.events.record(
-            p,
-            &Involved::of(ds),
-            "Normal",
-            "SuccessfulDelete",
-            &msg,
-            "daemonset-controller",
-            None,
-        );
+        self.events
+            .normal(p, ds, "SuccessfulDelete", &msg, "daemonset-controller");
     }
 
     fn ds_create(
@@ -200,15 +172,8 @@ impl Controllers {
             Plan::Serve { rule },
         )?;
         let msg = format!("Created pod: {}", meta(&pod, "name"));
-        self.events.record(
-            p,
-            &Involved::of(ds),
-            "Normal",
-            "SuccessfulCreate",
-            &msg,
-            "daemonset-controller",
-            None,
-        );
+        self.events
+            .normal(p, ds, "SuccessfulCreate", &msg, "daemonset-controller");
         Some(pod)
     }
 }

@@ -12,13 +12,14 @@ use serde_json::{Value, json};
 use super::cache::{Cache, Dirty};
 use super::kubelet::{Plan, Stage};
 use super::{
-    Controllers, Involved, Pass, annotation, generation, int_at, int_or_percent, label, meta,
-    owner_ref, put_nonzero, set_condition, template_hash,
+    Controllers, Ident, Pass, annotation, generation, int_at, int_or_percent, is_rolling, label,
+    meta, min_ready, owner_ref, pod_template, put_nonzero, set_condition, spec_replicas,
 };
 use crate::sim::resources::ids;
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH_LABEL: &str = "pod-template-hash";
+const STRATEGY: &str = "/spec/strategy/type";
 
 /// Controller memory per Deployment.
 pub(crate) struct DepSim {
@@ -80,16 +81,9 @@ pub(crate) fn surge_and_unavailable(dep: &Value, replicas: i64) -> (i64, i64) {
     (surge, unavailable)
 }
 
-fn is_rolling(dep: &Value) -> bool {
-    dep.pointer("/spec/strategy/type")
-        .and_then(Value::as_str)
-        .unwrap_or("RollingUpdate")
-        == "RollingUpdate"
-}
-
 /// `MaxUnavailable(deployment)` from the deployment utilities: 0 unless RollingUpdate.
 fn max_unavailable(dep: &Value, replicas: i64) -> i64 {
-    if !is_rolling(dep) || replicas == 0 {
+    if !is_rolling(dep, STRATEGY) || replicas == 0 {
         return 0;
     }
     surge_and_unavailable(dep, replicas).1.min(replicas)
@@ -99,10 +93,6 @@ fn revision_of(rs: &Value) -> i64 {
     annotation(rs, REVISION)
         .and_then(|r| r.parse().ok())
         .unwrap_or(0)
-}
-
-fn min_ready(obj: &Value) -> Duration {
-    Duration::from_secs(int_at(obj, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64)
 }
 
 impl Controllers {
@@ -118,47 +108,28 @@ impl Controllers {
 
     fn rs_pod_count(&self, snap: &Cache, rs_uid: &str) -> i64 {
         snap.pods_of(rs_uid)
-            .filter(|pod| {
-                self.pods
-                    .get(meta(pod, "uid"))
-                    .is_none_or(|s| !s.terminal())
-            })
+            .filter(|pod| !self.pod_terminal(pod))
             .count() as i64
     }
 
     fn scaling_event(&mut self, p: &Pass, dep: &Value, rs_name: &str, from: i64, to: i64) {
         let verb = if to > from { "up" } else { "down" };
         let msg = format!("Scaled {verb} replica set {rs_name} from {from} to {to}");
-        self.events.record(
-            p,
-            &Involved::of(dep),
-            "Normal",
-            "ScalingReplicaSet",
-            &msg,
-            "deployment-controller",
-            None,
-        );
+        self.events
+            .normal(p, dep, "ScalingReplicaSet", &msg, "deployment-controller");
     }
 
     /// Phase A: per Deployment, create the new ReplicaSet and decide every ReplicaSet's size.
     pub(super) fn deployments_plan(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) -> Plans {
         let mut plans = Plans::default();
         for dep in &self.work(&snap.deployments, dirty) {
-            let (name, uid, ns, dep_gen) = (
-                meta(dep, "name"),
-                meta(dep, "uid"),
-                meta(dep, "namespace"),
-                generation(dep),
-            );
-            let rule_idx = self.rule_index(p.sim, "Deployment", name, dep_gen);
-            let rule = p.rule(rule_idx);
-            if rule.never_observe {
-                // The controller never sees this generation: nothing changes, status included.
-                self.settle(uid, true);
+            let Some((id, rule_idx)) = self.observe(p, "Deployment", dep) else {
                 continue;
-            }
-            let replicas = int_at(dep, "/spec/replicas").unwrap_or(1).max(0);
-            let rolling = is_rolling(dep);
+            };
+            let (name, uid, ns, dep_gen) = (id.name, id.uid, id.ns, id.generation);
+            let rule = p.rule(rule_idx);
+            let replicas = spec_replicas(dep);
+            let rolling = is_rolling(dep, STRATEGY);
             let (surge, unavailable) = if rolling {
                 surge_and_unavailable(dep, replicas)
             } else {
@@ -169,11 +140,7 @@ impl Controllers {
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             let min = min_ready(dep);
-            let template = dep
-                .pointer("/spec/template")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            let hash = template_hash(&template);
+            let (template, hash) = pod_template(dep);
 
             let owned: Vec<Arc<Value>> = snap.rs_of(uid);
             let mut new_rs = owned
@@ -450,23 +417,15 @@ impl Controllers {
         let extra: Vec<Arc<Value>> = planned.chain(plans.created.iter()).cloned().collect();
         rs_list.extend(extra);
         for rs in &rs_list {
-            let (uid, name, ns, rs_gen) = (
-                meta(rs, "uid"),
-                meta(rs, "name"),
-                meta(rs, "namespace"),
-                generation(rs),
-            );
+            let id = Ident::of(rs);
+            let (name, uid, ns, rs_gen) = (id.name, id.uid, id.ns, id.generation);
             let plan = plans.rs.get(uid);
             let spec_replicas = int_at(rs, "/spec/replicas").unwrap_or(1);
             let want = plan.map_or(spec_replicas, |pl| pl.replicas).max(0);
             let min = min_ready(rs);
             let mut pods: Vec<Arc<Value>> = snap
                 .pods_of(uid)
-                .filter(|pod| {
-                    self.pods
-                        .get(meta(pod, "uid"))
-                        .is_none_or(|s| !s.terminal())
-                })
+                .filter(|pod| !self.pod_terminal(pod))
                 .cloned()
                 .collect();
             let have = pods.len() as i64;
@@ -489,15 +448,9 @@ impl Controllers {
                     );
                     let Some(pod) = created else { break };
                     let msg = format!("Created pod: {}", meta(&pod, "name"));
-                    self.events.record(
-                        p,
-                        &Involved::of(rs),
-                        "Normal",
-                        "SuccessfulCreate",
-                        &msg,
-                        "replicaset-controller",
-                        None,
-                    );
+                    let component = "replicaset-controller";
+                    self.events
+                        .normal(p, rs, "SuccessfulCreate", &msg, component);
                     pods.push(pod);
                 }
             } else if have > want {
@@ -521,15 +474,9 @@ impl Controllers {
                 for pod in victims {
                     self.delete_pod(p, &pod);
                     let msg = format!("Deleted pod: {}", meta(&pod, "name"));
-                    self.events.record(
-                        p,
-                        &Involved::of(rs),
-                        "Normal",
-                        "SuccessfulDelete",
-                        &msg,
-                        "replicaset-controller",
-                        None,
-                    );
+                    let component = "replicaset-controller";
+                    self.events
+                        .normal(p, rs, "SuccessfulDelete", &msg, component);
                 }
             }
             let mut c = RsCounts {
@@ -608,13 +555,9 @@ impl Controllers {
     ) {
         for plan in &plans.deps {
             let dep = &plan.dep;
-            let (name, uid, ns, dep_gen) = (
-                meta(dep, "name"),
-                meta(dep, "uid"),
-                meta(dep, "namespace"),
-                generation(dep),
-            );
-            let replicas = int_at(dep, "/spec/replicas").unwrap_or(1).max(0);
+            let id = Ident::of(dep);
+            let (name, uid, ns, dep_gen) = (id.name, id.uid, id.ns, id.generation);
+            let replicas = spec_replicas(dep);
             let rule = p.rule(plan.rule);
             let (mut total, mut ready, mut available, mut total_spec) = (0, 0, 0, 0);
             for u in &plan.rs_uids {

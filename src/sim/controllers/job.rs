@@ -1,6 +1,8 @@
 //! The Job controller: pods until `completions` succeed or more than `backoffLimit` fail,
 //! with the status and conditions Helm's hook watcher and kstatus read.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
@@ -9,6 +11,9 @@ use crate::sim::resources::ids;
 
 const COMPLETE_MSG: &str = "Reached expected number of succeeded pods";
 const BACKOFF_MSG: &str = "Job has reached the specified backoff limit";
+/// How long after a refused pod creation the controller tries again (the real one backs off
+/// too; once a second keeps the FailedCreate event's count moving without a write per pass).
+const CREATE_RETRY: Duration = Duration::from_secs(1);
 
 fn condition_true(job: &Value, t: &str) -> bool {
     job.pointer("/status/conditions")
@@ -66,6 +71,7 @@ impl Controllers {
     pub(super) fn jobs_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for job in &self.work(&snap.jobs, dirty) {
             if condition_true(job, "Complete") || condition_true(job, "Failed") {
+                self.settle(meta(job, "uid"), true);
                 continue;
             }
             let (name, uid, ns) = (meta(job, "name"), meta(job, "uid"), meta(job, "namespace"));
@@ -187,7 +193,9 @@ impl Controllers {
                     .unwrap_or_else(|| json!({}));
                 let extra = job_labels(uid, name);
                 let mut ordinal = pods.len() as u32;
-                while (active.len() as i64) < want {
+                let waiting = self.create_retry.get(uid).is_some_and(|at| p.now < *at);
+                let mut refused = false;
+                while !waiting && (active.len() as i64) < want {
                     let plan = self.run_plan(p.sim, rule, ordinal);
                     ordinal += 1;
                     let created = self.create_pod(
@@ -200,7 +208,10 @@ impl Controllers {
                         |_| {},
                         plan,
                     );
-                    let Some(pod) = created else { break };
+                    let Some(pod) = created else {
+                        refused = true;
+                        break;
+                    };
                     let msg = format!("Created pod: {}", meta(&pod, "name"));
                     self.events.record(
                         p,
@@ -213,6 +224,14 @@ impl Controllers {
                     );
                     active.push(pod);
                 }
+                if refused {
+                    self.create_retry
+                        .insert(uid.to_string(), p.now + CREATE_RETRY);
+                } else if !waiting {
+                    self.create_retry.remove(uid);
+                }
+                // A refused creation waits on time, not on a change: look again every pass.
+                self.settle(uid, !(refused || waiting));
             }
             let start = old["startTime"]
                 .as_str()

@@ -2,7 +2,6 @@
 //! container starts, readiness, crashes, completion), its status as the real kubelet writes it,
 //! its Events and its container logs.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -223,6 +222,19 @@ impl PodSim {
         );
     }
 
+    /// The kubelet starts pulling `img` for container `c`.
+    fn pulling(&self, p: &Pass, ev: &mut Events, c: &str, img: &str) {
+        let msg = format!("Pulling image \"{img}\"");
+        self.kubelet_event(p, ev, Some(c), "Normal", "Pulling", &msg);
+    }
+
+    /// Moves to `stage` as of `now`: a new status to write.
+    fn enter(&mut self, stage: Stage, now: Instant) {
+        self.stage = stage;
+        self.since = now;
+        self.version += 1;
+    }
+
     fn start_delay(&self, p: &Pass) -> Duration {
         match &self.plan {
             Plan::Serve { rule } => p.rule(*rule).start_after.unwrap_or(DEFAULT_START),
@@ -306,9 +318,7 @@ impl PodSim {
                 self.host_ip = ip;
                 self.t_scheduled = p.wall.clone();
                 self.t_ready = p.wall.clone();
-                self.stage = Stage::Creating;
-                self.since = now;
-                self.version += 1;
+                self.enter(Stage::Creating, now);
                 let msg = format!(
                     "Successfully assigned {}/{} to {}",
                     self.ns, self.name, self.node
@@ -343,26 +353,12 @@ impl PodSim {
                 if now < self.since + PULL_ERROR {
                     return false;
                 }
-                self.stage = Stage::ImagePullBackOff;
-                self.since = now;
-                self.version += 1;
+                self.enter(Stage::ImagePullBackOff, now);
                 for (c, img) in self.containers.clone() {
-                    self.kubelet_event(
-                        p,
-                        ev,
-                        Some(&c),
-                        "Normal",
-                        "BackOff",
-                        &format!("Back-off pulling image \"{img}\""),
-                    );
-                    self.kubelet_event(
-                        p,
-                        ev,
-                        Some(&c),
-                        "Warning",
-                        "Failed",
-                        "Error: ImagePullBackOff",
-                    );
+                    let msg = format!("Back-off pulling image \"{img}\"");
+                    self.kubelet_event(p, ev, Some(&c), "Normal", "BackOff", &msg);
+                    let msg = "Error: ImagePullBackOff";
+                    self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", msg);
                 }
                 true
             }
@@ -414,9 +410,7 @@ impl PodSim {
                     self.stop_logs(p);
                     self.last_term = Some(self.terminated(p, exit, reason));
                     self.restarts += 1;
-                    self.stage = Stage::CrashLoopBackOff;
-                    self.since = now;
-                    self.version += 1;
+                    self.enter(Stage::CrashLoopBackOff, now);
                     let pod = format!("{}_{}({})", self.name, self.ns, self.uid);
                     for (c, _) in self.containers.clone() {
                         let msg = format!("Back-off restarting failed container {c} in pod {pod}");
@@ -447,14 +441,13 @@ impl PodSim {
                 self.stop_logs(p);
                 self.final_term =
                     Some(self.terminated(p, code, if code == 0 { "Completed" } else { "Error" }));
-                self.stage = if exit.is_some() {
+                let end = if exit.is_some() {
                     Stage::Failed
                 } else {
                     Stage::Succeeded
                 };
-                self.since = now;
+                self.enter(end, now);
                 self.set_ready(p, false);
-                self.version += 1;
                 true
             }
         }
@@ -479,18 +472,9 @@ impl PodSim {
     }
 
     fn pull_failed(&mut self, p: &Pass, ev: &mut Events) {
-        self.stage = Stage::ErrImagePull;
-        self.since = p.now;
-        self.version += 1;
+        self.enter(Stage::ErrImagePull, p.now);
         for (c, img) in self.containers.clone() {
-            self.kubelet_event(
-                p,
-                ev,
-                Some(&c),
-                "Normal",
-                "Pulling",
-                &format!("Pulling image \"{img}\""),
-            );
+            self.pulling(p, ev, &c, &img);
             self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", &pull_error(&img));
             self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", "Error: ErrImagePull");
         }
@@ -499,14 +483,7 @@ impl PodSim {
     fn start_containers(&mut self, p: &Pass, ev: &mut Events, first: bool) {
         for (c, img) in self.containers.clone() {
             if first {
-                self.kubelet_event(
-                    p,
-                    ev,
-                    Some(&c),
-                    "Normal",
-                    "Pulling",
-                    &format!("Pulling image \"{img}\""),
-                );
+                self.pulling(p, ev, &c, &img);
                 let size = 20_000_000 + fnv(img.as_bytes()) % 80_000_000;
                 let msg = format!(
                     "Successfully pulled image \"{img}\" in 812ms (812ms including waiting). Image size: {size} bytes."
@@ -516,22 +493,10 @@ impl PodSim {
                 let msg = format!("Container image \"{img}\" already present on machine");
                 self.kubelet_event(p, ev, Some(&c), "Normal", "Pulled", &msg);
             }
-            self.kubelet_event(
-                p,
-                ev,
-                Some(&c),
-                "Normal",
-                "Created",
-                &format!("Created container: {c}"),
-            );
-            self.kubelet_event(
-                p,
-                ev,
-                Some(&c),
-                "Normal",
-                "Started",
-                &format!("Started container {c}"),
-            );
+            let msg = format!("Created container: {c}");
+            self.kubelet_event(p, ev, Some(&c), "Normal", "Created", &msg);
+            let msg = format!("Started container {c}");
+            self.kubelet_event(p, ev, Some(&c), "Normal", "Started", &msg);
         }
         let lines = self.log_lines(p);
         for (i, (c, _)) in self.containers.iter().enumerate() {
@@ -543,11 +508,9 @@ impl PodSim {
             }
         }
         self.ever_started = true;
-        self.stage = Stage::Running;
-        self.since = p.now;
+        self.enter(Stage::Running, p.now);
         self.run_wall = p.wall.clone();
         self.next_probe = p.now;
-        self.version += 1;
         if matches!(self.plan, Plan::Run { .. }) {
             // No probes: a running Job pod is Ready.
             self.set_ready(p, true);
@@ -689,16 +652,7 @@ impl Controllers {
     /// Registers new pods, advances every pod and writes the statuses that changed; the
     /// owners of changed pods are marked dirty.
     pub(super) fn kubelet_pass(&mut self, p: &Pass, cache: &Cache, dirty: &mut Dirty) {
-        let new: Vec<&Arc<Value>> = if dirty.all {
-            cache.pods.values().collect()
-        } else {
-            dirty
-                .pods
-                .iter()
-                .filter_map(|u| cache.pods.get(u))
-                .collect()
-        };
-        for pod in new {
+        for pod in dirty.changed(&dirty.pods, &cache.pods) {
             let uid = meta(pod, "uid");
             if self.pods.contains_key(uid) {
                 continue;

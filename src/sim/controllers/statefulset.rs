@@ -4,19 +4,21 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
 use super::{
-    CONTROLLER_REVISIONS, Controllers, Involved, PVCS, Pass, generation, int_at, label, meta,
-    owner_ref, put_nonzero, template_hash,
+    CONTROLLER_REVISIONS, Controllers, PVCS, Pass, array_at, int_at, is_rolling, label, meta,
+    min_ready, owner_ref, pod_template, put_nonzero, spec_replicas,
 };
 use crate::sim::resources::ids;
 
 pub(crate) const REVISION_LABEL: &str = "controller-revision-hash";
+/// Where StatefulSets and DaemonSets keep their strategy's type.
+pub(crate) const UPDATE_STRATEGY: &str = "/spec/updateStrategy/type";
+const STS_CONTROLLER: &str = "statefulset-controller";
 
 impl Controllers {
     /// Creates the ControllerRevision `name` holding `template`, unless it exists.
@@ -61,24 +63,13 @@ impl Controllers {
 
     pub(super) fn statefulsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for sts in &self.work(&snap.statefulsets, dirty) {
-            let (name, uid, ns, sts_gen) = (
-                meta(sts, "name"),
-                meta(sts, "uid"),
-                meta(sts, "namespace"),
-                generation(sts),
-            );
-            let rule_idx = self.rule_index(p.sim, "StatefulSet", name, sts_gen);
-            let rule = p.rule(rule_idx);
-            if rule.never_observe {
-                self.settle(uid, true);
+            let Some((id, rule_idx)) = self.observe(p, "StatefulSet", sts) else {
                 continue;
-            }
-            let replicas = int_at(sts, "/spec/replicas").unwrap_or(1).max(0);
-            let rolling = sts
-                .pointer("/spec/updateStrategy/type")
-                .and_then(Value::as_str)
-                .unwrap_or("RollingUpdate")
-                == "RollingUpdate";
+            };
+            let (name, uid, ns, sts_gen) = (id.name, id.uid, id.ns, id.generation);
+            let rule = p.rule(rule_idx);
+            let replicas = spec_replicas(sts);
+            let rolling = is_rolling(sts, UPDATE_STRATEGY);
             let partition = if rolling {
                 int_at(sts, "/spec/updateStrategy/rollingUpdate/partition")
                     .unwrap_or(0)
@@ -90,14 +81,8 @@ impl Controllers {
                 .pointer("/spec/podManagementPolicy")
                 .and_then(Value::as_str)
                 == Some("Parallel");
-            let min = Duration::from_secs(
-                int_at(sts, "/spec/minReadySeconds").unwrap_or(0).max(0) as u64
-            );
-            let template = sts
-                .pointer("/spec/template")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            let hash = template_hash(&template);
+            let min = min_ready(sts);
+            let (template, hash) = pod_template(sts);
             let update_rev = format!("{name}-{hash}");
             let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
             self.ensure_revision(p, sts, &update_rev, &hash, &template, &revisions);
@@ -115,12 +100,8 @@ impl Controllers {
                 let ordinal = meta(pod, "name")
                     .strip_prefix(&prefix)
                     .and_then(|o| o.parse::<i64>().ok());
-                let terminal = self
-                    .pods
-                    .get(meta(pod, "uid"))
-                    .is_some_and(|s| s.terminal());
                 match ordinal {
-                    Some(o) if !terminal => {
+                    Some(o) if !self.pod_terminal(pod) => {
                         pods.insert(o, pod.clone());
                     }
                     _ => {
@@ -240,15 +221,8 @@ impl Controllers {
             meta(pod, "name"),
             meta(sts, "name")
         );
-        self.events.record(
-            p,
-            &Involved::of(sts),
-            "Normal",
-            "SuccessfulDelete",
-            &msg,
-            "statefulset-controller",
-            None,
-        );
+        self.events
+            .normal(p, sts, "SuccessfulDelete", &msg, STS_CONTROLLER);
     }
 
     fn sts_create(
@@ -268,11 +242,7 @@ impl Controllers {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let claims: Vec<Value> = sts
-            .pointer("/spec/volumeClaimTemplates")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let claims = array_at(sts, "/spec/volumeClaimTemplates");
         let selector_labels = sts
             .pointer("/spec/selector/matchLabels")
             .cloned()
@@ -297,15 +267,8 @@ impl Controllers {
             if p.sim.store.create(*PVCS, Some(ns), pvc).is_ok() {
                 let msg =
                     format!("create Claim {pvc_name} Pod {pod_name} in StatefulSet {name} success");
-                self.events.record(
-                    p,
-                    &Involved::of(sts),
-                    "Normal",
-                    "SuccessfulCreate",
-                    &msg,
-                    "statefulset-controller",
-                    None,
-                );
+                self.events
+                    .normal(p, sts, "SuccessfulCreate", &msg, STS_CONTROLLER);
             }
             volumes.push(
                 json!({"name": claim_name, "persistentVolumeClaim": {"claimName": pvc_name}}),
@@ -344,15 +307,8 @@ impl Controllers {
             Plan::Serve { rule },
         )?;
         let msg = format!("create Pod {pod_name} in StatefulSet {name} successful");
-        self.events.record(
-            p,
-            &Involved::of(sts),
-            "Normal",
-            "SuccessfulCreate",
-            &msg,
-            "statefulset-controller",
-            None,
-        );
+        self.events
+            .normal(p, sts, "SuccessfulCreate", &msg, STS_CONTROLLER);
         Some(pod)
     }
 }

@@ -59,6 +59,13 @@ impl Harness {
         false
     }
 
+    /// Steps until `name` is rolled out (true) or `secs` of fake time pass (false).
+    fn rolls_out(&mut self, res: ResourceId, name: &str, secs: u64) -> bool {
+        self.run_until(Duration::from_secs(secs), |h| {
+            h.rollout(res, name) == Rollout::Done
+        })
+    }
+
     fn create(&self, res: ResourceId, obj: Value) -> Arc<Value> {
         self.sim.store.create(res, Some(NS), obj).unwrap()
     }
@@ -261,10 +268,7 @@ fn deployment_rolls_out_then_rolls_to_a_new_replicaset() {
     let mut h =
         Harness::new("workloads:\n  - match: Deployment/web\n    logs: [\"listening on :3000\"]\n");
     h.create(*ids::DEPLOYMENTS, deployment("web", 3));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     h.run(Duration::from_millis(300));
     let d = h.get(*ids::DEPLOYMENTS, "web");
     for k in [
@@ -387,10 +391,7 @@ fn never_observe_keeps_observed_generation_behind_and_old_pods_ready() {
         "workloads:\n  - match: Deployment/web\n    generation: 2\n    never_observe: true\n",
     );
     h.create(*ids::DEPLOYMENTS, deployment("web", 3));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     h.set_image(*ids::DEPLOYMENTS, "web", "web:2");
     h.run(Duration::from_secs(10));
     let d = h.get(*ids::DEPLOYMENTS, "web");
@@ -412,10 +413,7 @@ fn surge_never_terminates_leaves_an_old_replica() {
         "workloads:\n  - match: Deployment/web\n    generation: 2\n    surge_never_terminates: true\n",
     );
     h.create(*ids::DEPLOYMENTS, deployment("web", 3));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     h.set_image(*ids::DEPLOYMENTS, "web", "web:2");
     h.run(Duration::from_secs(20));
     let d = h.get(*ids::DEPLOYMENTS, "web");
@@ -599,20 +597,14 @@ fn recreate_strategy_replaces_all_pods() {
     let mut d = deployment("web", 2);
     d["spec"]["strategy"] = json!({"type": "Recreate"});
     h.create(*ids::DEPLOYMENTS, d);
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     let old: Vec<String> = h
         .list(*ids::PODS, "web-")
         .iter()
         .map(|p| meta(p, "name").to_string())
         .collect();
     h.set_image(*ids::DEPLOYMENTS, "web", "web:2");
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     let now: Vec<String> = h
         .list(*ids::PODS, "web-")
         .iter()
@@ -633,10 +625,7 @@ fn statefulset_rolls_in_order_and_converges_revisions() {
         .map(|p| meta(p, "name").to_string())
         .collect();
     assert_eq!(names, ["db-0"], "OrderedReady: one at a time");
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::STATEFULSETS, "db") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::STATEFULSETS, "db", 10));
     let s = h.get(*ids::STATEFULSETS, "db");
     assert_eq!(
         s["status"]["currentRevision"],
@@ -691,10 +680,7 @@ fn statefulset_revision_never_converges() {
         "workloads:\n  - match: StatefulSet/db\n    generation: 2\n    revision_never_converges: true\n",
     );
     h.create(*ids::STATEFULSETS, statefulset("db", 2));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::STATEFULSETS, "db") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::STATEFULSETS, "db", 10));
     h.set_image(*ids::STATEFULSETS, "db", "db:2");
     h.run(Duration::from_secs(15));
     let s = h.get(*ids::STATEFULSETS, "db");
@@ -717,10 +703,7 @@ fn statefulset_revision_never_converges() {
 fn daemonset_runs_one_pod_per_node_and_rolls() {
     let mut h = Harness::new("nodes: 3\n");
     h.create(*ids::DAEMONSETS, daemonset("agent"));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DAEMONSETS, "agent") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DAEMONSETS, "agent", 10));
     let pods = h.list(*ids::PODS, "agent-");
     let mut nodes: Vec<&str> = pods
         .iter()
@@ -745,10 +728,7 @@ fn daemonset_runs_one_pod_per_node_and_rolls() {
         h.rollout(*ids::DAEMONSETS, "agent"),
         Rollout::Waiting(_)
     ));
-    assert!(h.run_until(
-        Duration::from_secs(20),
-        |h| h.rollout(*ids::DAEMONSETS, "agent") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DAEMONSETS, "agent", 20));
     let pods = h.list(*ids::PODS, "agent-");
     assert_eq!(pods.len(), 3);
     let hash = &pods[0]["metadata"]["labels"]["controller-revision-hash"];
@@ -844,6 +824,38 @@ fn job_fails_after_the_backoff_limit() {
 }
 
 #[test]
+fn a_job_whose_service_account_is_missing_reports_failed_create_until_it_exists() {
+    let mut h = Harness::new("jobs:\n  - match: demo-init\n    after: 300ms\n");
+    let mut j = job("demo-init", 6);
+    j["spec"]["template"]["spec"]["serviceAccountName"] = json!("demo-init");
+    h.create(*ids::JOBS, j);
+    h.run(Duration::from_secs(3));
+    assert!(
+        h.list(*ids::PODS, "demo-init-").is_empty(),
+        "the pod is refused"
+    );
+    let refused = h.events("demo-init", "FailedCreate");
+    assert_eq!(refused.len(), 1, "one event, counted: {refused:?}");
+    assert_eq!(
+        refused[0]["message"],
+        "Error creating: pods \"demo-init-\" is forbidden: error looking up service account apps/demo-init: serviceaccount \"demo-init\" not found"
+    );
+    assert_eq!(refused[0]["type"], "Warning");
+    assert!(n(&refused[0], "/count") >= 2, "retried: {}", refused[0]);
+    let sa = h.sim.store.create(
+        *ids::SERVICEACCOUNTS,
+        Some(NS),
+        json!({"metadata": {"name": "demo-init"}}),
+    );
+    assert!(sa.is_ok());
+    assert!(h.run_until(Duration::from_secs(10), |h| {
+        condition(&h.get(*ids::JOBS, "demo-init"), "Complete").is_some()
+    }));
+    let pod = h.list(*ids::PODS, "demo-init-").pop().unwrap();
+    assert_eq!(pod["spec"]["serviceAccountName"], "demo-init");
+}
+
+#[test]
 fn flaky_job_fails_first_then_succeeds() {
     let mut h = Harness::new("jobs:\n  - match: flaky\n    fail_first: 1\n    after: 300ms\n");
     h.create(*ids::JOBS, job("flaky", 6));
@@ -861,10 +873,7 @@ fn flaky_job_fails_first_then_succeeds() {
 fn deleting_a_deployment_forgets_its_pods_and_logs() {
     let mut h = Harness::new("workloads:\n  - match: web\n    logs: [\"hi\"]\n");
     h.create(*ids::DEPLOYMENTS, deployment("web", 2));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     let pod = meta(&h.list(*ids::PODS, "web-")[0], "name").to_string();
     assert!(h.sim.logs.read(NS, &pod, "app", false).is_some());
     h.sim
@@ -929,21 +938,12 @@ fn scale_1000_workloads_10000_pods() {
 fn rollback_reuses_the_old_replicaset_with_a_new_revision() {
     let mut h = Harness::new("{}");
     h.create(*ids::DEPLOYMENTS, deployment("web", 2));
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     let rs1 = meta(&h.list(*ids::REPLICASETS, "web-")[0], "name").to_string();
     h.set_image(*ids::DEPLOYMENTS, "web", "web:2");
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     h.set_image(*ids::DEPLOYMENTS, "web", "web:1");
-    assert!(h.run_until(
-        Duration::from_secs(10),
-        |h| h.rollout(*ids::DEPLOYMENTS, "web") == Rollout::Done
-    ));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
     h.run(Duration::from_millis(300));
     assert_eq!(
         h.list(*ids::REPLICASETS, "web-").len(),

@@ -20,7 +20,7 @@ use crate::ui::nav::Scroll;
 use crate::ui::panes::events::event_line;
 use crate::ui::panes::helm::window;
 use crate::ui::panes::{
-    filter_span, mark_style, pane_block, plain_lines, render_empty, table, wrap_spans,
+    filter_span, mark_style, pane_block, plain_lines, pods, render_empty, table, wrap_spans,
 };
 use crate::ui::theme::Theme;
 
@@ -65,13 +65,8 @@ pub fn position<'a>(scroll: &Scroll, total: usize, height: u16, t: &Theme) -> Sp
     if scroll.follow || total <= height as usize {
         Span::raw("")
     } else {
-        Span::styled(
-            format!(
-                " · from line {}/{total} · G end",
-                (scroll.top + 1).min(total)
-            ),
-            t.warn(),
-        )
+        let at = scroll.at(total);
+        Span::styled(format!(" · from line {at} · G end"), t.warn())
     }
 }
 
@@ -189,23 +184,12 @@ fn render_pods(
 ) {
     let t = &v.theme;
     if pods.is_empty() {
-        frame.render_widget(
-            Paragraph::new(vec![
-                Line::from(section("PODS".into(), t)),
-                Line::from(Span::styled("no pods of this hook remain", t.muted())),
-            ]),
-            area,
-        );
+        pods::render_none(frame, area, "no pods of this hook remain", t);
         return;
     }
     let width = area.width as usize;
-    let name_w = pods
-        .iter()
-        .map(|p| fit::width(&p.name))
-        .max()
-        .unwrap_or(4)
-        .clamp(8, if width >= 120 { 40 } else { 22 });
-    let node_w = if width >= 120 { 16 } else { 8 };
+    let (name_max, node_w) = if width >= 120 { (40, 16) } else { (22, 8) };
+    let name_w = fit::column(pods.iter().map(|p| &p.name), 8, name_max);
     let rows: Vec<Row> = pods
         .iter()
         .map(|p| {

@@ -10,6 +10,7 @@ use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookEvidence, HookPod, InspectedHook, Inspection, LockState,
     Operation, RevisionInfo, Storage, Termination,
 };
+use crate::ui::fixture as deploy_fixture;
 use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::InspectUi;
@@ -170,41 +171,25 @@ fn seed_evidence() -> HookEvidence {
     }
 }
 
+/// The deploy screen's rolled-out workload, as inspect reads it at revision 1.
 fn workload(kind: &str, name: &str, n: i32, optional: bool) -> WorkloadView {
     WorkloadView {
-        kind: kind.into(),
-        name: name.into(),
         optional,
         optional_because: optional.then(|| "annotation helmdeck.io/optional".into()),
-        ready: true,
-        failed: false,
-        message: match kind {
-            "Deployment" => format!("deployment \"{name}\" successfully rolled out"),
-            "DaemonSet" => format!("daemon set \"{name}\" successfully rolled out"),
-            _ => "partitioned roll out complete: 2 new pods have been updated...".into(),
-        },
         desired: n,
         ready_replicas: n,
         updated: n,
         available: n,
         generation: 1,
         created: Some(at("09:52:12")),
-        pod_causes: vec![],
-        notes: vec![],
+        ..deploy_fixture::workload(kind, name)
     }
 }
 
 fn pod(name: &str, owner: &str, node: &str) -> PodView {
     PodView {
-        name: name.into(),
-        owner: owner.into(),
-        phase: "Running".into(),
-        ready: true,
-        restarts: 0,
         node: Some(node.into()),
-        current: true,
-        causes: vec![],
-        containers: vec!["app".into()],
+        ..deploy_fixture::pod(name, owner, "Running", true)
     }
 }
 
@@ -375,53 +360,25 @@ pub fn locked() -> Inspection {
             ..ContainerEvidence::default()
         }],
     };
-    i.hooks = vec![
-        InspectedHook {
-            record: hook(
-                "demo-migrate",
-                &["pre-install", "pre-upgrade"],
-                -5,
-                HookPhase::Running,
-                None,
-            ),
-            in_this_run: true,
-            live: Some(HookEvidence {
-                kind: "Job".into(),
-                name: "demo-migrate".into(),
-                found: true,
-                created: Some(at("09:48:00")),
-                status: Some("Running".into()),
-                active: 1,
-                pods: vec![migrate_pod],
-                ..HookEvidence::default()
-            }),
-        },
-        InspectedHook {
-            record: hook(
-                "demo-init",
-                &["post-install", "post-upgrade"],
-                0,
-                HookPhase::NeverRan,
-                None,
-            ),
-            in_this_run: true,
-            live: None,
-        },
-        InspectedHook {
-            record: hook(
-                "demo-seed",
-                &["post-install", "post-upgrade"],
-                5,
-                HookPhase::NeverRan,
-                None,
-            ),
-            in_this_run: true,
-            live: None,
-        },
-    ];
-    if let Some(h) = i.hooks.first_mut() {
-        h.record.started_at = Some(at("09:48:00.2"));
+    // Revision 3's record holds the same hooks, fresh: none has run but migrate, still running.
+    for h in &mut i.hooks {
+        (h.record.phase, h.record.started_at, h.record.completed_at) =
+            (HookPhase::NeverRan, None, None);
+        h.live = None;
     }
+    let migrate = &mut i.hooks[0];
+    migrate.record.phase = HookPhase::Running;
+    migrate.record.started_at = Some(at("09:48:00.2"));
+    migrate.live = Some(HookEvidence {
+        kind: "Job".into(),
+        name: "demo-migrate".into(),
+        found: true,
+        created: Some(at("09:48:00")),
+        status: Some("Running".into()),
+        active: 1,
+        pods: vec![migrate_pod],
+        ..HookEvidence::default()
+    });
     i
 }
 

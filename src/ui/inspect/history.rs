@@ -22,11 +22,7 @@ fn description_cell<'a>(r: &HistoryRow, v: &InspectFrame, width: usize) -> Cell<
     match &r.error {
         None => Cell::from(fit::end(&fit::inert(&r.description), width).into_owned()),
         Some(e) => {
-            let label = if r.status.is_empty() {
-                String::new()
-            } else {
-                format!(" (label status {})", r.status)
-            };
+            let label = r.label_status();
             let text = format!(
                 "✗ unreadable{label}: {} {}: {e}",
                 r.storage.kubectl_name(),
@@ -75,25 +71,10 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     let width = inner.width as usize;
     let wide = width >= WIDE;
     let readable = rows.iter().filter(|r| r.error.is_none());
-    let status_w = rows
-        .iter()
-        .map(|r| fit::width(&r.status))
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 16)
-        + 2;
-    let chart_w = readable
-        .clone()
-        .map(|r| fit::width(&r.chart))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, if wide { 30 } else { 16 });
-    let app_w = readable
-        .map(|r| fit::width(&r.app_version))
-        .max()
-        .unwrap_or(3)
-        .clamp(3, 16)
-        .max(if wide { 11 } else { 3 });
+    let status_w = fit::column(rows.iter().map(|r| &r.status), 6, 16) + 2;
+    let chart_max = if wide { 30 } else { 16 };
+    let chart_w = fit::column(readable.clone().map(|r| &r.chart), 5, chart_max);
+    let app_w = fit::column(readable.map(|r| &r.app_version), 3, 16).max(if wide { 11 } else { 3 });
     let updated_w = if wide { 19 } else { 11 };
     // marker, rev, updated, status, chart, (app), and the spaces between them.
     let fixed = 1 + 4 + updated_w + status_w + chart_w + if wide { app_w + 1 } else { 0 } + 5;

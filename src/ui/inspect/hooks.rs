@@ -15,7 +15,7 @@ use crate::ui::fit;
 use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{InspectUi, Slot};
 use crate::ui::model::{self, Mark};
-use crate::ui::panes::{filter_span, mark_style, pane_block, render_empty, table};
+use crate::ui::panes::{failed_span, filter_span, mark_style, pane_block, render_empty, table};
 
 /// Inner widths from which the evidence shares the row (else it takes a second line).
 const WIDE: usize = 120;
@@ -86,12 +86,8 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         .iter()
         .filter(|h| h.record.phase == HookPhase::Failed)
         .count();
-    if failed > 0 {
-        title.push(Span::styled(format!("  {failed} failed"), t.bad()));
-    }
-    if let Some(f) = filter_span(&ui.filters, Slot::Hooks, t) {
-        title.push(f);
-    }
+    title.extend(failed_span(failed, t));
+    title.extend(filter_span(&ui.filters, Slot::Hooks, t));
     let block = pane_block(title, focused, t);
     let inner = block.inner(area);
     if rows.is_empty() {
@@ -106,22 +102,13 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     let width = inner.width as usize;
     let wide = width >= WIDE;
     let with_start = width >= 90;
-    let name_w = rows
-        .iter()
-        .map(|h| fit::width(&h.record.name))
-        .max()
-        .unwrap_or(4)
-        .clamp(6, if wide { 32 } else { 18 });
+    let (name_max, events_max) = if wide { (32, 28) } else { (18, 20) };
+    let name_w = fit::column(rows.iter().map(|h| &h.record.name), 6, name_max);
     let events: Vec<String> = rows
         .iter()
         .map(|h| model::compact_events(&h.record.events))
         .collect();
-    let events_w = events
-        .iter()
-        .map(|e| fit::width(e))
-        .max()
-        .unwrap_or(6)
-        .clamp(6, if wide { 28 } else { 20 });
+    let events_w = fit::column(&events, 6, events_max);
     let cols = Columns {
         name: name_w,
         events: events_w,

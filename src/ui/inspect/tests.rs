@@ -13,17 +13,14 @@ use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::fixture::{self, SEED_LOG};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::{Drill, Effect, Focus, InspectUi, Slot};
+use crate::ui::testkit::{Keys, SIZES, assert_inert, find_text, press, row_text, type_text};
 use crate::ui::theme::Theme;
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
-
-fn press(ui: &mut InspectUi, data: &Inspected, code: KeyCode) -> Effect {
-    ui.on_key(KeyEvent::new(code, KeyModifiers::NONE), data)
-}
-
-fn type_text(ui: &mut InspectUi, data: &Inspected, text: &str) {
-    for c in text.chars() {
-        press(ui, data, KeyCode::Char(c));
+impl Keys for InspectUi {
+    type Data = Inspected;
+    type Effect = Effect;
+    fn key(&mut self, key: KeyEvent, data: &Inspected) -> Effect {
+        self.on_key(key, data)
     }
 }
 
@@ -339,25 +336,17 @@ fn failed_stands_out_and_never_ran_is_dim() {
     let mut ui = InspectUi::new(&data);
     let mut terminal =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48)).expect("terminal");
-    let ctx = InspectFrame {
-        data: &data,
-        theme: Theme::coloured(),
+    let mut draw = |data: &Inspected, ui: &mut InspectUi| {
+        let ctx = InspectFrame {
+            data,
+            theme: Theme::coloured(),
+        };
+        terminal.draw(|f| screen::draw(f, &ctx, ui)).expect("draw");
+        terminal.backend().buffer().clone()
     };
-    terminal
-        .draw(|f| screen::draw(f, &ctx, &mut ui))
-        .expect("draw");
-    let buf = terminal.backend().buffer().clone();
-    let find = |needle: &str, from: u16| -> (u16, u16) {
-        for y in from..buf.area.height {
-            let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-            if let Some(at) = line.find(needle) {
-                return (line[..at].chars().count() as u16, y);
-            }
-        }
-        panic!("{needle} not on screen");
-    };
-    let (_, hooks_top) = find("Hooks", 0);
-    let (x, y) = find("demo-seed", hooks_top);
+    let buf = draw(&data, &mut ui);
+    let (_, hooks_top) = find_text(&buf, "Hooks", 0);
+    let (x, y) = find_text(&buf, "demo-seed", hooks_top);
     assert!(
         buf[(x, y)].modifier.contains(Modifier::DIM),
         "never ran is dim"
@@ -367,34 +356,14 @@ fn failed_stands_out_and_never_ran_is_dim() {
     let mut ui = InspectUi::new(&data);
     // Focus elsewhere, so the selection does not reverse the row under test.
     ui.focus = Focus::History;
-    let ctx = InspectFrame {
-        data: &data,
-        theme: Theme::coloured(),
-    };
-    terminal
-        .draw(|f| screen::draw(f, &ctx, &mut ui))
-        .expect("draw");
-    let buf = terminal.backend().buffer().clone();
-    let row = |needle: &str| -> (u16, u16) {
-        for y in 0..buf.area.height {
-            let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-            if line.contains("Hooks") {
-                for y2 in y..buf.area.height {
-                    let line: String = (0..buf.area.width).map(|x| buf[(x, y2)].symbol()).collect();
-                    if let Some(at) = line.find(needle) {
-                        return (line[..at].chars().count() as u16, y2);
-                    }
-                }
-            }
-        }
-        panic!("{needle} not in the hooks pane");
-    };
-    let (x, y) = row("Failed");
+    let buf = draw(&data, &mut ui);
+    let (_, hooks_top) = find_text(&buf, "Hooks", 0);
+    let (x, y) = find_text(&buf, "Failed", hooks_top);
     assert_eq!(buf[(x, y)].fg, Color::Red);
     assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
-    let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+    let line = row_text(&buf, y);
     assert!(line.contains('✗'), "{line}");
-    let (x, y) = row("Succeeded");
+    let (x, y) = find_text(&buf, "Succeeded", hooks_top);
     assert_ne!(buf[(x, y)].fg, Color::Red);
     assert!(!buf[(x, y)].modifier.contains(Modifier::DIM));
 }
@@ -425,13 +394,7 @@ fn hostile_text_renders_inert() {
         press(&mut ui, &data, KeyCode::Enter);
         let detail = fixture::render(&data, &mut ui, w, h);
         for screen in [&main, &detail] {
-            for c in screen.chars() {
-                assert!(!c.is_control() || c == '\n', "control {c:?} on screen");
-                assert!(
-                    !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
-                    "BiDi control on screen"
-                );
-            }
+            assert_inert(screen);
             assert_rows_keep_width(screen, w);
         }
         assert!(main.contains("evil"), "{main}");

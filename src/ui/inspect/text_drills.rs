@@ -13,7 +13,7 @@ use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::evidence::position;
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::panes::helm::window;
-use crate::ui::panes::{filter_span, pane_block, plain_lines, wrap_spans};
+use crate::ui::panes::{filter_span, keyed_lines, pane_block, plain_lines};
 
 pub fn render_revision(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &InspectUi) {
     let t = &v.theme;
@@ -48,20 +48,10 @@ pub fn render_revision(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &Ins
     };
     let key_w = 13;
     let mut lines: Vec<Line<'static>> = Vec::new();
+    let value_w = width.saturating_sub(key_w).max(10);
     let mut field = |key: &str, value: String, vstyle: Style| {
-        for (n, part) in wrap_spans(&[(vstyle, value)], width.saturating_sub(key_w).max(10))
-            .into_iter()
-            .enumerate()
-        {
-            let k = if n == 0 {
-                fit::pad(key, key_w)
-            } else {
-                " ".repeat(key_w)
-            };
-            let mut spans = vec![Span::styled(k, t.heading())];
-            spans.extend(part.spans);
-            lines.push(Line::from(spans));
-        }
+        let key_cell = |k: String| Span::styled(k, t.heading());
+        lines.extend(keyed_lines(key, key_w, key_cell, (vstyle, value), value_w));
     };
     let updated = if r.updated.is_empty() {
         "–".to_string()

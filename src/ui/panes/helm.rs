@@ -9,6 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::engine::event::{Level, Step};
 use crate::engine::state::DeployState;
+use crate::helm::process::exit_words;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::nav::Scroll;
 use crate::ui::panes::{DeployFrame, filter_span, pane_block, render_empty, wrap_spans};
@@ -57,11 +58,7 @@ fn exit_line(state: &DeployState) -> Option<PaneLine<'_>> {
     if !h.exited {
         return None;
     }
-    let how = match (h.exit_code, h.signal) {
-        (Some(c), _) => format!("exit {c}"),
-        (None, Some(s)) => format!("signal {s}"),
-        _ => "unknown exit".into(),
-    };
+    let how = exit_words(h.exit_code, h.signal);
     let cancelled = if h.cancelled {
         ", cancelled (SIGTERM sent)"
     } else {
@@ -148,13 +145,8 @@ pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'
     if scroll.follow {
         Span::styled("  following", theme.muted())
     } else {
-        Span::styled(
-            format!(
-                "  paused at {}/{total} · f follows",
-                (scroll.top + 1).min(total)
-            ),
-            theme.warn(),
-        )
+        let at = scroll.at(total);
+        Span::styled(format!("  paused at {at} · f follows"), theme.warn())
     }
 }
 

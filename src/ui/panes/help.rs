@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph};
 
 use crate::ui::fit;
-use crate::ui::panes::{DeployFrame, wrap_spans};
+use crate::ui::panes::{DeployFrame, keyed_lines, wrap_spans};
 use crate::ui::theme::Theme;
 
 /// Every key, as the help overlay and the README list them.
@@ -72,20 +72,10 @@ pub fn render_keys(
     let width = (area.width.saturating_sub(4)).min(max_width);
     let text_w = (width as usize).saturating_sub(key_w + 5);
     let mut lines: Vec<Line> = Vec::new();
+    let key_cell = |k: String| Span::styled(format!(" {k}  "), t.key());
     for (key, what) in keys {
-        for (i, part) in wrap_spans(&[(Style::new(), what.to_string())], text_w.max(10))
-            .into_iter()
-            .enumerate()
-        {
-            let k = if i == 0 {
-                fit::pad(key, key_w)
-            } else {
-                " ".repeat(key_w)
-            };
-            let mut spans = vec![Span::styled(format!(" {k}  "), t.key())];
-            spans.extend(part.spans);
-            lines.push(Line::from(spans));
-        }
+        let what = (Style::new(), what.to_string());
+        lines.extend(keyed_lines(key, key_w, key_cell, what, text_w.max(10)));
     }
     lines.push(Line::from(""));
     for part in wrap_spans(

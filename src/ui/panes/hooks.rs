@@ -12,7 +12,9 @@ use crate::engine::event::Step;
 use crate::ui::app::{FilterSlot, UiState};
 use crate::ui::fit;
 use crate::ui::model::{self, HookRow, Mark};
-use crate::ui::panes::{DeployFrame, filter_span, mark_style, pane_block, render_empty, table};
+use crate::ui::panes::{
+    DeployFrame, failed_span, filter_span, mark_style, pane_block, render_empty, table,
+};
 
 fn duration(row: &HookRow, ctx: &DeployFrame) -> String {
     match (row.started_at, row.completed_at) {
@@ -33,12 +35,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     let rows = model::hook_rows(state, &filter);
     let mut title = vec![Span::raw("Hooks")];
     let failed = rows.iter().filter(|r| r.mark == Mark::Failed).count();
-    if failed > 0 {
-        title.push(Span::styled(format!("  {failed} failed"), t.bad()));
-    }
-    if let Some(f) = filter_span(&ui.filters, FilterSlot::Hooks, t) {
-        title.push(f);
-    }
+    title.extend(failed_span(failed, t));
+    title.extend(filter_span(&ui.filters, FilterSlot::Hooks, t));
     let block = pane_block(title, focused, t);
     let inner = block.inner(area);
     if rows.is_empty() {
@@ -54,18 +52,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     }
     let width = inner.width as usize;
     let with_start = width >= 70;
-    let name_w = rows
-        .iter()
-        .map(|r| fit::width(r.name))
-        .max()
-        .unwrap_or(4)
-        .clamp(6, if width >= 90 { 32 } else { 16 });
-    let events_w = rows
-        .iter()
-        .map(|r| fit::width(&r.events))
-        .max()
-        .unwrap_or(6)
-        .clamp(6, if width >= 90 { 28 } else { 20 });
+    let (name_max, events_max) = if width >= 90 { (32, 28) } else { (16, 20) };
+    let name_w = fit::column(rows.iter().map(|r| r.name), 6, name_max);
+    let events_w = fit::column(rows.iter().map(|r| &r.events), 6, events_max);
     let tick = ui.tick;
     let table_rows: Vec<Row> = rows
         .iter()

@@ -77,6 +77,11 @@ pub fn render_empty<'a>(
     );
 }
 
+/// `  2 failed` after a pane title, when any failed.
+pub fn failed_span(failed: usize, theme: &Theme) -> Option<Span<'static>> {
+    (failed > 0).then(|| Span::styled(format!("  {failed} failed"), theme.bad()))
+}
+
 /// ` / web` after a pane title when the filter of `slot` narrows it (or is being typed).
 pub fn filter_span<S: Ordered>(
     filters: &Filters<S>,
@@ -142,6 +147,32 @@ pub fn wrap_spans(pieces: &[(Style, String)], width: usize) -> Vec<Line<'static>
         lines.push(Line::from(current));
     }
     lines
+}
+
+/// `value` wrapped to `width` after `key`, padded to a column `key_w` wide (`key_cell` styles
+/// it); the lines after the first leave the column blank.
+pub fn keyed_lines(
+    key: &str,
+    key_w: usize,
+    key_cell: impl Fn(String) -> Span<'static>,
+    value: (Style, String),
+    width: usize,
+) -> Vec<Line<'static>> {
+    use crate::ui::fit;
+    wrap_spans(&[value], width)
+        .into_iter()
+        .enumerate()
+        .map(|(n, part)| {
+            let k = if n == 0 {
+                fit::pad(key, key_w)
+            } else {
+                " ".repeat(key_w)
+            };
+            let mut spans = vec![key_cell(k)];
+            spans.extend(part.spans);
+            Line::from(spans)
+        })
+        .collect()
 }
 
 /// Untrusted plain text (a log line, a manifest line) made inert and cut into lines of `width`.

@@ -1,6 +1,8 @@
 //! A workload's (or a Job's) pods as both drill-downs list them: phase, readiness, restarts,
 //! node, last exit code and cause, old pods greyed.
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
@@ -40,6 +42,15 @@ fn pod_mark(p: &PodView, optional: bool) -> Mark {
     }
 }
 
+/// The name column: an old pod (of a previous revision) says so.
+fn shown_name(p: &PodView) -> Cow<'_, str> {
+    if p.current {
+        Cow::Borrowed(&p.name)
+    } else {
+        Cow::Owned(format!("{} old", p.name))
+    }
+}
+
 fn cause(p: &PodView, all: bool) -> String {
     if all {
         let causes: Vec<&str> = p.causes.iter().map(|c| model::cause_only(c)).collect();
@@ -61,32 +72,21 @@ pub fn render(
     t: &Theme,
 ) {
     if pods.is_empty() {
-        frame.render_widget(
-            Paragraph::new(vec![
-                Line::from(Span::styled("PODS", t.heading())),
-                Line::from(Span::styled(look.empty.to_string(), t.muted())),
-            ]),
-            area,
-        );
+        render_none(frame, area, look.empty, t);
         return;
     }
     let width = area.width as usize;
-    let name_w = pods
-        .iter()
-        .map(|p| fit::width(&p.name) + if p.current { 0 } else { 4 })
-        .max()
-        .unwrap_or(8)
-        .clamp(8, if width >= 120 { 44 } else { 24 });
-    let node_w = if width >= 120 { look.wide_node } else { 8 };
+    let (name_max, node_w) = if width >= 120 {
+        (44, look.wide_node)
+    } else {
+        (24, 8)
+    };
+    let name_w = fit::column(pods.iter().map(|p| shown_name(p)), 8, name_max);
     let rows: Vec<Row> = pods
         .iter()
         .map(|p| {
             let mark = pod_mark(p, look.optional);
-            let name = if p.current {
-                p.name.clone()
-            } else {
-                format!("{} old", p.name)
-            };
+            let name = shown_name(p);
             let cause_style = match mark {
                 Mark::Failed => t.bad(),
                 Mark::Optional => t.optional(),
@@ -127,4 +127,15 @@ pub fn render(
     let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
     let table = table::keyed(rows, widths, header, true, t);
     table::render_keyed(frame, area, table, sel, &keys);
+}
+
+/// The pods section with no pods: its heading and why there are none.
+pub fn render_none(frame: &mut Frame, area: Rect, why: &str, t: &Theme) {
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::from(Span::styled("PODS", t.heading())),
+            Line::from(Span::styled(why.to_string(), t.muted())),
+        ]),
+        area,
+    );
 }

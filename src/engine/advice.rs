@@ -1,0 +1,75 @@
+//! The next-step command for exit 3: re-run the init step, runnable exactly as printed.
+
+use crate::advice::{helm_scope, join};
+use crate::config::DEFAULT_TIMEOUT;
+use crate::engine::state::PlanSummary;
+
+/// The command that re-runs the init step against the live release: every setting the step
+/// reads (scope, init toggle and Job, its timeout, the helm binary, the chart source and render
+/// flags), and no value.
+pub fn only_init(plan: &PlanSummary) -> String {
+    let mut words = vec![
+        "helmdeck".to_string(),
+        "deploy".into(),
+        plan.release.clone(),
+        plan.chart.clone(),
+    ];
+    words.extend(helm_scope(&plan.namespace, plan.context.as_deref()));
+    if let (Some(toggle), Some(job)) = (&plan.init_toggle, &plan.init_job) {
+        words.extend([
+            "--init-toggle".into(),
+            toggle.clone(),
+            "--init-job".into(),
+            job.clone(),
+        ]);
+    }
+    if plan.timeout_secs != DEFAULT_TIMEOUT.as_secs() {
+        words.extend(["--timeout".into(), format!("{}s", plan.timeout_secs)]);
+    }
+    if let Some(helm) = &plan.helm {
+        words.extend(["--helm".into(), helm.clone()]);
+    }
+    words.extend(["--only".into(), "init".into()]);
+    if !plan.advice_args.is_empty() {
+        words.push("--".into());
+        words.extend(plan.advice_args.iter().cloned());
+    }
+    join(&words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_init_carries_every_setting_and_no_value() {
+        let plan = PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            chart: "./my chart".into(),
+            context: Some("prod".into()),
+            init_toggle: Some("initJob.enabled".into()),
+            init_job: Some("demo-init".into()),
+            timeout_secs: 600,
+            helm: Some("/opt/helm".into()),
+            advice_args: vec!["--post-renderer".into(), "stamp".into()],
+            ..PlanSummary::default()
+        };
+        assert_eq!(
+            only_init(&plan),
+            "helmdeck deploy demo './my chart' -n apps --kube-context prod --init-toggle initJob.enabled \
+             --init-job demo-init --timeout 600s --helm /opt/helm --only init -- --post-renderer stamp"
+        );
+        let plain = PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            chart: "./chart".into(),
+            timeout_secs: DEFAULT_TIMEOUT.as_secs(),
+            ..PlanSummary::default()
+        };
+        assert_eq!(
+            only_init(&plain),
+            "helmdeck deploy demo ./chart -n apps --only init"
+        );
+    }
+}

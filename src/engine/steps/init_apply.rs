@@ -1,0 +1,299 @@
+//! The cluster side of an init run: it never replaces a Job that runs another run's pod,
+//! creates the hook objects the toggle adds (replacing earlier ones as `before-hook-creation`
+//! says), and deletes them once the Job ended as `hook-succeeded` / `hook-failed` say.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::time::Duration;
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Event as KubeEvent;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
+};
+use kube::discovery::{self, Scope};
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use crate::engine::event::Step;
+use crate::engine::steps::Ctx;
+use crate::engine::steps::init_objects::{DeletePolicy, InitObject, InitObjects, JobEnd, prepare};
+use crate::rollout::readiness::{self, JobProgress};
+use crate::text;
+use crate::time::{self, AgeStyle};
+
+const DELETE_POLL: Duration = Duration::from_millis(250);
+/// A Job this young without an active pod may be another run's that its controller has not
+/// given a pod yet; older and podless, it is a stuck leftover and may be replaced.
+const FRESH_JOB_SECS: i64 = 10;
+
+/// A label value naming this run: its start second and a random part.
+pub fn run_id() -> String {
+    let random = std::collections::hash_map::RandomState::new()
+        .hash_one((std::process::id(), std::time::SystemTime::now()));
+    format!(
+        "{}-{:08x}",
+        jiff::Timestamp::now().as_second(),
+        random as u32
+    )
+}
+
+/// Why an existing Job must not be replaced: it still runs (or is about to run) a pod for
+/// another run. `None` when it ended, or is a podless leftover.
+pub fn running_for_another_run(job: &Job, now_secs: i64) -> Option<String> {
+    if !matches!(readiness::job(job), JobProgress::Running { .. }) {
+        return None;
+    }
+    let status = job.status.as_ref();
+    let active = status.and_then(|s| s.active).unwrap_or(0);
+    let created = job
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.as_second());
+    let fresh = created.is_some_and(|c| now_secs - c < FRESH_JOB_SECS);
+    if active == 0 && !fresh {
+        return None;
+    }
+    let started = status
+        .and_then(|s| s.start_time.as_ref())
+        .map(|t| t.0.as_second())
+        .or(created);
+    Some(match started {
+        Some(at) => format!("started {} ago", time::age(now_secs - at, AgeStyle::Short)),
+        None => "start unknown".into(),
+    })
+}
+
+/// Refuses when a Job of that name runs another run's pod: replacing it would kill that run's
+/// init half way and leave it following a pod that is not its own.
+pub async fn guard_job(jobs: &Api<Job>, name: &str) -> Result<(), String> {
+    let existing = jobs
+        .get_opt(name)
+        .await
+        .map_err(|e| format!("cannot read Job {name}: {e}"))?;
+    let now = jiff::Timestamp::now().as_second();
+    match existing
+        .as_ref()
+        .and_then(|j| running_for_another_run(j, now))
+    {
+        Some(started) => Err(format!(
+            "init Job {name} is running for another run ({started}); not replaced"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Deletes `name` (with its dependants) if it is there, and waits until it is gone.
+pub async fn delete_and_wait<K>(
+    api: &Api<K>,
+    kind: &str,
+    name: &str,
+    ctx: &Ctx,
+    deadline: tokio::time::Instant,
+) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => ctx
+            .emit
+            .info(Step::Init, format!("deleted the previous {kind} {name}")),
+        Err(kube::Error::Api(e)) if e.code == 404 => return Ok(()),
+        Err(e) => return Err(format!("cannot delete the previous {kind} {name}: {e}")),
+    }
+    loop {
+        match api.get_opt(name).await {
+            Ok(None) => return Ok(()),
+            Ok(Some(_)) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(DELETE_POLL).await
+            }
+            Ok(Some(_)) => return Err(format!("the previous {kind} {name} is still there")),
+            Err(e) => return Err(format!("cannot read {kind} {name}: {e}")),
+        }
+    }
+}
+
+/// Creates and deletes the hook objects of one run, each through the API its kind is served
+/// by (found once per kind).
+pub struct Applier<'a> {
+    ctx: &'a Ctx,
+    apis: HashMap<(String, String), (ApiResource, Scope)>,
+}
+
+impl<'a> Applier<'a> {
+    pub fn new(ctx: &'a Ctx) -> Self {
+        Applier {
+            ctx,
+            apis: HashMap::new(),
+        }
+    }
+
+    async fn api(&mut self, obj: &InitObject) -> Result<(Api<DynamicObject>, Scope), String> {
+        let key = (obj.api_version.clone(), obj.kind.clone());
+        if !self.apis.contains_key(&key) {
+            let (group, version) = match obj.api_version.split_once('/') {
+                Some((g, v)) => (g, v),
+                None => ("", obj.api_version.as_str()),
+            };
+            let gvk = GroupVersionKind::gvk(group, version, &obj.kind);
+            let (ar, caps) = discovery::pinned_kind(&self.ctx.cluster.client, &gvk)
+                .await
+                .map_err(|e| format!("the cluster does not serve {}: {e}", obj.label()))?;
+            self.apis.insert(key.clone(), (ar, caps.scope));
+        }
+        let (ar, scope) = &self.apis[&key];
+        let client = self.ctx.cluster.client.clone();
+        let api = match scope {
+            Scope::Namespaced => Api::namespaced_with(client, self.ctx.namespace(), ar),
+            Scope::Cluster => Api::all_with(client, ar),
+        };
+        Ok((api, scope.clone()))
+    }
+
+    /// Creates every hook in order, each after its earlier copy is gone when its policies say
+    /// `before-hook-creation` (otherwise an earlier copy makes the creation fail, as in helm).
+    pub async fn create_hooks(
+        &mut self,
+        objs: &InitObjects,
+        release: &str,
+        run: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<(), String> {
+        for hook in &objs.hooks {
+            let (api, scope) = self.api(hook).await?;
+            if hook.has(DeletePolicy::BeforeHookCreation) {
+                delete_and_wait(&api, &hook.kind, &hook.name, self.ctx, deadline).await?;
+            }
+            let mut body = prepare(hook.object.clone(), release, run);
+            match scope {
+                Scope::Namespaced => body["metadata"]["namespace"] = self.ctx.namespace().into(),
+                Scope::Cluster => {
+                    if let Some(meta) = body["metadata"].as_object_mut() {
+                        meta.remove("namespace");
+                    }
+                }
+            }
+            let obj: DynamicObject = serde_json::from_value(body)
+                .map_err(|e| format!("the rendered {} is not valid: {e}", hook.label()))?;
+            api.create(&PostParams::default(), &obj)
+                .await
+                .map_err(|e| format!("cannot create {} {}: {e}", hook.kind, hook.name))?;
+            self.ctx
+                .emit
+                .info(Step::Init, format!("created {} {}", hook.kind, hook.name));
+        }
+        Ok(())
+    }
+
+    /// Deletes what the delete policies say once the Job ended. A failed delete is a warning:
+    /// the init run's result stands.
+    pub async fn delete_by_policy(&mut self, objs: &InitObjects, end: JobEnd) {
+        let why = match end {
+            JobEnd::Succeeded => "hook-succeeded",
+            JobEnd::Failed => "hook-failed",
+        };
+        for obj in super::init_objects::to_delete(objs, end) {
+            let policy = if std::ptr::eq(obj, &objs.job) {
+                why
+            } else {
+                "hook-succeeded"
+            };
+            let deleted = match self.api(obj).await {
+                Ok((api, _)) => api
+                    .delete(&obj.name, &DeleteParams::background())
+                    .await
+                    .map(|_| ())
+                    .or_else(|e| match e {
+                        kube::Error::Api(s) if s.code == 404 => Ok(()),
+                        e => Err(e.to_string()),
+                    }),
+                Err(e) => Err(e),
+            };
+            match deleted {
+                Ok(()) => self.ctx.emit.info(
+                    Step::Init,
+                    format!("deleted {} {} ({policy})", obj.kind, obj.name),
+                ),
+                Err(e) => self.ctx.emit.warn(
+                    Step::Init,
+                    format!("could not delete {} {} ({policy}): {e}", obj.kind, obj.name),
+                ),
+            }
+        }
+    }
+}
+
+/// The newest Warning events of the Job, as `Reason: message`: why it has no pod (a refused
+/// ServiceAccount, a quota) when it timed out.
+pub async fn job_warnings(ctx: &Ctx, job: &Job) -> Vec<String> {
+    let Some(uid) = job.uid() else {
+        return vec![];
+    };
+    let events: Api<KubeEvent> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
+    let params = ListParams::default().fields(&format!("involvedObject.uid={uid}"));
+    let Ok(list) = events.list(&params).await else {
+        return vec![];
+    };
+    let mut warnings: Vec<_> = list
+        .items
+        .into_iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .collect();
+    warnings.sort_by_key(|e| e.last_timestamp.as_ref().map(|t| t.0));
+    warnings
+        .iter()
+        .rev()
+        .take(2)
+        .map(|e| {
+            format!(
+                "{}: {}",
+                text::plain(e.reason.as_deref().unwrap_or("")),
+                text::plain(e.message.as_deref().unwrap_or(""))
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(created: i64, active: Option<i32>, condition: Option<&str>) -> Job {
+        let mut v = serde_json::json!({
+            "metadata": {"name": "demo-init",
+                         "creationTimestamp": time::unix_rfc3339(created).unwrap()},
+            "status": {"startTime": time::unix_rfc3339(created + 1).unwrap()}
+        });
+        if let Some(a) = active {
+            v["status"]["active"] = a.into();
+        }
+        if let Some(c) = condition {
+            v["status"]["conditions"] = serde_json::json!([{"type": c, "status": "True"}]);
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_job_with_a_running_pod_or_just_created_is_not_replaced() {
+        let now = 1_000_000;
+        assert_eq!(
+            running_for_another_run(&job(now - 61, Some(1), None), now).as_deref(),
+            Some("started 60s ago")
+        );
+        // Created a moment ago: its pod is on the way.
+        assert!(running_for_another_run(&job(now - 2, None, None), now).is_some());
+        // A podless leftover, or a Job that ended: replaced.
+        assert!(running_for_another_run(&job(now - 600, None, None), now).is_none());
+        assert!(running_for_another_run(&job(now - 5, Some(1), Some("Complete")), now).is_none());
+        assert!(running_for_another_run(&job(now - 5, None, Some("Failed")), now).is_none());
+    }
+
+    #[test]
+    fn run_ids_are_label_values_and_differ() {
+        let (a, b) = (run_id(), run_id());
+        assert_ne!(a, b);
+        assert!(a.len() <= 63);
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    }
+}

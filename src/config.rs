@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::cli::{DeployArgs, Only};
 use crate::glob::{GlobError, KindGlob};
+use crate::validate::{self, InputError};
 
 /// Helm's own default `--timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -27,10 +28,31 @@ pub struct FileConfig {
     pub init_job: Option<String>,
     #[serde(default)]
     pub optional: Vec<String>,
-    pub timeout: Option<String>,
+    pub timeout: Option<TimeoutSetting>,
     pub helm: Option<PathBuf>,
     #[serde(default)]
     pub extra_args: Vec<String>,
+}
+
+/// `timeout` in helmdeck.toml: a duration as the flag takes it (`"5m"`), or a bare number of
+/// seconds (`timeout = 30`), which the flag reads as seconds too.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TimeoutSetting {
+    Seconds(i64),
+    Fraction(f64),
+    Text(String),
+}
+
+impl TimeoutSetting {
+    /// The text the flag would have been given.
+    fn text(&self) -> String {
+        match self {
+            TimeoutSetting::Seconds(n) => n.to_string(),
+            TimeoutSetting::Fraction(x) => x.to_string(),
+            TimeoutSetting::Text(t) => t.clone(),
+        }
+    }
 }
 
 /// What the deploy was asked to do: the one owner of these facts. The engine's context holds
@@ -70,11 +92,13 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}", .path.display())]
+    /// The parser's own message, without the snippet of the file it would quote.
+    #[error("{}: line {line}, column {column}: {message}", .path.display())]
     ParseFile {
         path: PathBuf,
-        #[source]
-        source: toml::de::Error,
+        line: usize,
+        column: usize,
+        message: String,
     },
     #[error("values file {} is not readable", .path.display())]
     ValuesUnreadable {
@@ -103,6 +127,8 @@ pub enum ConfigError {
         "--only init needs --init-toggle and --init-job (flags or helmdeck.toml): without them there is no init step to run"
     )]
     OnlyInitUnconfigured,
+    #[error(transparent)]
+    Input(#[from] InputError),
 }
 
 /// Helm flags that would make helm wait for workloads itself: that wait knows no deny list,
@@ -116,6 +142,7 @@ const FORBIDDEN_EXTRA: &[&str] = &[
 
 impl DeployPlan {
     pub fn from_args(args: &DeployArgs) -> Result<Self, ConfigError> {
+        validate::release_name(&args.release)?;
         let config_path = config_path(&args.chart);
         let file = match &config_path {
             Some(p) => load_file(p)?,
@@ -131,27 +158,41 @@ impl DeployPlan {
         });
         let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
         for v in &values {
-            if v.as_os_str() != "-" {
+            let text = v.to_string_lossy();
+            if text != "-" && !text.starts_with("http://") && !text.starts_with("https://") {
                 std::fs::metadata(v).map_err(|source| ConfigError::ValuesUnreadable {
                     path: v.clone(),
                     source,
                 })?;
             }
+            validate::values_file(v)?;
         }
-        let timeout_text = args.timeout.clone().or(file.timeout);
+        let namespace = args.namespace.clone().or(file.namespace);
+        if let Some(ns) = &namespace {
+            validate::namespace(ns)?;
+        }
+        let timeout_text = args
+            .timeout
+            .clone()
+            .or(file.timeout.as_ref().map(TimeoutSetting::text));
         let timeout = match &timeout_text {
             Some(t) => {
-                crate::time::parse_duration(t).map_err(|e| ConfigError::Timeout(e.to_string()))?
+                let d = crate::time::parse_duration(t)
+                    .map_err(|e| ConfigError::Timeout(e.to_string()))?;
+                validate::timeout(t, d)?;
+                d
             }
             None => DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {
             return Err(ConfigError::ZeroTimeout);
         }
-        let optional = file
-            .optional
-            .iter()
-            .chain(args.optional.iter())
+        let patterns: Vec<&String> = file.optional.iter().chain(args.optional.iter()).collect();
+        for p in &patterns {
+            validate::optional_pattern(p)?;
+        }
+        let optional = patterns
+            .into_iter()
             .map(|p| KindGlob::new(p))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ConfigError::Optional)?;
@@ -166,6 +207,7 @@ impl DeployPlan {
                 return Err(ConfigError::HelmWaits(flag.to_string()));
             }
         }
+        validate::extra_args(&extra)?;
         let init_toggle = args.init_toggle.clone().or(file.init_toggle);
         let init_job = args.init_job.clone().or(file.init_job);
         if init_toggle.is_some() != init_job.is_some() {
@@ -179,10 +221,13 @@ impl DeployPlan {
         if args.only == Some(Only::Init) && init_toggle.is_none() {
             return Err(ConfigError::OnlyInitUnconfigured);
         }
+        if let Some(report) = &args.report {
+            validate::report_path(report)?;
+        }
         Ok(DeployPlan {
             release: args.release.clone(),
             chart: args.chart.clone(),
-            namespace: args.namespace.clone().or(file.namespace),
+            namespace,
             values,
             set: file
                 .set
@@ -209,9 +254,14 @@ impl DeployPlan {
         self.namespace.as_deref().unwrap_or(context_namespace)
     }
 
-    /// Helm's `--timeout` value (`300s`).
+    /// Helm's `--timeout` value (`300s`; `1.5s` keeps the fraction, as Go reads it).
     pub fn helm_timeout(&self) -> String {
-        format!("{}s", self.timeout.as_secs().max(1))
+        let (secs, nanos) = (self.timeout.as_secs().max(1), self.timeout.subsec_nanos());
+        if nanos == 0 {
+            return format!("{secs}s");
+        }
+        let fraction = format!("{nanos:09}");
+        format!("{secs}.{}s", fraction.trim_end_matches('0'))
     }
 
     /// The values flags (`-f`, `--set`), shared by `helm upgrade` and `helm template`; `-f -`
@@ -242,9 +292,16 @@ fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
         path: path.to_path_buf(),
         source,
     })?;
-    toml::from_str(&text).map_err(|source| ConfigError::ParseFile {
-        path: path.to_path_buf(),
-        source,
+    toml::from_str(&text).map_err(|e| {
+        // Where the parser stopped, counted in characters as an editor shows it.
+        let at = e.span().map_or(0, |s| s.start.min(text.len()));
+        let before = text.get(..at).unwrap_or("");
+        ConfigError::ParseFile {
+            path: path.to_path_buf(),
+            line: before.matches('\n').count() + 1,
+            column: before.rsplit('\n').next().unwrap_or("").chars().count() + 1,
+            message: crate::text::file_error(e.message()),
+        }
     })
 }
 
@@ -373,5 +430,76 @@ mod tests {
             panic!("{err:?}");
         };
         assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    fn chart_with_file(text: &str) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helmdeck.toml"), text).unwrap();
+        let chart = dir.path().to_str().unwrap().to_string();
+        (dir, chart)
+    }
+
+    #[test]
+    fn a_bare_number_in_the_file_is_seconds_as_the_flag_reads_it() {
+        for (text, secs) in [("timeout = 30\n", 30.0), ("timeout = 1.5\n", 1.5)] {
+            let (_dir, chart) = chart_with_file(text);
+            let plan = parse(&["helmdeck", "deploy", "rel", &chart]).unwrap();
+            assert_eq!(plan.timeout, Duration::from_secs_f64(secs), "{text}");
+        }
+        let flag = parse(&["helmdeck", "deploy", "rel", "c", "--timeout", "30"]).unwrap();
+        assert_eq!(flag.timeout, Duration::from_secs(30));
+        for text in ["timeout = 0\n", "timeout = -5\n", "timeout = 0.5\n"] {
+            let (_dir, chart) = chart_with_file(text);
+            assert!(
+                parse(&["helmdeck", "deploy", "rel", &chart]).is_err(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn helm_gets_the_timeout_as_go_reads_it() {
+        let plan = |t: &str| parse(&["helmdeck", "deploy", "rel", "c", "--timeout", t]).unwrap();
+        assert_eq!(plan("5m").helm_timeout(), "300s");
+        assert_eq!(plan("1.5s").helm_timeout(), "1.5s");
+        assert_eq!(plan("2562047h").helm_timeout(), "9223369200s");
+    }
+
+    #[test]
+    fn a_broken_settings_file_is_named_by_line_without_its_text() {
+        let (_dir, chart) = chart_with_file("namespace = \"apps\"\napi-token = \"hunter2\n");
+        let err = parse_err(&["helmdeck", "deploy", "rel", &chart]);
+        let text = format!("{:#}", eyre!(err));
+        assert!(text.contains("helmdeck.toml: line 2, column "), "{text}");
+        assert!(!text.contains("hunter2") && !text.contains('\n'), "{text}");
+        let (_dir, chart) = chart_with_file("values = \"hunter4\"\n");
+        let text = format!(
+            "{:#}",
+            eyre!(parse_err(&["helmdeck", "deploy", "rel", &chart]))
+        );
+        assert!(
+            text.contains("line 1, column 10: invalid type: string \"***\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_refused_before_anything_runs() {
+        let refused = |argv: &[&str]| match parse_err(argv) {
+            ConfigError::Input(e) => e.to_string(),
+            other => panic!("{argv:?}: {other:?}"),
+        };
+        let base = ["helmdeck", "deploy"];
+        let with = |more: &[&'static str]| [&base[..], more].concat();
+        assert!(refused(&with(&["Demo", "c"])).starts_with("release name \"Demo\""));
+        assert!(refused(&with(&["demo", "c", "-n", ""])).starts_with("namespace \"\""));
+        assert!(refused(&with(&["demo", "c", "--timeout", "500ms"])).contains("under a second"));
+        assert!(refused(&with(&["demo", "c", "--timeout", "3000000h"])).contains("maximum"));
+        assert!(refused(&with(&["demo", "c", "--", "-n", "x"])).starts_with("-n among"));
+        assert!(refused(&with(&["demo", "c", "--optional", "Pod/x"])).contains("unknown kind"));
+        assert!(
+            refused(&with(&["demo", "c", "--report", "/nonexistent-dir/r.json"]))
+                .contains("does not exist")
+        );
     }
 }

@@ -96,6 +96,8 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
     };
     let plan = DeployPlan::from_args(&args)?;
     if settings.preinstall {
+        // The demo's own cluster is touched from here on: a failure is 1, not the usage 2.
+        crate::exit::touching_the_cluster();
         preinstall(&helm, &chart, &env).await?;
     }
     let prepared = Prepared {

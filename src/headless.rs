@@ -4,10 +4,15 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
+use color_eyre::eyre::Result;
+use tokio_util::sync::CancellationToken;
+
 use crate::engine::event::{Event, Level, StepOutcome};
+use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
 use crate::helm::process::exit_words;
+use crate::signals::Signals;
 
 /// Remembers what was printed so only transitions print.
 #[derive(Default)]
@@ -153,4 +158,23 @@ impl Headless {
         }
         let _ = out.flush();
     }
+}
+
+/// The deploy in plain lines. SIGINT, SIGTERM and SIGHUP cancel it (a CI job's runner or a
+/// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
+/// so the release ends `failed`, not `pending-*`; the run ends at its verdict.
+pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<DeployState> {
+    let mut signals = Signals::install_with_hangup()?;
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        signals.recv().await;
+        // After a hang-up stderr may be gone: a failed write must not stop the cancel.
+        let _ = writeln!(
+            std::io::stderr(),
+            "helmdeck: cancelling (helm gets SIGTERM and is waited for)"
+        );
+        on_signal.cancel();
+    });
+    let mut printer = Headless::default();
+    run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await
 }

@@ -15,21 +15,27 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("glob", &[]),
     ("signals", &[]),
     ("cli", &[]),
+    ("exit", &[]),
     ("advice", &[]),
     // Pure judgement and helm's formats.
     ("rollout", &["glob"]),
     ("helm", &["text", "time"]),
+    // The rules input is held to (helm parses its own --set flags).
+    ("validate", &["helm", "text"]),
     // Talking to Kubernetes.
     ("cluster", &["helm", "text", "time", "advice"]),
     // The plan, then the engine that runs it.
     (
         "config",
-        &["cli", "glob", "time", "text", "engine", "helm", "rollout"],
+        &[
+            "cli", "glob", "time", "text", "engine", "helm", "rollout", "validate",
+        ],
     ),
     (
         "engine",
         &[
             "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time", "advice",
+            "validate",
         ],
     ),
     (

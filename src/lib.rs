@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod config;
 pub mod demo;
 pub mod engine;
+pub mod exit;
 pub mod glob;
 pub mod headless;
 pub mod helm;
@@ -22,6 +23,7 @@ pub mod sim;
 pub mod text;
 pub mod time;
 pub mod ui;
+pub mod validate;
 
 #[cfg(test)]
 mod layers;

@@ -1,35 +1,62 @@
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
 use helmdeck::cli::{Cli, Command, DeployArgs, InspectArgs};
 use helmdeck::config::DeployPlan;
-use helmdeck::engine::state::DeployState;
+use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
-use helmdeck::headless::Headless;
 use helmdeck::helm::locate;
-use helmdeck::signals::Signals;
-use helmdeck::{cluster, sim};
-
-/// Exit code for anything caught before the first cluster request.
-const USAGE: i32 = 2;
+use helmdeck::{cluster, exit, headless, sim, text, validate};
 
 fn main() {
-    let code = match real_main() {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("helmdeck: {e:?}");
-            USAGE
-        }
-    };
-    std::process::exit(code);
+    // A panic anywhere (a task's included, once it reaches here) is a failure, never a usage
+    // error and never Rust's 101.
+    let run = std::panic::catch_unwind(real_main);
+    if let Ok(Err(e)) = &run {
+        say(&format!("helmdeck: {}", one_line(e)));
+    }
+    std::process::exit(exit::of(run, exit::touched()));
+}
+
+/// One line on stderr. After a hang-up stderr may be gone; that must not end the run
+/// (`eprintln!` would panic).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// An error as one line: each layer's first line, plain, credentials masked.
+fn one_line(e: &Report) -> String {
+    text::one_line(e.chain())
 }
 
 fn real_main() -> Result<i32> {
     color_eyre::install()?;
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version print in full; a usage error says what is wrong in one line.
+        Err(e) if e.use_stderr() => {
+            let rendered = e.render().to_string();
+            let said: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                .collect();
+            let said = said.join(" ");
+            say(&format!(
+                "helmdeck: {} (see --help)",
+                text::plain(said.trim_start_matches("error: "))
+            ));
+            return Ok(exit::USAGE);
+        }
+        Err(e) => {
+            let _ = e.print();
+            return Ok(e.exit_code());
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -49,11 +76,17 @@ fn real_main() -> Result<i32> {
             kubeconfig_out,
             ..
         } => {
-            runtime.block_on(sim::run::run(sim::run::SimArgs {
+            let served = runtime.block_on(sim::run::run(sim::run::SimArgs {
                 scenario,
                 listen,
                 kubeconfig_out,
-            }))?;
+            }));
+            if let Err(e) = served {
+                // A scenario author needs the parser's whole message (the field, the snippet);
+                // scenario files hold no secrets.
+                say(&format!("helmdeck: {e:#}"));
+                return Ok(exit::USAGE);
+            }
             Ok(0)
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
@@ -78,64 +111,75 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     let prepared = match prepare(&args).await {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("helmdeck: {e:#}");
-            return Ok(USAGE);
+            let plan = PlanSummary {
+                release: text::plain(&args.release),
+                namespace: text::plain(args.namespace.as_deref().unwrap_or("")),
+                chart: text::plain(&args.chart),
+                context: args.kube_context.as_deref().map(text::plain),
+                only: args.only,
+                init_job: args.init_job.as_deref().map(text::plain),
+                dry_run: args.dry_run,
+                ..PlanSummary::default()
+            };
+            return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan));
         }
     };
+    let plan = run::summary(&prepared);
+    let report_path = prepared.plan.report.clone();
+    start(report_path.as_deref(), &plan)?;
     let state = if wants_tui(args.headless) {
         // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
-        helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None).await?
+        helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None).await
     } else {
-        deploy_headless(prepared).await?
+        headless::run(prepared, CancellationToken::new()).await
     };
-    finish(&state, args.report.as_deref())
+    Ok(finish(state, report_path.as_deref(), &plan))
 }
 
 async fn demo(
     scenario: String,
     headless: bool,
-    helm: Option<std::path::PathBuf>,
-    report: Option<std::path::PathBuf>,
+    helm: Option<PathBuf>,
+    report: Option<PathBuf>,
 ) -> Result<i32> {
+    let plan = PlanSummary {
+        release: helmdeck::demo::RELEASE.into(),
+        namespace: helmdeck::demo::NAMESPACE.into(),
+        chart: "(the embedded demo chart)".into(),
+        ..PlanSummary::default()
+    };
+    if let Some(path) = &report
+        && let Err(e) = validate::report_path(path)
+    {
+        return Ok(refuse("helmdeck demo", &eyre!(e), None, &plan));
+    }
     let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("helmdeck demo: {e:#}");
-            return Ok(USAGE);
-        }
+        Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
+    start(report.as_deref(), &plan)?;
     let state = if wants_tui(headless) {
         let title = format!("demo · {}", demo.scenario_name);
-        helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await?
+        helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await
     } else {
         println!(
             "helmdeck demo · scenario {}: {}",
             demo.scenario_name, demo.description
         );
-        deploy_headless(demo.prepared).await?
+        headless::run(demo.prepared, CancellationToken::new()).await
     };
-    finish(&state, report.as_deref())
+    Ok(finish(state, report.as_deref(), &plan))
 }
 
-/// The deploy in plain lines. SIGINT/SIGTERM cancel it: helm gets one SIGTERM (never SIGKILL)
-/// and is waited for, and the run ends at its verdict.
-async fn deploy_headless(prepared: run::Prepared) -> Result<DeployState> {
-    let cancel = CancellationToken::new();
-    let mut signals = Signals::install()?;
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        signals.recv().await;
-        eprintln!("helmdeck: cancelling (helm gets SIGTERM and is waited for)");
-        on_signal.cancel();
-    });
-    let mut printer = Headless::default();
-    run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await
-}
-
-/// `--json` wins, then the TUI, else plain text. Errors are setup failures (bad arguments, an
-/// unreadable kubeconfig), which become exit 2.
+/// `--json` wins, then the TUI, else plain text. Errors before the first read are setup
+/// failures (bad arguments, an unreadable kubeconfig): exit 2; after it, 1.
 async fn inspect(args: InspectArgs) -> Result<i32> {
+    validate::release_name(&args.release)?;
+    if let Some(namespace) = &args.namespace {
+        validate::namespace(namespace)?;
+    }
     let reader = std::sync::Arc::new(helmdeck::inspect::Reader::connect(&args).await?);
+    exit::touching_the_cluster();
     let inspection = reader.first().await;
     if !args.json && wants_tui(args.headless) {
         return helmdeck::ui::run_inspect(inspection, move || {
@@ -147,35 +191,85 @@ async fn inspect(args: InspectArgs) -> Result<i32> {
     helmdeck::inspect::print(&inspection, args.json)
 }
 
-/// Writes the report (if asked) and returns the verdict's exit code. The cluster was touched by
-/// now, so a missing verdict or an unwritable report is exit 1 (fail closed), never the usage 2.
-fn finish(state: &DeployState, report_path: Option<&std::path::Path>) -> Result<i32> {
-    let Some(verdict) = state.verdict.clone() else {
-        eprintln!("helmdeck: the deploy ended without a verdict (fail closed)");
-        return Ok(1);
-    };
-    if let Some(path) = report_path {
-        let written = serde_json::to_string_pretty(&report::build(state))
-            .wrap_err("encoding the report")
-            .and_then(|json| {
-                std::fs::write(path, json)
-                    .wrap_err_with(|| format!("writing the report {}", path.display()))
-            });
-        if let Err(e) = written {
-            eprintln!("helmdeck: {e:#} (fail closed: exit 1)");
-            return Ok(1);
-        }
+/// A run refused before it started: one line, and a report with verdict code 2 when the report
+/// path can take one. Refusals after the demo touched its own cluster are failures (1).
+fn refuse(who: &str, e: &Report, report_path: Option<&Path>, plan: &PlanSummary) -> i32 {
+    let line = one_line(e);
+    say(&format!("{who}: {line}"));
+    let code = exit::for_error(exit::touched());
+    if let Some(path) = report_path
+        && validate::report_path(path).is_ok()
+    {
+        // The message already went out; a report that cannot be written adds nothing to it.
+        let _ = report::write(
+            path,
+            &report::ended(&DeployState::new(plan.clone()), code, &line),
+        );
     }
-    Ok(verdict.code)
+    code
+}
+
+/// The run starts: any older report at the path is replaced at once by a `running` one, so a
+/// run killed from here on never leaves an older verdict behind. Then the first cluster request
+/// may go out.
+fn start(report_path: Option<&Path>, plan: &PlanSummary) -> Result<()> {
+    if let Some(path) = report_path {
+        report::write(path, &report::running(plan))
+            .wrap_err_with(|| format!("--report {}: writing it", path.display()))?;
+    }
+    exit::touching_the_cluster();
+    Ok(())
+}
+
+/// Writes the final report (if asked) and returns the exit code: the verdict's, or 1 when the
+/// run ended without one or the report cannot be written. The cluster was touched by now, so
+/// nothing here is the usage 2.
+fn finish(state: Result<DeployState>, report_path: Option<&Path>, plan: &PlanSummary) -> i32 {
+    let (code, final_report) = match &state {
+        Ok(state) => match &state.verdict {
+            Some(verdict) => (verdict.code, report::build(state)),
+            None => {
+                let reason = "the deploy ended without a verdict (fail closed)";
+                say(&format!("helmdeck: {reason}"));
+                (exit::FAILED, report::ended(state, exit::FAILED, reason))
+            }
+        },
+        Err(e) => {
+            let line = one_line(e);
+            say(&format!("helmdeck: {line} (fail closed: exit 1)"));
+            let state = DeployState::new(plan.clone());
+            (exit::FAILED, report::ended(&state, exit::FAILED, &line))
+        }
+    };
+    if let Some(path) = report_path
+        && let Err(e) = report::write(path, &final_report)
+    {
+        say(&format!(
+            "helmdeck: writing the report {}: {e} (fail closed: exit 1)",
+            path.display()
+        ));
+        return exit::FAILED;
+    }
+    code
 }
 
 async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let plan = DeployPlan::from_args(args)?;
+    // Here rather than in the plan, which tests build for charts that are not there.
+    validate::chart(&plan.chart)?;
     let helm = locate::find_helm(plan.helm.as_deref()).map_err(|e| eyre!("{e}"))?;
     let helm_version = locate::helm_version(&helm)
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
+    let value_args: Vec<String> = plan
+        .value_args()
+        .into_iter()
+        .chain(plan.extra.clone())
+        .collect();
+    validate::helm_values(&helm, &[], &value_args).await?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
+    // The kube context's namespace, when -n gave none, is held to the same rule.
+    validate::namespace(plan.namespace_or(&cluster.default_namespace))?;
     let mut prepared = run::Prepared {
         plan,
         helm,

@@ -23,7 +23,7 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// SIGINT and SIGTERM. A headless run leaves SIGHUP its default action, as it always had.
+    /// SIGINT and SIGTERM only: SIGHUP keeps its default action (it ends the process).
     pub fn install() -> Result<Signals> {
         Ok(Signals {
             int: unix::signal(SignalKind::interrupt()).wrap_err("installing the SIGINT handler")?,
@@ -33,7 +33,8 @@ impl Signals {
         })
     }
 
-    /// SIGINT, SIGTERM and SIGHUP: the TUI outlives its terminal to reach the verdict.
+    /// SIGINT, SIGTERM and SIGHUP: a deploy (TUI or headless) outlives its terminal to reach
+    /// the verdict.
     pub fn install_with_hangup() -> Result<Signals> {
         let mut signals = Signals::install()?;
         signals.hup =

@@ -75,6 +75,109 @@ pub fn plain_bytes(input: &[u8]) -> String {
     plain(&String::from_utf8_lossy(input))
 }
 
+/// An error message fit for one line of output: the first line of each layer of the chain
+/// (later lines of a parser's message quote the input), made plain, layers that repeat what an
+/// earlier one said dropped, and anything that looks like a credential masked.
+pub fn one_line<'a>(
+    layers: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for layer in layers {
+        let text = layer.to_string();
+        let first = plain(text.lines().next().unwrap_or("")).trim().to_string();
+        if first.is_empty() || parts.iter().any(|p| p.contains(&first)) {
+            continue;
+        }
+        parts.push(first);
+    }
+    mask_credentials(&parts.join(": "))
+}
+
+/// What is left of a parser's message about a file that may hold secrets (a kubeconfig,
+/// helmdeck.toml, a values file): its first line only (the rest is a snippet of the file),
+/// plain, with every double-quoted part (a value the parser quotes) and anything that looks
+/// like a credential masked.
+pub fn file_error(message: &str) -> String {
+    let first = plain(message.lines().next().unwrap_or(""))
+        .trim()
+        .to_string();
+    mask_credentials(&mask_quoted(&first))
+}
+
+/// `"…"` spans become `"***"`. A lone quote (as in ``expected `"` ``) is left as it is.
+pub fn mask_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('"') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('"') else {
+            break;
+        };
+        out.push_str(&rest[..=open]);
+        out.push_str("***\"");
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Words that name a credential: the value after one of them (`token: x`, `password=x`) is
+/// masked wherever it shows.
+const CREDENTIAL_WORDS: &[&str] = &[
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "client-key-data",
+    "client-key",
+    "credential",
+    "apikey",
+    "api-key",
+];
+
+/// The value after a credential word and `:` or `=` becomes `***`, up to the next space, quote,
+/// comma or bracket.
+pub fn mask_credentials(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut masked: Vec<(usize, usize)> = Vec::new();
+    for word in CREDENTIAL_WORDS {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(word) {
+            let end_of_word = from + at + word.len();
+            from = end_of_word;
+            let after = &lower[end_of_word..];
+            let gap = after.len() - after.trim_start_matches(['"', '\'', ' ', '_', '-']).len();
+            let after = &after[gap..];
+            if !after.starts_with([':', '=']) {
+                continue;
+            }
+            let value_from = end_of_word + gap + 1;
+            let value = &text[value_from..];
+            let lead = value.len() - value.trim_start_matches([' ', '"', '\'']).len();
+            let start = value_from + lead;
+            let len = text[start..]
+                .find(|c: char| c.is_whitespace() || "\"',[]{}".contains(c))
+                .unwrap_or(text.len() - start);
+            if len > 0 {
+                masked.push((start, start + len));
+            }
+        }
+    }
+    masked.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in masked {
+        if start < at {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str("***");
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 fn is_sgr(seq: &str) -> bool {
     seq.strip_prefix('[')
         .and_then(|s| s.strip_suffix('m'))
@@ -170,6 +273,52 @@ mod tests {
             out.ends_with("…[10 more characters]"),
             "{}",
             &out[out.len() - 30..]
+        );
+    }
+
+    #[test]
+    fn file_errors_keep_one_line_and_no_value() {
+        let toml = "TOML parse error at line 1, column 10\n  |\n1 | values = \"hunter4\"\n  |";
+        assert_eq!(file_error(toml), "TOML parse error at line 1, column 10");
+        assert_eq!(
+            file_error("invalid type: string \"hunter4\", expected a sequence"),
+            "invalid type: string \"***\", expected a sequence"
+        );
+        assert_eq!(
+            file_error("invalid basic string, expected `\"`"),
+            "invalid basic string, expected `\"`"
+        );
+        assert_eq!(
+            file_error("line 4: bad line:     token: hunter2 [x\nmore"),
+            "line 4: bad line:     token: *** [x"
+        );
+    }
+
+    #[test]
+    fn credentials_are_masked_wherever_they_show() {
+        assert_eq!(mask_credentials("token: abc def"), "token: *** def");
+        assert_eq!(mask_credentials("Password=hunter2,x"), "Password=***,x");
+        assert_eq!(
+            mask_credentials("client-key-data: \"QUJD\""),
+            "client-key-data: \"***\""
+        );
+        assert_eq!(
+            mask_credentials("the token is missing"),
+            "the token is missing"
+        );
+        assert_eq!(
+            mask_credentials("api_token=1 secret = 2"),
+            "api_token=*** secret = ***"
+        );
+    }
+
+    #[test]
+    fn one_line_takes_each_layers_first_line_once() {
+        let inner = std::io::Error::other("failed to parse: line 3\n  | token: hunter2");
+        let outer = color_eyre::eyre::Report::new(inner).wrap_err("reading the kubeconfig");
+        assert_eq!(
+            one_line(outer.chain()),
+            "reading the kubeconfig: failed to parse: line 3"
         );
     }
 

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use kube::Client;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+
+use crate::text;
 
 /// How long the reachability check may take before the cluster counts as unreachable.
 pub const REACH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,13 +49,42 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
     let config = match Kubeconfig::read() {
         Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
-            .wrap_err("reading the kubeconfig")?,
-        Err(_) if context.is_none() => kube::Config::infer()
-            .await
-            .wrap_err("no kubeconfig and not in a cluster")?,
-        Err(e) => return Err(eyre!("reading the kubeconfig: {e}")),
+            .map_err(kubeconfig_error)?,
+        // No kubeconfig file at all: perhaps helmdeck runs inside the cluster.
+        Err(_) if context.is_none() && !kubeconfig_exists() => {
+            kube::Config::infer().await.map_err(|e| {
+                eyre!(
+                    "no kubeconfig and not in a cluster: {}",
+                    text::file_error(&e.to_string())
+                )
+            })?
+        }
+        Err(e) => return Err(kubeconfig_error(e)),
     };
     Cluster::from_config(config)
+}
+
+/// A kubeconfig the client cannot use, said in one line: the parser's first line with quoted
+/// values and credentials masked (its later lines quote the file, tokens included).
+fn kubeconfig_error(e: KubeconfigError) -> color_eyre::Report {
+    match e {
+        // No content of the file in it: the path is worth seeing whole.
+        KubeconfigError::ReadConfig(error, path) => {
+            eyre!("reading the kubeconfig {}: {error}", path.display())
+        }
+        other => eyre!(
+            "reading the kubeconfig: {}",
+            text::file_error(&other.to_string())
+        ),
+    }
+}
+
+/// Whether a kubeconfig file is there to read ($KUBECONFIG, else ~/.kube/config).
+fn kubeconfig_exists() -> bool {
+    let named = std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
+    named
+        || std::env::var_os("HOME")
+            .is_some_and(|home| std::path::Path::new(&home).join(".kube/config").exists())
 }
 
 /// A client for one kubeconfig file (the demo's, pointing at the embedded simulator).

@@ -1,13 +1,38 @@
 //! The machine-readable report (`--report FILE.json`): the verdict and the evidence behind it.
 //! Never holds values or Secret data: only what the state holds, which is sanitized text.
+//!
+//! A run writes it twice: once as it starts (`"state": "running"`, no verdict), so a run that is
+//! killed never leaves an older verdict behind, and once at its end (`"finished"`). Each write
+//! is atomic: a temporary file in the same directory, synced, then renamed over the path.
+
+use std::io::Write;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::engine::event::Step;
-use crate::engine::state::DeployState;
+use crate::engine::state::{DeployState, PlanSummary};
 
-pub const REPORT_VERSION: u32 = 1;
+/// 2: `state` (running, finished); a verdict may be `null` (still running) or the usage code 2.
+pub const REPORT_VERSION: u32 = 2;
 
+/// The report of a run that has not ended: the plan, no verdict.
+pub fn running(plan: &PlanSummary) -> Value {
+    build(&DeployState::new(plan.clone()))
+}
+
+/// The report of a run that ended without a verdict of the engine's: refused before it started
+/// (code 2, `usage`), or stopped by an error of helmdeck's own (code 1, `failed`).
+pub fn ended(state: &DeployState, code: i32, reason: &str) -> Value {
+    let mut report = build(state);
+    let outcome = if code == 2 { "usage" } else { "failed" };
+    report["state"] = json!("finished");
+    report["verdict"] = json!({"code": code, "outcome": outcome, "reason": crate::text::plain(reason),
+                               "evidence": [], "next": null});
+    report
+}
+
+/// The report of the state so far: `finished` once the state holds the verdict.
 pub fn build(state: &DeployState) -> Value {
     let verdict = state.verdict.as_ref();
     let steps: Vec<Value> = Step::ALL
@@ -54,6 +79,7 @@ pub fn build(state: &DeployState) -> Value {
         .collect();
     json!({
         "reportVersion": REPORT_VERSION,
+        "state": if verdict.is_some() { "finished" } else { "running" },
         "verdict": verdict.map(|v| json!({"code": v.code, "outcome": v.outcome, "reason": v.reason, "evidence": v.evidence, "next": v.next})),
         "release": state.plan.release,
         "namespace": state.plan.namespace,
@@ -75,4 +101,105 @@ pub fn build(state: &DeployState) -> Value {
         "watchErrors": state.degraded,
         "notes": notes,
     })
+}
+
+/// Writes `report` to `path` atomically: a temporary file beside it, synced, then renamed over
+/// it. A symlink at `path` is replaced, never followed; a reader sees the old report or the new
+/// one, never a part.
+pub fn write(path: &Path, report: &Value) -> std::io::Result<()> {
+    let mut json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+    json.push(b'\n');
+    let dir = crate::validate::parent_dir(path);
+    let mut file = tempfile::Builder::new()
+        .prefix(".helmdeck-report-")
+        .suffix(".tmp")
+        // As a plain create would make it (the umask still applies), not tempfile's 0600.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)?;
+    file.write_all(&json)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    // The rename itself is durable once the directory is synced; a failure there loses nothing
+    // a reader could see.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> PlanSummary {
+        PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            chart: "./chart".into(),
+            ..PlanSummary::default()
+        }
+    }
+
+    #[test]
+    fn a_running_report_has_no_verdict() {
+        let r = running(&plan());
+        assert_eq!(r["reportVersion"], 2);
+        assert_eq!(r["state"], "running");
+        assert_eq!(r["verdict"], Value::Null);
+        assert_eq!(r["release"], "demo");
+        assert!(
+            r["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["status"] == "not-run")
+        );
+    }
+
+    #[test]
+    fn an_ended_run_says_why_with_its_code() {
+        let usage = ended(
+            &DeployState::new(plan()),
+            2,
+            "--timeout: \"soon\" is not a duration",
+        );
+        assert_eq!(usage["state"], "finished");
+        assert_eq!(usage["verdict"]["code"], 2);
+        assert_eq!(usage["verdict"]["outcome"], "usage");
+        assert_eq!(
+            usage["verdict"]["reason"],
+            "--timeout: \"soon\" is not a duration"
+        );
+        let failed = ended(&DeployState::new(plan()), 1, "internal error\u{1b}[2J");
+        assert_eq!(failed["verdict"]["outcome"], "failed");
+        assert_eq!(failed["verdict"]["reason"], "internal error");
+    }
+
+    #[test]
+    fn writes_replace_the_file_and_a_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious.txt");
+        std::fs::write(&target, "keep me").unwrap();
+        let path = dir.path().join("report.json");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        write(&path, &running(&plan())).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+        assert!(
+            !std::fs::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let read: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(read["state"], "running");
+        write(&path, &ended(&DeployState::new(plan()), 2, "bad")).unwrap();
+        let read: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(read["state"], "finished");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+        assert!(write(&dir.path().join("missing/r.json"), &running(&plan())).is_err());
+    }
 }

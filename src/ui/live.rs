@@ -4,6 +4,7 @@
 //! changed, on input, and on a slow tick (spinner, clock). The cluster is never polled; only
 //! the drill-down asks for a container's log, one stream at a time.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, eyre};
@@ -52,7 +53,18 @@ pub async fn run_deploy(
         .unwrap_or_else(|| prepared.cluster.server.clone());
     let client = prepared.cluster.client.clone();
     let namespace = prepared.namespace().to_string();
-    let mut tui = Tui::enter(Some(TICK))?;
+    let mut tui = match Tui::enter(Some(TICK)) {
+        Ok(tui) => tui,
+        // A terminal that does not answer gets the plain lines instead; nothing has run yet.
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "helmdeck: {}: plain output instead",
+                crate::text::one_line(e.chain())
+            );
+            return crate::headless::run(prepared, cancel).await;
+        }
+    };
 
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
     let engine_cancel = cancel.clone();
@@ -101,9 +113,11 @@ pub async fn run_deploy(
         .finished
         .unwrap_or_else(|| Err(eyre!("the deploy ended without a result")))?;
     if let Some(v) = &state.verdict {
-        // The screen is gone: leave the verdict in the scrollback.
+        // The screen is gone: leave the verdict in the scrollback (if the terminal is still
+        // there: after a hang-up the write fails, which must not turn into a panic).
+        let mut out = std::io::stdout().lock();
         for line in Headless::default().lines(&Event::Verdict(v.clone()), &state) {
-            println!("{line}");
+            let _ = writeln!(out, "{line}");
         }
     }
     Ok(state)

@@ -14,14 +14,14 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::{Result, WrapErr, eyre};
 use futures::StreamExt;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEvent};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode, size,
 };
 use ratatui::{Frame, Terminal};
 use tokio::time::{Interval, MissedTickBehavior};
@@ -96,6 +96,12 @@ impl Tui {
     /// Signals first, the terminal second: nothing has started if either fails. `tick`, when
     /// given, is how often [`TuiEvent::Tick`] comes.
     pub fn enter(tick: Option<Duration>) -> Result<Tui> {
+        // A terminal that cannot say its size (or says 0) would get an invisible screen.
+        match size() {
+            Ok((w, h)) if w > 0 && h > 0 => {}
+            Ok((w, h)) => return Err(eyre!("the terminal reports its size as {w}x{h}")),
+            Err(e) => return Err(e).wrap_err("the terminal does not tell its size"),
+        }
         let signals = Signals::install_with_hangup()?;
         let terminal = enter_terminal()
             .inspect_err(|_| restore())

@@ -490,14 +490,28 @@ fn dry_run_writes_nothing() {
 #[test]
 fn usage_errors_exit_2_before_touching_the_cluster() {
     let sim = Sim::start("all-green");
-    for args in [
-        vec!["--", "--wait"],
-        vec!["-f", "/nonexistent/values.yaml"],
-        vec!["--helm", "/nonexistent/helm"],
-        vec!["--timeout", "soon"],
+    for (args, says) in [
+        (
+            vec!["--", "--wait"],
+            "--wait is not allowed among the helm arguments",
+        ),
+        (
+            vec!["-f", "/nonexistent/values.yaml"],
+            "values file /nonexistent/values.yaml is not readable",
+        ),
+        (vec!["--helm", "/nonexistent/helm"], "/nonexistent/helm"),
+        (
+            vec!["--timeout", "soon"],
+            "--timeout: \"soon\" is not a duration",
+        ),
     ] {
         let run = sim.deploy(&args);
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.describe());
+        assert!(
+            run.stderr.starts_with("helmdeck: ") && run.stderr.contains(says),
+            "{args:?} should say {says:?}: {}",
+            run.describe()
+        );
     }
     assert_eq!(
         sim.get_json("/_sim/stats")["requests"],
@@ -506,11 +520,16 @@ fn usage_errors_exit_2_before_touching_the_cluster() {
     );
 }
 
+/// The report path is checked before the run (a bad one is exit 2); one that stops taking the
+/// report during the run (its directory removed) fails closed at the end.
 #[test]
 fn an_unwritable_report_fails_closed_with_exit_1() {
     let sim = Sim::start("all-green");
+    let dir = sim.home().join("reports");
+    std::fs::create_dir(&dir).unwrap();
+    let report = dir.join("report.json");
     let chart = crate::support::chart();
-    let out = sim
+    let child = sim
         .helmdeck_command(&[
             "deploy",
             "demo",
@@ -521,10 +540,15 @@ fn an_unwritable_report_fails_closed_with_exit_1() {
             "--timeout",
             "60s",
             "--report",
-            "/nonexistent-dir/report.json",
+            report.to_str().unwrap(),
         ])
-        .output()
+        .spawn()
         .unwrap();
+    sim.wait_for("the running report", Duration::from_secs(30), |_| {
+        report.exists()
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("verdict: LANDED"),

@@ -636,6 +636,12 @@ fn a_release_without_records_exits_1_and_a_bad_revision_flag_is_a_usage_error() 
     );
     let out = inspect(&sim, &["--revision", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "helmdeck: --revision must be 1 or more (got 0)\n",
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -86,7 +86,8 @@ fn sane_durations() -> impl Strategy<Value = String> {
 
 /// Key lines in any order, unknown keys, duplicates; well typed when every line is.
 fn file() -> impl Strategy<Value = (String, bool)> {
-    let name = "[a-z][a-z0-9-]{0,12}";
+    // A DNS-1123 label, as a namespace must be (a letter or digit at both ends).
+    let name = "[a-z]([a-z0-9-]{0,11}[a-z0-9])?";
     let lines = (
         (
             option::of(string_key("namespace", name)),
@@ -110,7 +111,11 @@ fn file() -> impl Strategy<Value = (String, bool)> {
                 string_key("init-toggle", name).prop_map(|(l, _)| (l, false)),
                 string_key("init-job", name).prop_map(|(l, _)| (l, false)),
             ]),
-            option::of(list_key("optional", "([A-Z][a-z]{1,8}/)?[a-z*?-]{1,8}")),
+            // Only the kinds the rollout watches may prefix a deny-list pattern.
+            option::of(list_key(
+                "optional",
+                "((Deployment|StatefulSet|DaemonSet|deployment)/)?[a-z*?-]{1,8}",
+            )),
             option::of(prop_oneof![
                 3 => string_key("timeout", sane_durations()),
                 2 => durations().prop_map(|d| (format!("timeout = {}", quoted(&d)), false)),

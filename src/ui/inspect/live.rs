@@ -3,6 +3,7 @@
 //! caller's `reload`, while keys still work. Any signal, or the end of the input, quits.
 
 use std::future::Future;
+use std::io::Write;
 use std::pin::Pin;
 
 use color_eyre::eyre::{Result, WrapErr};
@@ -22,7 +23,18 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Inspection>,
 {
-    let mut tui = Tui::enter(None)?;
+    let mut tui = match Tui::enter(None) {
+        Ok(tui) => tui,
+        // A terminal that does not answer gets the plain text instead.
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "helmdeck: {}: plain output instead",
+                crate::text::one_line(e.chain())
+            );
+            return crate::inspect::print(&inspection, false);
+        }
+    };
     let data = Inspected::new(inspection, Some(jiff::Timestamp::now()));
     let mut screen = InspectScreen {
         ui: InspectUi::new(&data),
@@ -39,7 +51,7 @@ where
         .lines()
         .next()
     {
-        println!("{first}");
+        let _ = writeln!(std::io::stdout(), "{first}");
     }
     Ok(screen.data.inspection.exit_code())
 }

@@ -140,7 +140,10 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     match outcome {
         StepOutcome::Succeeded => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
         StepOutcome::Failed { .. } => applier.delete_by_policy(&objs, JobEnd::Failed).await,
-        // Cancelled: the run stops where it is, as helm leaves hooks when it is stopped.
+        // Cancelled: the Job stops with this run (a cancel means "do not run init now", and a
+        // Job left running would also block the printed `--only init`); the hooks stay where
+        // they are, as helm leaves hooks when it is stopped.
+        StepOutcome::Cancelled => init_apply::stop_own_job(&jobs, &job_name, &run, ctx).await,
         _ => {}
     }
     Ok(outcome)

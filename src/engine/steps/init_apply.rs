@@ -17,7 +17,9 @@ use serde::de::DeserializeOwned;
 
 use crate::engine::event::Step;
 use crate::engine::steps::Ctx;
-use crate::engine::steps::init_objects::{DeletePolicy, InitObject, InitObjects, JobEnd, prepare};
+use crate::engine::steps::init_objects::{
+    DeletePolicy, InitObject, InitObjects, JobEnd, RUN_LABEL, prepare,
+};
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 use crate::time::{self, AgeStyle};
@@ -36,6 +38,34 @@ pub fn run_id() -> String {
         jiff::Timestamp::now().as_second(),
         random as u32
     )
+}
+
+/// Deletes this run's Job (its pods go with it) after a cancel. Only a Job carrying this run's
+/// label, and only by its uid, so a Job another run created meanwhile is never touched.
+pub async fn stop_own_job(jobs: &Api<Job>, name: &str, run: &str, ctx: &Ctx) {
+    let Ok(Some(job)) = jobs.get_opt(name).await else {
+        return;
+    };
+    if job.labels().get(RUN_LABEL).map(String::as_str) != Some(run) {
+        return;
+    }
+    let params = DeleteParams {
+        preconditions: job.uid().map(|uid| kube::api::Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match jobs.delete(name, &params).await {
+        Ok(_) => ctx.emit.info(
+            Step::Init,
+            format!("cancelled: deleted this run's Job {name} (its pods stop)"),
+        ),
+        Err(e) => ctx.emit.warn(
+            Step::Init,
+            format!("cancelled: cannot delete this run's Job {name}: {e}"),
+        ),
+    }
 }
 
 /// Why an existing Job must not be replaced: it still runs (or is about to run) a pod for

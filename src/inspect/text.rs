@@ -339,7 +339,23 @@ fn workloads(out: &mut String, i: &Inspection) {
         .map(|w| w.name.chars().count())
         .max()
         .unwrap_or(0);
+    // A namespace column only when the workloads span more than one (`namespaceOverride`).
+    let many = i
+        .workloads
+        .iter()
+        .any(|w| w.namespace != i.workloads[0].namespace);
+    let nn = i
+        .workloads
+        .iter()
+        .map(|w| w.namespace.chars().count())
+        .max()
+        .unwrap_or(0);
     for w in &i.workloads {
+        let namespace = if many {
+            format!("{:nn$}  ", w.namespace)
+        } else {
+            String::new()
+        };
         let glyph = match (w.optional, w.ready, w.failed) {
             (true, _, _) => "░",
             (_, true, _) => "✓",
@@ -350,7 +366,7 @@ fn workloads(out: &mut String, i: &Inspection) {
         let ready = format!("{}/{}", w.ready_replicas, w.desired);
         let _ = writeln!(
             out,
-            "  {glyph} {:11}  {:wn$}  {ready:>5}  {tag}{}",
+            "  {glyph} {:11}  {namespace}{:wn$}  {ready:>5}  {tag}{}",
             w.kind, w.name, w.message
         );
         for c in &w.pod_causes {

@@ -73,6 +73,7 @@ fn hook(
 fn event(object: &str, kind: &str, reason: &str, message: &str, seen: &str) -> KubeEventView {
     KubeEventView {
         object: object.into(),
+        namespace: "apps".into(),
         kind: kind.into(),
         reason: reason.into(),
         message: message.into(),
@@ -173,6 +174,7 @@ fn seed_evidence() -> HookEvidence {
 fn workload(kind: &str, name: &str, n: i32, optional: bool) -> WorkloadView {
     WorkloadView {
         kind: kind.into(),
+        namespace: "apps".into(),
         name: name.into(),
         optional,
         optional_because: optional.then(|| "annotation helmdeck.io/optional".into()),
@@ -197,6 +199,7 @@ fn workload(kind: &str, name: &str, n: i32, optional: bool) -> WorkloadView {
 fn pod(name: &str, owner: &str, node: &str) -> PodView {
     PodView {
         name: name.into(),
+        namespace: "apps".into(),
         owner: owner.into(),
         phase: "Running".into(),
         ready: true,

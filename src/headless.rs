@@ -7,7 +7,7 @@ use std::io::Write;
 use color_eyre::eyre::Result;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::event::{Event, Level, StepOutcome};
+use crate::engine::event::{Event, Level, StepOutcome, WorkloadKey};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
@@ -17,7 +17,7 @@ use crate::signals::Signals;
 /// Remembers what was printed so only transitions print.
 #[derive(Default)]
 pub struct Headless {
-    workloads: BTreeMap<(String, String), (bool, bool, String)>,
+    workloads: BTreeMap<WorkloadKey, (bool, bool, String)>,
     warnings: std::collections::BTreeSet<(String, String, String)>,
     hooks: BTreeMap<String, HookPhase>,
 }
@@ -83,7 +83,7 @@ impl Headless {
                 })
                 .collect(),
             Event::Workload(w) => {
-                let key = (w.kind.clone(), w.name.clone());
+                let key = w.key();
                 let now = (w.ready, w.failed, w.message.clone());
                 if self.workloads.get(&key) == Some(&now) {
                     return vec![];
@@ -102,18 +102,31 @@ impl Headless {
                     format!(" · {}", w.pod_causes.join("; "))
                 };
                 vec![format!(
-                    "{t} rollout   {mark} {}/{}{optional} {}/{} ready · {}{causes}",
-                    w.kind, w.name, w.ready_replicas, w.desired, w.message
+                    "{t} rollout   {mark} {}{optional} {}/{} ready · {}{causes}",
+                    w.reference(&state.plan.namespace),
+                    w.ready_replicas,
+                    w.desired,
+                    w.message
                 )]
             }
             Event::KubeEvent(e) if e.kind == "Warning" => {
-                let key = (e.object.clone(), e.reason.clone(), e.message.clone());
+                // An object outside the release namespace is named with its own.
+                let object = match e.object.split_once('/') {
+                    Some((kind, name)) => crate::engine::event::reference(
+                        kind,
+                        &e.namespace,
+                        name,
+                        &state.plan.namespace,
+                    ),
+                    None => e.object.clone(),
+                };
+                let key = (object.clone(), e.reason.clone(), e.message.clone());
                 if !self.warnings.insert(key) {
                     return vec![];
                 }
                 vec![format!(
-                    "{t} event     {} {}: {}",
-                    e.object, e.reason, e.message
+                    "{t} event     {object} {}: {}",
+                    e.reason, e.message
                 )]
             }
             Event::WatchDegraded { what, error } => {
@@ -177,4 +190,72 @@ pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<Deploy
     });
     let mut printer = Headless::default();
     run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::event::{KubeEventView, WorkloadView};
+    use crate::engine::state::PlanSummary;
+
+    fn workload(namespace: &str) -> WorkloadView {
+        WorkloadView {
+            kind: "Deployment".into(),
+            namespace: namespace.into(),
+            name: "web".into(),
+            optional: false,
+            optional_because: None,
+            ready: true,
+            failed: false,
+            message: "done".into(),
+            desired: 1,
+            ready_replicas: 1,
+            updated: 1,
+            available: 1,
+            generation: 1,
+            created: None,
+            pod_causes: vec![],
+            notes: vec![],
+        }
+    }
+
+    /// Lines name a workload (or an event's object) outside the release namespace with its
+    /// namespace, and one of each name per namespace is printed.
+    #[test]
+    fn lines_name_the_namespace_outside_the_release_namespace() {
+        let state = DeployState::new(PlanSummary {
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        });
+        let mut h = Headless::default();
+        let home = h.lines(&Event::Workload(workload("apps")), &state);
+        assert_eq!(
+            home,
+            ["[   0.0s] rollout   ✓ Deployment/web 1/1 ready · done"]
+        );
+        let other = h.lines(&Event::Workload(workload("monitoring")), &state);
+        assert_eq!(
+            other,
+            ["[   0.0s] rollout   ✓ Deployment/monitoring/web 1/1 ready · done"]
+        );
+        let event = |namespace: &str| {
+            Event::KubeEvent(KubeEventView {
+                object: "pod/web-1".into(),
+                namespace: namespace.into(),
+                kind: "Warning".into(),
+                reason: "BackOff".into(),
+                message: "m".into(),
+                count: 1,
+                last_seen: None,
+            })
+        };
+        assert_eq!(
+            h.lines(&event("apps"), &state),
+            ["[   0.0s] event     pod/web-1 BackOff: m"]
+        );
+        assert_eq!(
+            h.lines(&event("monitoring"), &state),
+            ["[   0.0s] event     pod/monitoring/web-1 BackOff: m"]
+        );
+    }
 }

@@ -134,8 +134,13 @@ pub fn lock(
     })
 }
 
-/// Workloads named in a release manifest (kind, name), for the label cross-check.
-pub fn manifest_workloads(manifest: &str) -> Vec<(String, String)> {
+/// Workloads named in a release manifest as (kind, namespace, name), for the label
+/// cross-check and for which namespaces to watch. A workload without `metadata.namespace` is
+/// in `release_namespace`, where helm puts it.
+pub fn manifest_workloads(
+    manifest: &str,
+    release_namespace: &str,
+) -> Vec<(String, String, String)> {
     let docs: Vec<Value> = manifest
         .split("\n---")
         .filter_map(|doc| serde_saphyr::from_str::<Value>(doc).ok())
@@ -146,8 +151,14 @@ pub fn manifest_workloads(manifest: &str) -> Vec<(String, String)> {
             if !matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet") {
                 return None;
             }
+            let namespace = d
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .unwrap_or(release_namespace);
             Some((
                 kind.to_string(),
+                namespace.to_string(),
                 d.pointer("/metadata/name")?.as_str()?.to_string(),
             ))
         })
@@ -206,13 +217,16 @@ mod tests {
     }
 
     #[test]
-    fn manifest_workloads_are_found() {
-        let m = "---\n# Source: c/templates/a.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n";
+    fn manifest_workloads_are_found_in_the_namespace_they_name() {
+        let m = "---\n# Source: c/templates/a.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n# Source: c/templates/s.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: exporter\n  namespace: monitoring\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: blank\n  namespace: \"\"\n";
+        let key = |k: &str, n: &str, w: &str| (k.to_string(), n.to_string(), w.to_string());
         assert_eq!(
-            manifest_workloads(m),
+            manifest_workloads(m, "apps"),
             vec![
-                ("Deployment".into(), "web".into()),
-                ("StatefulSet".into(), "db".into())
+                key("Deployment", "apps", "web"),
+                key("StatefulSet", "apps", "db"),
+                key("DaemonSet", "monitoring", "exporter"),
+                key("Deployment", "apps", "blank"),
             ]
         );
     }

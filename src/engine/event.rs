@@ -55,6 +55,9 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WorkloadView {
     pub kind: String,
+    /// Where it lives: from its object, else the release manifest, else the release namespace
+    /// (charts with `namespaceOverride` place workloads outside `-n`).
+    pub namespace: String,
     pub name: String,
     /// On the deny list (or annotated optional): reported, never gating.
     pub optional: bool,
@@ -77,10 +80,37 @@ pub struct WorkloadView {
     pub notes: Vec<String>,
 }
 
+/// Who a workload is, everywhere it is kept: (kind, namespace, name).
+pub type WorkloadKey = (String, String, String);
+
+impl WorkloadView {
+    pub fn key(&self) -> WorkloadKey {
+        (self.kind.clone(), self.namespace.clone(), self.name.clone())
+    }
+
+    /// How lines name it: `Kind/name` in the release namespace `home`, `Kind/namespace/name`
+    /// outside it.
+    pub fn reference(&self, home: &str) -> String {
+        reference(&self.kind, &self.namespace, &self.name, home)
+    }
+}
+
+/// `Kind/name` when `namespace` is `home` (or unknown), else `Kind/namespace/name`: names never
+/// hold a `/`, so the three-part form cannot be mistaken for a name.
+pub fn reference(kind: &str, namespace: &str, name: &str, home: &str) -> String {
+    if namespace.is_empty() || namespace == home {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    }
+}
+
 /// One pod of a workload or Job, for drill-down and diagnosis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PodView {
     pub name: String,
+    /// Its workload's namespace (or the Job's): logs are read there.
+    pub namespace: String,
     /// `Deployment/demo-web`, `Job/demo-init`.
     pub owner: String,
     pub phase: String,
@@ -97,6 +127,8 @@ pub struct PodView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KubeEventView {
     pub object: String,
+    /// The namespace of the object it is about.
+    pub namespace: String,
     pub kind: String,
     pub reason: String,
     pub message: String,
@@ -155,10 +187,12 @@ pub enum Event {
     Workload(WorkloadView),
     WorkloadGone {
         kind: String,
+        namespace: String,
         name: String,
     },
     Pod(PodView),
     PodGone {
+        namespace: String,
         name: String,
     },
     KubeEvent(KubeEventView),

@@ -22,6 +22,8 @@ pub const TAIL_LINES: i64 = 200;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRequest {
     pub pod: String,
+    /// The pod's namespace (a workload may live outside the release's); empty: the release's.
+    pub namespace: String,
     pub container: String,
 }
 
@@ -53,7 +55,6 @@ pub async fn serve(
     out: UnboundedSender<LogMsg>,
     stop: CancellationToken,
 ) {
-    let pods: Api<Pod> = Api::namespaced(client, &namespace);
     let mut current: Option<LogRequest> = None;
     let mut task: Option<tokio::task::JoinHandle<()>> = None;
     let mut next_id = 0u64;
@@ -85,7 +86,13 @@ pub async fn serve(
                 pod: req.pod.clone(),
                 container: req.container.clone(),
             });
-            task = Some(tokio::spawn(follow(pods.clone(), id, req, out.clone())));
+            let ns = if req.namespace.is_empty() {
+                &namespace
+            } else {
+                &req.namespace
+            };
+            let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+            task = Some(tokio::spawn(follow(pods, id, req, out.clone())));
         }
     }
     if let Some(t) = task {

@@ -59,7 +59,7 @@ pub fn build(state: &DeployState) -> Value {
         .values()
         .map(|w| {
             json!({
-                "kind": w.kind, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
+                "kind": w.kind, "namespace": w.namespace, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
                 "ready": w.ready, "failed": w.failed, "message": w.message,
                 "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available},
                 "podCauses": w.pod_causes, "notes": w.notes,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::cli::Only;
 use crate::config::DeployPlan;
 use crate::engine::event::{
-    Event, HookView, KubeEventView, Level, PodView, Step, StepOutcome, WorkloadView,
+    Event, HookView, KubeEventView, Level, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::verdict::Verdict;
 
@@ -93,9 +93,10 @@ pub struct DeployState {
     pub chart_version: Option<String>,
     pub helm: HelmState,
     pub hooks: Vec<HookView>,
-    /// By (kind, name).
-    pub workloads: BTreeMap<(String, String), WorkloadView>,
-    pub pods: BTreeMap<String, PodView>,
+    /// By (kind, namespace, name).
+    pub workloads: BTreeMap<WorkloadKey, WorkloadView>,
+    /// By (namespace, name).
+    pub pods: BTreeMap<(String, String), PodView>,
     pub events: VecDeque<KubeEventView>,
     pub logs: BTreeMap<String, VecDeque<String>>,
     /// Watches currently failing, by what they watch.
@@ -168,21 +169,29 @@ impl DeployState {
             }
             Event::Hooks { hooks } => self.hooks = hooks.clone(),
             Event::Workload(w) => {
-                self.workloads
-                    .insert((w.kind.clone(), w.name.clone()), w.clone());
+                self.workloads.insert(w.key(), w.clone());
             }
-            Event::WorkloadGone { kind, name } => {
-                self.workloads.remove(&(kind.clone(), name.clone()));
+            Event::WorkloadGone {
+                kind,
+                namespace,
+                name,
+            } => {
+                self.workloads
+                    .remove(&(kind.clone(), namespace.clone(), name.clone()));
             }
             Event::Pod(p) => {
-                self.pods.insert(p.name.clone(), p.clone());
+                self.pods
+                    .insert((p.namespace.clone(), p.name.clone()), p.clone());
             }
-            Event::PodGone { name } => {
-                self.pods.remove(name);
+            Event::PodGone { namespace, name } => {
+                self.pods.remove(&(namespace.clone(), name.clone()));
             }
             Event::KubeEvent(e) => {
                 if let Some(existing) = self.events.iter_mut().find(|x| {
-                    x.object == e.object && x.reason == e.reason && x.message == e.message
+                    x.object == e.object
+                        && x.namespace == e.namespace
+                        && x.reason == e.reason
+                        && x.message == e.message
                 }) {
                     *existing = e.clone();
                 } else {
@@ -217,7 +226,15 @@ impl DeployState {
         self.steps.get(&step).and_then(|s| s.outcome.as_ref())
     }
 
-    /// Gating (not optional) workloads, by kind then name.
+    /// Whether the workloads live in more than one namespace (then the views name each one's).
+    pub fn many_namespaces(&self) -> bool {
+        let mut namespaces = self.workloads.values().map(|w| w.namespace.as_str());
+        namespaces
+            .next()
+            .is_some_and(|first| namespaces.any(|n| n != first))
+    }
+
+    /// Gating (not optional) workloads, by kind then namespace and name.
     pub fn gating(&self) -> impl Iterator<Item = &WorkloadView> {
         self.workloads.values().filter(|w| !w.optional)
     }
@@ -236,6 +253,7 @@ mod tests {
         let mut s = DeployState::default();
         let w = WorkloadView {
             kind: "Deployment".into(),
+            namespace: "apps".into(),
             name: "web".into(),
             optional: false,
             optional_because: None,
@@ -271,5 +289,71 @@ mod tests {
         }
         assert_eq!(s.helm.lines.len(), HELM_LINES_KEPT);
         assert_eq!(s.helm.lines.front().unwrap().1, "5");
+    }
+
+    #[test]
+    fn a_workload_is_its_kind_namespace_and_name() {
+        let mut s = DeployState::default();
+        let w = |namespace: &str| WorkloadView {
+            kind: "Deployment".into(),
+            namespace: namespace.into(),
+            name: "web".into(),
+            optional: false,
+            optional_because: None,
+            ready: true,
+            failed: false,
+            message: "m".into(),
+            desired: 1,
+            ready_replicas: 1,
+            updated: 1,
+            available: 1,
+            generation: 1,
+            created: None,
+            pod_causes: vec![],
+            notes: vec![],
+        };
+        s.apply(&Event::Workload(w("apps")), 1.0, "t");
+        assert!(!s.many_namespaces());
+        s.apply(&Event::Workload(w("monitoring")), 1.0, "t");
+        assert_eq!(s.workloads.len(), 2, "one name, two namespaces");
+        assert!(s.many_namespaces());
+        s.apply(
+            &Event::WorkloadGone {
+                kind: "Deployment".into(),
+                namespace: "monitoring".into(),
+                name: "web".into(),
+            },
+            2.0,
+            "t",
+        );
+        let left: Vec<&str> = s.workloads.values().map(|w| w.namespace.as_str()).collect();
+        assert_eq!(left, ["apps"]);
+        let pod = |namespace: &str| PodView {
+            name: "web-0".into(),
+            namespace: namespace.into(),
+            owner: "Deployment/web".into(),
+            phase: "Running".into(),
+            ready: true,
+            restarts: 0,
+            node: None,
+            current: true,
+            causes: vec![],
+            containers: vec![],
+        };
+        s.apply(&Event::Pod(pod("apps")), 3.0, "t");
+        s.apply(&Event::Pod(pod("monitoring")), 3.0, "t");
+        assert_eq!(s.pods.len(), 2);
+        s.apply(
+            &Event::PodGone {
+                namespace: "apps".into(),
+                name: "web-0".into(),
+            },
+            4.0,
+            "t",
+        );
+        assert_eq!(
+            s.pods.keys().collect::<Vec<_>>(),
+            [&("monitoring".to_string(), "web-0".to_string())]
+        );
     }
 }

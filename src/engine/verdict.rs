@@ -160,7 +160,7 @@ fn rollout_contradiction(state: &DeployState) -> Option<String> {
     let not_ready: Vec<String> = state
         .gating()
         .filter(|w| !w.ready)
-        .map(|w| format!("{}/{}", w.kind, w.name))
+        .map(|w| w.reference(&state.plan.namespace))
         .collect();
     if !not_ready.is_empty() {
         return Some(format!(
@@ -174,7 +174,11 @@ fn rollout_contradiction(state: &DeployState) -> Option<String> {
 fn evidence(state: &DeployState) -> Vec<String> {
     let mut out = Vec::new();
     for w in state.gating().filter(|w| !w.ready) {
-        let mut line = format!("{}/{} not ready: {}", w.kind, w.name, w.message);
+        let mut line = format!(
+            "{} not ready: {}",
+            w.reference(&state.plan.namespace),
+            w.message
+        );
         for cause in &w.pod_causes {
             line.push_str(&format!("; {cause}"));
         }
@@ -199,8 +203,9 @@ fn evidence(state: &DeployState) -> Vec<String> {
     }
     for w in state.optional().filter(|w| !w.ready) {
         let mut line = format!(
-            "optional {}/{} not ready (not gating): {}",
-            w.kind, w.name, w.message
+            "optional {} not ready (not gating): {}",
+            w.reference(&state.plan.namespace),
+            w.message
         );
         for cause in &w.pod_causes {
             line.push_str(&format!("; {cause}"));
@@ -250,6 +255,7 @@ mod tests {
     fn workload(name: &str, optional: bool, ready: bool) -> WorkloadView {
         WorkloadView {
             kind: "Deployment".into(),
+            namespace: "apps".into(),
             name: name.into(),
             optional,
             optional_because: optional.then(|| "--optional".into()),
@@ -582,5 +588,33 @@ mod tests {
         s.revision = Some(5);
         let v = decide(&s);
         assert_eq!(v.next.as_deref(), Some("helm rollback demo 4 -n apps"));
+    }
+
+    #[test]
+    fn a_blocker_outside_the_release_namespace_is_named_with_its_own() {
+        let elsewhere = WorkloadView {
+            namespace: "monitoring".into(),
+            ..workload("exporter", false, false)
+        };
+        let v = decide(&state(
+            &[
+                (Step::Preflight, StepOutcome::Succeeded),
+                (Step::Upgrade, StepOutcome::Succeeded),
+                (Step::Rollout, StepOutcome::Succeeded),
+            ],
+            &[workload("web", false, true), elsewhere],
+        ));
+        assert_eq!(v.code, 1);
+        assert!(
+            v.reason
+                .contains("Deployment/monitoring/exporter not ready"),
+            "{}",
+            v.reason
+        );
+        assert!(
+            v.evidence[0].starts_with("Deployment/monitoring/exporter not ready: "),
+            "{:?}",
+            v.evidence
+        );
     }
 }

@@ -9,7 +9,7 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet}
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::engine::event::{KubeEventView, PodView, WorkloadView};
+use crate::engine::event::{KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
 use crate::rollout::diagnosis;
 use crate::rollout::optional::optional_because;
@@ -114,12 +114,14 @@ fn owned<'a>(pods: impl IntoIterator<Item = &'a Pod>, owner_uid: &str) -> Vec<&'
 }
 
 /// What a workload is judged against besides itself: the release's label selector, the
-/// manifest workloads that lack it (`(kind, name)`), and the deny list.
+/// manifest workloads that lack it, the deny list, and the release namespace (for an object
+/// that does not say its own).
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     pub selector: &'a str,
-    pub unlabelled: &'a BTreeSet<(String, String)>,
+    pub unlabelled: &'a BTreeSet<WorkloadKey>,
     pub optional: &'a [KindGlob],
+    pub namespace: &'a str,
 }
 
 /// The workload as the deploy step and inspect report it: ready only on a Done verdict from
@@ -131,12 +133,17 @@ pub fn workload_view(
     events: &HashMap<&str, Vec<Event>>,
 ) -> WorkloadView {
     let name = w.meta.name.clone().unwrap_or_default();
+    let namespace = w
+        .meta
+        .namespace
+        .clone()
+        .unwrap_or_else(|| scope.namespace.to_string());
     let optional_because = optional_because(scope.optional, w.kind, w.meta);
     let causes = pod_cause_lines(w.current.iter().copied(), events);
     let mut notes = Vec::new();
     if scope
         .unlabelled
-        .contains(&(w.kind.to_string(), name.clone()))
+        .contains(&(w.kind.to_string(), namespace.clone(), name.clone()))
     {
         notes.push(format!(
             "in the release manifest but not labelled {}",
@@ -152,6 +159,7 @@ pub fn workload_view(
     let counts = &w.readiness.counts;
     WorkloadView {
         kind: w.kind.into(),
+        namespace: text::plain(&namespace),
         name: text::plain(&name),
         optional: optional_because.is_some(),
         optional_because,
@@ -169,6 +177,35 @@ pub fn workload_view(
     }
 }
 
+/// A manifest workload the cluster does not have (`key` is its kind, namespace and name). Only
+/// the deny list can make it optional: its annotations are in the manifest, not read here.
+pub fn missing_view(key: &WorkloadKey, optional: &[KindGlob]) -> WorkloadView {
+    let (kind, namespace, name) = key;
+    let meta = ObjectMeta {
+        name: Some(name.clone()),
+        ..ObjectMeta::default()
+    };
+    let optional_because = optional_because(optional, kind, &meta);
+    WorkloadView {
+        kind: text::plain(kind),
+        namespace: text::plain(namespace),
+        name: text::plain(name),
+        optional: optional_because.is_some(),
+        optional_because,
+        ready: false,
+        failed: false,
+        message: "not found in the cluster".into(),
+        desired: 0,
+        ready_replicas: 0,
+        updated: 0,
+        available: 0,
+        generation: 0,
+        created: None,
+        pod_causes: Vec::new(),
+        notes: vec!["in the release manifest but missing from the cluster".into()],
+    }
+}
+
 fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
@@ -178,6 +215,7 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
     let statuses = status.and_then(|s| s.container_statuses.as_ref());
     PodView {
         name: text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+        namespace: text::plain(pod.metadata.namespace.as_deref().unwrap_or("")),
         owner: text::plain(&owner),
         phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
         ready: diagnosis::is_pod_ready(pod),
@@ -229,6 +267,12 @@ pub fn event_view(e: &Event) -> KubeEventView {
             obj.kind.as_deref().unwrap_or("").to_lowercase(),
             obj.name.as_deref().unwrap_or("")
         )),
+        namespace: text::plain(
+            obj.namespace
+                .as_deref()
+                .or(e.metadata.namespace.as_deref())
+                .unwrap_or(""),
+        ),
         kind: text::plain(e.type_.as_deref().unwrap_or("Normal")),
         reason: text::plain(e.reason.as_deref().unwrap_or("")),
         message: text::plain(e.message.as_deref().unwrap_or("")),

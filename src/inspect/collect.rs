@@ -5,11 +5,13 @@
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 
 use crate::cluster::releases;
+use crate::engine::event::{WorkloadKey, reference};
 use crate::glob::KindGlob;
 use crate::helm::status::{HookRecord, ReleaseStatus};
 use crate::inspect::evidence;
@@ -102,14 +104,19 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
                     live,
                 });
             }
-            manifest_workloads = releases::manifest_workloads(&release.manifest);
+            manifest_workloads = releases::manifest_workloads(&release.manifest, &req.namespace);
             if req.show_manifest {
                 out.manifest = Some(manifest_text(release));
             }
         }
     }
     let live = live_workloads(client, req, &manifest_workloads, events, &mut out.warnings).await;
-    let judged = workloads::judge(&live, &selector(&req.release), &req.optional);
+    let judged = workloads::judge(
+        &live,
+        &selector(&req.release),
+        &req.optional,
+        &req.namespace,
+    );
     out.workloads = judged.workloads;
     out.pods = judged.pods;
     out.events = judged.events;
@@ -194,73 +201,102 @@ where
 }
 
 /// The release's Deployments, StatefulSets and DaemonSets (by the instance label, plus manifest
-/// workloads found by name), with their ReplicaSets and pods.
+/// workloads found by name), with their ReplicaSets, pods and events: in the release namespace
+/// and in every other namespace the manifest names (`namespaceOverride` charts). `events` are
+/// the release namespace's, already listed.
 async fn live_workloads(
     client: &Client,
     req: &Request,
-    manifest: &[(String, String)],
+    manifest: &[WorkloadKey],
     events: Vec<Event>,
     warnings: &mut Vec<String>,
 ) -> Live {
-    let ns = req.namespace.as_str();
-    let labelled = ListParams::default().labels(&selector(&req.release));
     let mut live = Live {
-        deployments: list(
-            Api::<Deployment>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            "Deployments",
-            warnings,
-        )
-        .await,
-        statefulsets: list(
-            Api::<StatefulSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            "StatefulSets",
-            warnings,
-        )
-        .await,
-        daemonsets: list(
-            Api::<DaemonSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            "DaemonSets",
-            warnings,
-        )
-        .await,
-        replicasets: list(
-            Api::<ReplicaSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            "ReplicaSets",
-            warnings,
-        )
-        .await,
-        pods: list(
-            Api::<Pod>::namespaced(client.clone(), ns),
-            labelled,
-            "Pods",
-            warnings,
-        )
-        .await,
         events,
         ..Live::default()
     };
-    for (kind, name) in manifest {
-        let has = |names: Vec<Option<&String>>| names.into_iter().flatten().any(|n| n == name);
+    let labelled = ListParams::default().labels(&selector(&req.release));
+    let mut namespaces: Vec<&str> = vec![req.namespace.as_str()];
+    for (_, ns, _) in manifest {
+        if !namespaces.contains(&ns.as_str()) {
+            namespaces.push(ns);
+        }
+    }
+    for (i, ns) in namespaces.iter().copied().enumerate() {
+        // Named only outside the release namespace, so one-namespace warnings read as before.
+        let what = |kind: &str| {
+            if i == 0 {
+                kind.to_string()
+            } else {
+                format!("{kind} in {}", text::plain(ns))
+            }
+        };
+        live.deployments.extend(
+            list(
+                Api::<Deployment>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                &what("Deployments"),
+                warnings,
+            )
+            .await,
+        );
+        live.statefulsets.extend(
+            list(
+                Api::<StatefulSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                &what("StatefulSets"),
+                warnings,
+            )
+            .await,
+        );
+        live.daemonsets.extend(
+            list(
+                Api::<DaemonSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                &what("DaemonSets"),
+                warnings,
+            )
+            .await,
+        );
+        live.replicasets.extend(
+            list(
+                Api::<ReplicaSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                &what("ReplicaSets"),
+                warnings,
+            )
+            .await,
+        );
+        live.pods.extend(
+            list(
+                Api::<Pod>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                &what("Pods"),
+                warnings,
+            )
+            .await,
+        );
+        if i > 0 {
+            live.events.extend(
+                list(
+                    Api::<Event>::namespaced(client.clone(), ns),
+                    ListParams::default(),
+                    &what("Events"),
+                    warnings,
+                )
+                .await,
+            );
+        }
+    }
+    for (kind, ns, name) in manifest {
+        let in_ns = |meta: &ObjectMeta| {
+            meta.name.as_ref() == Some(name)
+                && meta.namespace.as_deref().unwrap_or(&req.namespace) == ns.as_str()
+        };
         let seen = match kind.as_str() {
-            "Deployment" => has(live
-                .deployments
-                .iter()
-                .map(|o| o.metadata.name.as_ref())
-                .collect()),
-            "StatefulSet" => has(live
-                .statefulsets
-                .iter()
-                .map(|o| o.metadata.name.as_ref())
-                .collect()),
-            _ => has(live
-                .daemonsets
-                .iter()
-                .map(|o| o.metadata.name.as_ref())
-                .collect()),
+            "Deployment" => live.deployments.iter().any(|o| in_ns(&o.metadata)),
+            "StatefulSet" => live.statefulsets.iter().any(|o| in_ns(&o.metadata)),
+            _ => live.daemonsets.iter().any(|o| in_ns(&o.metadata)),
         };
         if seen {
             continue;
@@ -270,14 +306,15 @@ async fn live_workloads(
             "StatefulSet" => get_into(client, ns, name, &mut live.statefulsets).await,
             _ => get_into(client, ns, name, &mut live.daemonsets).await,
         };
+        let key = (kind.clone(), ns.clone(), name.clone());
         match found {
             Ok(true) => {
-                live.unlabelled.insert((kind.clone(), name.clone()));
+                live.unlabelled.insert(key);
             }
-            Ok(false) => live.missing.push((kind.clone(), name.clone())),
+            Ok(false) => live.missing.push(key),
             Err(e) => warnings.push(format!(
-                "cannot read {kind}/{}: {}",
-                text::plain(name),
+                "cannot read {}: {}",
+                text::plain(&reference(kind, ns, name, &req.namespace)),
                 text::plain(&e.to_string())
             )),
         }

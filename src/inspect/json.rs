@@ -97,11 +97,11 @@ pub fn document(i: &Inspection) -> Value {
         "workloads": i.workloads.iter().map(|w| {
             let owner = format!("{}/{}", w.kind, w.name);
             json!({
-                "kind": w.kind, "name": w.name, "ready": w.ready, "failed": w.failed,
+                "kind": w.kind, "namespace": w.namespace, "name": w.name, "ready": w.ready, "failed": w.failed,
                 "optional": w.optional, "optional_because": w.optional_because, "message": w.message,
                 "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available},
                 "generation": w.generation, "pod_causes": w.pod_causes, "notes": w.notes,
-                "pods": i.pods.iter().filter(|p| p.owner == owner).map(|p| json!({
+                "pods": i.pods.iter().filter(|p| p.owner == owner && p.namespace == w.namespace).map(|p| json!({
                     "name": p.name, "phase": p.phase, "ready": p.ready, "restarts": p.restarts,
                     "node": p.node, "current": p.current, "causes": p.causes,
                 })).collect::<Vec<_>>(),
@@ -166,7 +166,7 @@ fn termination(t: &Termination) -> Value {
 }
 
 fn event(e: &KubeEventView) -> Value {
-    json!({"object": e.object, "type": e.kind, "reason": e.reason, "message": e.message, "count": e.count, "last_seen": e.last_seen})
+    json!({"object": e.object, "namespace": e.namespace, "type": e.kind, "reason": e.reason, "message": e.message, "count": e.count, "last_seen": e.last_seen})
 }
 
 #[cfg(test)]

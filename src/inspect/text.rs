@@ -311,7 +311,18 @@ fn workloads(out: &mut String, i: &Inspection) {
         return;
     }
     let wn = widest(i.workloads.iter().map(|w| w.name.as_str()));
+    // A namespace column only when the workloads span more than one (`namespaceOverride`).
+    let many = i
+        .workloads
+        .iter()
+        .any(|w| w.namespace != i.workloads[0].namespace);
+    let nn = widest(i.workloads.iter().map(|w| w.namespace.as_str()));
     for w in &i.workloads {
+        let namespace = if many {
+            format!("{:nn$}  ", w.namespace)
+        } else {
+            String::new()
+        };
         let glyph = match (w.optional, w.ready, w.failed) {
             (true, _, _) => "░",
             (_, true, _) => "✓",
@@ -322,7 +333,7 @@ fn workloads(out: &mut String, i: &Inspection) {
         let ready = format!("{}/{}", w.ready_replicas, w.desired);
         let _ = writeln!(
             out,
-            "  {glyph} {:11}  {:wn$}  {ready:>5}  {tag}{}",
+            "  {glyph} {:11}  {namespace}{:wn$}  {ready:>5}  {tag}{}",
             w.kind, w.name, w.message
         );
         for c in &w.pod_causes {

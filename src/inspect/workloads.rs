@@ -9,14 +9,12 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet}
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::engine::event::{KubeEventView, PodView, WorkloadView};
+use crate::engine::event::{KubeEventView, PodView, WorkloadKey, WorkloadView};
 pub use crate::engine::views::{self, event_view, pod_view};
-use crate::engine::views::{Observed, Scope, owned_by};
+use crate::engine::views::{Observed, Scope, missing_view, owned_by};
 use crate::glob::KindGlob;
-use crate::rollout::optional::optional_because;
-use crate::text;
 
-/// What the cluster holds for the release.
+/// What the cluster holds for the release, in every namespace its manifest names.
 #[derive(Debug, Default)]
 pub struct Live {
     pub deployments: Vec<Deployment>,
@@ -25,10 +23,10 @@ pub struct Live {
     pub replicasets: Vec<ReplicaSet>,
     pub pods: Vec<Pod>,
     pub events: Vec<Event>,
-    /// Manifest workloads found only by name (they lack the instance label): (kind, name).
-    pub unlabelled: BTreeSet<(String, String)>,
-    /// Manifest workloads the cluster does not have at all: (kind, name).
-    pub missing: Vec<(String, String)>,
+    /// Manifest workloads found only by name (they lack the instance label).
+    pub unlabelled: BTreeSet<WorkloadKey>,
+    /// Manifest workloads the cluster does not have at all.
+    pub missing: Vec<WorkloadKey>,
 }
 
 /// The judged workloads (gating first, then optional, each by name), their pods and the events
@@ -52,8 +50,10 @@ struct One<'a> {
     uids: Vec<&'a str>,
 }
 
-/// Judges `live` for a release whose workloads carry `selector`, with the deny list `optional`.
-pub fn judge(live: &Live, selector: &str, optional: &[KindGlob]) -> Judged {
+/// Judges `live` for a release in `namespace` whose workloads carry `selector`, with the deny
+/// list `optional`. Pods and ReplicaSets belong to a workload by owner uid, so each is found in
+/// its workload's namespace.
+pub fn judge(live: &Live, selector: &str, optional: &[KindGlob], namespace: &str) -> Judged {
     let pods_of = |owner: &str| -> Vec<&Pod> {
         live.pods
             .iter()
@@ -105,6 +105,7 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob]) -> Judged {
         selector,
         unlabelled: &live.unlabelled,
         optional,
+        namespace,
     };
     let mut workloads = Vec::new();
     let mut pods = Vec::new();
@@ -129,11 +130,18 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob]) -> Judged {
             ));
         }
     }
-    for (kind, name) in &live.missing {
-        workloads.push(missing_view(kind, name, optional));
+    for key in &live.missing {
+        workloads.push(missing_view(key, optional));
     }
-    workloads.sort_by(|a, b| (a.optional, &a.name, &a.kind).cmp(&(b.optional, &b.name, &b.kind)));
-    pods.sort_by(|a, b| (&a.owner, &a.name).cmp(&(&b.owner, &b.name)));
+    workloads.sort_by(|a, b| {
+        (a.optional, &a.name, &a.kind, &a.namespace).cmp(&(
+            b.optional,
+            &b.name,
+            &b.kind,
+            &b.namespace,
+        ))
+    });
+    pods.sort_by(|a, b| (&a.owner, &a.namespace, &a.name).cmp(&(&b.owner, &b.namespace, &b.name)));
     related.remove("");
     let events = chronological(live.events.iter().filter(|e| {
         e.involved_object
@@ -145,33 +153,6 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob]) -> Judged {
         workloads,
         pods,
         events,
-    }
-}
-
-/// A manifest workload the cluster does not have. Only the deny list can make it optional:
-/// its annotations are in the manifest, not read here.
-fn missing_view(kind: &str, name: &str, optional: &[KindGlob]) -> WorkloadView {
-    let meta = ObjectMeta {
-        name: Some(name.to_string()),
-        ..ObjectMeta::default()
-    };
-    let optional_because = optional_because(optional, kind, &meta);
-    WorkloadView {
-        kind: kind.into(),
-        name: text::plain(name),
-        optional: optional_because.is_some(),
-        optional_because,
-        ready: false,
-        failed: false,
-        message: "not found in the cluster".into(),
-        desired: 0,
-        ready_replicas: 0,
-        updated: 0,
-        available: 0,
-        generation: 0,
-        created: None,
-        pod_causes: Vec::new(),
-        notes: vec!["in the release manifest but missing from the cluster".into()],
     }
 }
 
@@ -196,6 +177,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn key(kind: &str, namespace: &str, name: &str) -> WorkloadKey {
+        (kind.into(), namespace.into(), name.into())
+    }
+
     fn deployment(name: &str, ready: i32, annotations: serde_json::Value) -> Deployment {
         serde_json::from_value(json!({
             "metadata": {"name": name, "uid": format!("uid-{name}"), "generation": 1, "annotations": annotations},
@@ -213,11 +198,11 @@ mod tests {
                 deployment("demo-api", 2, json!({})),
                 deployment("demo-gpu", 0, json!({"helmdeck.io/optional": "true"})),
             ],
-            unlabelled: [("Deployment".to_string(), "demo-web".to_string())].into(),
-            missing: vec![("StatefulSet".into(), "demo-db".into())],
+            unlabelled: [key("Deployment", "apps", "demo-web")].into(),
+            missing: vec![key("StatefulSet", "apps", "demo-db")],
             ..Live::default()
         };
-        let j = judge(&live, "app.kubernetes.io/instance=demo", &[]);
+        let j = judge(&live, "app.kubernetes.io/instance=demo", &[], "apps");
         let names: Vec<&str> = j.workloads.iter().map(|w| w.name.as_str()).collect();
         assert_eq!(names, ["demo-api", "demo-db", "demo-web", "demo-gpu"]);
         let api = &j.workloads[0];
@@ -248,13 +233,13 @@ mod tests {
     fn a_missing_manifest_workload_is_optional_only_by_the_deny_list() {
         let live = Live {
             missing: vec![
-                ("StatefulSet".into(), "demo-db".into()),
-                ("Deployment".into(), "demo-gpu-client".into()),
+                key("StatefulSet", "apps", "demo-db"),
+                key("Deployment", "apps", "demo-gpu-client"),
             ],
             ..Live::default()
         };
         let deny = [KindGlob::new("Deployment/*-gpu-client").expect("glob")];
-        let j = judge(&live, "sel", &deny);
+        let j = judge(&live, "sel", &deny, "apps");
         let got: Vec<(&str, Option<&str>)> = j
             .workloads
             .iter()

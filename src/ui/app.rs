@@ -183,7 +183,16 @@ impl UiState {
         if state.logs.contains_key(&format!("{pod}/{container}")) {
             return None;
         }
-        Some(LogRequest { pod, container })
+        let namespace = model::pods_of(state, &detail.target)
+            .iter()
+            .find(|p| p.name == pod)
+            .map(|p| p.namespace.clone())
+            .unwrap_or_default();
+        Some(LogRequest {
+            pod,
+            namespace,
+            container,
+        })
     }
 
     /// Brings selections in line with the rows as they are now (called before each frame).
@@ -296,15 +305,12 @@ impl UiState {
                 let Some(i) = self.workloads.resolve(
                     &rows
                         .iter()
-                        .map(|w| model::workload_key(w))
+                        .map(|w| model::workload_key(state, w))
                         .collect::<Vec<_>>(),
                 ) else {
                     return;
                 };
-                Target::Workload {
-                    kind: rows[i].kind.clone(),
-                    name: rows[i].name.clone(),
-                }
+                Target::workload(rows[i])
             }
             Pane::Hooks => {
                 let rows = model::hook_rows(state, self.filters.get(FilterSlot::Hooks));

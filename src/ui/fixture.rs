@@ -34,6 +34,7 @@ pub fn wall(t: f64) -> String {
 pub fn workload(kind: &str, name: &str) -> WorkloadView {
     WorkloadView {
         kind: kind.into(),
+        namespace: "apps".into(),
         name: name.into(),
         optional: false,
         optional_because: None,
@@ -58,6 +59,7 @@ pub fn workload(kind: &str, name: &str) -> WorkloadView {
 pub fn pod(name: &str, owner: &str, phase: &str, ready: bool) -> PodView {
     PodView {
         name: name.into(),
+        namespace: "apps".into(),
         owner: owner.into(),
         phase: phase.into(),
         ready,
@@ -317,6 +319,7 @@ impl Story {
             )
         }));
         s.send(Event::KubeEvent(KubeEventView {
+            namespace: "apps".into(),
             object: "pod/demo-gpu-client-5b7d9-wsfmt".into(),
             kind: "Warning".into(),
             reason: "FailedScheduling".into(),
@@ -325,6 +328,7 @@ impl Story {
             last_seen: Some(wall(39.2)),
         }));
         s.send(Event::KubeEvent(KubeEventView {
+            namespace: "apps".into(),
             object: "pod/demo-web-7c9f8-d34x2".into(),
             kind: "Warning".into(),
             reason: "BackOff".into(),
@@ -334,6 +338,7 @@ impl Story {
             last_seen: Some(wall(60.0)),
         }));
         s.send(Event::KubeEvent(KubeEventView {
+            namespace: "apps".into(),
             object: "replicaset/demo-web-7c9f8".into(),
             kind: "Normal".into(),
             reason: "SuccessfulCreate".into(),
@@ -352,7 +357,11 @@ impl Story {
         let web = s
             .state
             .workloads
-            .get(&("Deployment".to_string(), "demo-web".to_string()))
+            .get(&(
+                "Deployment".to_string(),
+                "apps".to_string(),
+                "demo-web".to_string(),
+            ))
             .cloned()
             .expect("demo-web");
         s.send(Event::Workload(WorkloadView {

@@ -2,7 +2,9 @@
 //! events of a drill-down target. Keys and rendering both use these, so a selection always
 //! means the row on screen.
 
-use crate::engine::event::{HookView, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
+use crate::engine::event::{
+    HookView, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
+};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
 
@@ -66,13 +68,17 @@ fn matches(filter: &str, fields: &[&str]) -> bool {
     fields.iter().any(|s| s.to_lowercase().contains(&f))
 }
 
-pub fn workload_key(w: &WorkloadView) -> String {
-    format!("{}/{}", w.kind, w.name)
+/// A selection's key: `Kind/name`, or `Kind/namespace/name` outside the release namespace
+/// (names repeat across namespaces).
+pub fn workload_key(state: &DeployState, w: &WorkloadView) -> String {
+    w.reference(&state.plan.namespace)
 }
 
 /// Gating workloads first, then optional ones, each by name: the order never changes while a
-/// deploy runs, whatever their state.
+/// deploy runs, whatever their state. The filter also matches the namespace when more than
+/// one is shown.
 pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a WorkloadView> {
+    let namespaces = state.many_namespaces();
     let mut rows: Vec<&WorkloadView> = state
         .workloads
         .values()
@@ -84,11 +90,21 @@ pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a Worklo
                 w.message.as_str(),
                 optional,
             ];
+            if namespaces {
+                fields.push(w.namespace.as_str());
+            }
             fields.extend(w.pod_causes.iter().map(String::as_str));
             matches(filter, &fields)
         })
         .collect();
-    rows.sort_by(|a, b| (a.optional, &a.name, &a.kind).cmp(&(b.optional, &b.name, &b.kind)));
+    rows.sort_by(|a, b| {
+        (a.optional, &a.name, &a.kind, &a.namespace).cmp(&(
+            b.optional,
+            &b.name,
+            &b.kind,
+            &b.namespace,
+        ))
+    });
     rows
 }
 
@@ -96,7 +112,7 @@ pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a Worklo
 pub fn workload_keys(state: &DeployState, filter: &str) -> Vec<String> {
     workload_rows(state, filter)
         .into_iter()
-        .map(workload_key)
+        .map(|w| workload_key(state, w))
         .collect()
 }
 
@@ -226,20 +242,47 @@ pub fn hook_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<HookRow<'a>> {
 pub enum Target {
     Workload {
         kind: String,
+        namespace: String,
         name: String,
     },
     /// A hook's Job, or the init Job (`init`).
-    Job {
-        name: String,
-        init: bool,
-    },
+    Job { name: String, init: bool },
 }
 
 impl Target {
+    pub fn workload(w: &WorkloadView) -> Target {
+        Target::Workload {
+            kind: w.kind.clone(),
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+        }
+    }
+
+    /// The workload it shows, as the state keys it.
+    pub fn workload_key(&self) -> Option<WorkloadKey> {
+        match self {
+            Target::Workload {
+                kind,
+                namespace,
+                name,
+            } => Some((kind.clone(), namespace.clone(), name.clone())),
+            Target::Job { .. } => None,
+        }
+    }
+
+    /// What its pods name as their owner (`Kind/name`; the namespace is the pod's own).
     pub fn owner(&self) -> String {
         match self {
-            Target::Workload { kind, name } => format!("{kind}/{name}"),
+            Target::Workload { kind, name, .. } => format!("{kind}/{name}"),
             Target::Job { name, .. } => format!("Job/{name}"),
+        }
+    }
+
+    /// The namespace a workload target lives in; a Job's pods are the release's.
+    fn namespace(&self) -> Option<&str> {
+        match self {
+            Target::Workload { namespace, .. } => Some(namespace),
+            Target::Job { .. } => None,
         }
     }
 
@@ -253,7 +296,12 @@ impl Target {
 /// The target's pods: the current revision's first, then by name.
 pub fn pods_of<'a>(state: &'a DeployState, target: &Target) -> Vec<&'a PodView> {
     let owner = target.owner();
-    let mut pods: Vec<&PodView> = state.pods.values().filter(|p| p.owner == owner).collect();
+    let namespace = target.namespace();
+    let mut pods: Vec<&PodView> = state
+        .pods
+        .values()
+        .filter(|p| p.owner == owner && namespace.is_none_or(|n| p.namespace == n))
+        .collect();
     pods.sort_by(|a, b| (!a.current, &a.name).cmp(&(!b.current, &b.name)));
     pods
 }
@@ -273,11 +321,13 @@ pub fn events_of<'a>(
     pods: &[&PodView],
 ) -> Vec<&'a KubeEventView> {
     let name = target.name();
+    let namespace = target.namespace();
     let prefix = format!("{name}-");
     let mut out: Vec<(usize, &KubeEventView)> = state
         .events
         .iter()
         .enumerate()
+        .filter(|(_, e)| namespace.is_none_or(|n| e.namespace == n))
         .filter(|(_, e)| {
             let obj = e
                 .object

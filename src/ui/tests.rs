@@ -228,6 +228,7 @@ fn hostile_text_renders_inert() {
     }));
     story.send(Event::KubeEvent(KubeEventView {
         object: format!("pod/{evil}"),
+        namespace: "apps".into(),
         kind: "Warning".into(),
         reason: evil.into(),
         message: format!("{evil}{huge}"),
@@ -339,7 +340,12 @@ fn selection_survives_new_rows_and_changes() {
     assert_eq!(ui.workloads.key.as_deref(), Some("Deployment/demo-web"));
     // A new workload sorting before it, and demo-web changing, keep the selection on demo-web.
     story.send(Event::Workload(workload("Deployment", "demo-aaa")));
-    let web = story.state.workloads[&("Deployment".to_string(), "demo-web".to_string())].clone();
+    let web = story.state.workloads[&(
+        "Deployment".to_string(),
+        "apps".to_string(),
+        "demo-web".to_string(),
+    )]
+        .clone();
     story.send(Event::Workload(WorkloadView {
         available: 2,
         ..web
@@ -350,6 +356,7 @@ fn selection_survives_new_rows_and_changes() {
     // Gone: the selection stays at the same place.
     story.send(Event::WorkloadGone {
         kind: "Deployment".into(),
+        namespace: "apps".into(),
         name: "demo-web".into(),
     });
     ui.sync(&story.state);
@@ -516,4 +523,74 @@ fn the_keys_doc_lists_every_key() {
     for (_, what) in crate::ui::KEYS {
         assert!(doc.contains(what), "docs/keys.md lacks: {what}");
     }
+}
+
+/// The rollout story with `namespaceOverride` workloads: a second `demo-api` and the exporter
+/// in `monitoring`, each with a pod of the same name as one in `apps`.
+fn two_namespaces() -> Story {
+    let mut story = Story::rollout();
+    let elsewhere = |w: WorkloadView| WorkloadView {
+        namespace: "monitoring".into(),
+        ..w
+    };
+    story.send(Event::Workload(elsewhere(WorkloadView {
+        ready: false,
+        message: "Waiting for deployment \"demo-api\" rollout to finish: 0 of 2 updated replicas are available...".into(),
+        ready_replicas: 0,
+        available: 0,
+        pod_causes: vec!["pod demo-api-1: CrashLoopBackOff (exit 1, 3 restarts)".into()],
+        ..workload("Deployment", "demo-api")
+    })));
+    story.send(Event::Workload(elsewhere(workload(
+        "DaemonSet",
+        "demo-exporter",
+    ))));
+    story.send(Event::Pod(pod(
+        "demo-api-1",
+        "Deployment/demo-api",
+        "Running",
+        true,
+    )));
+    story.send(Event::Pod(PodView {
+        namespace: "monitoring".into(),
+        restarts: 3,
+        causes: vec!["CrashLoopBackOff (exit 1, 3 restarts)".into()],
+        ..pod("demo-api-1", "Deployment/demo-api", "Running", false)
+    }));
+    story
+}
+
+/// Workloads in two namespaces: a NAMESPACE column (NS when narrow), one row per (kind,
+/// namespace, name), and a drill-down that shows only its own namespace's pods and logs.
+#[test]
+fn workloads_in_two_namespaces_get_a_namespace_column() {
+    let story = two_namespaces();
+    assert_eq!(story.state.workloads.len(), 8, "demo-api twice");
+    assert_eq!(story.state.pods.len(), 7, "demo-api-1 twice");
+    screens("namespaces", &story, |_, _| {});
+    let mut ui = UiState::new();
+    let screen = story.render(&mut ui, 160, 48);
+    assert!(screen.contains(" KIND        NAMESPACE  NAME "), "{screen}");
+    // Rows: demo-agent, demo-api (apps), demo-api (monitoring), ...
+    for _ in 0..2 {
+        press(&mut ui, &story.state, KeyCode::Char('j'));
+    }
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/monitoring/demo-api")
+    );
+    press(&mut ui, &story.state, KeyCode::Enter);
+    let wanted = ui.wanted_log(&story.state).expect("a log is wanted");
+    assert_eq!(
+        (wanted.pod.as_str(), wanted.namespace.as_str()),
+        ("demo-api-1", "monitoring")
+    );
+    let screen = story.render(&mut ui, 160, 48);
+    assert!(screen.contains("monitoring/demo-api"), "{screen}");
+    assert!(screen.contains("CrashLoopBackOff"), "{screen}");
+
+    // One namespace: no column (the other snapshots stay as they were).
+    let screen = Story::rollout().render(&mut UiState::new(), 160, 48);
+    assert!(screen.contains(" KIND        NAME "), "{screen}");
+    assert!(!screen.contains(" NAMESPACE  NAME "), "{screen}");
 }

@@ -13,6 +13,7 @@ mod exits;
 mod init_hooks;
 mod init_render;
 mod inspect;
+mod namespaces;
 mod report;
 mod sim_helm;
 mod sim_http;

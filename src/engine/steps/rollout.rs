@@ -1,8 +1,9 @@
 //! Step 3: the scoped rollout wait. Watches the release's Deployments, StatefulSets and
 //! DaemonSets (label `app.kubernetes.io/instance=REL`, cross-checked against the release
-//! manifest) with their ReplicaSets, Pods and Events; judges each workload by `kubectl rollout
-//! status` rules; waits for every gating workload, fails fast on a progress deadline, and on
-//! timeout names every blocker with its pod-level cause.
+//! manifest) with their ReplicaSets, Pods and Events, in every namespace the manifest names;
+//! judges each workload by `kubectl rollout status` rules; waits for every gating workload,
+//! fails fast on a progress deadline, and on timeout names every blocker with its pod-level
+//! cause.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -15,118 +16,215 @@ use tokio::sync::mpsc;
 
 use crate::cluster::releases;
 use crate::cluster::watch::{self, Change, Collection, Health};
-use crate::engine::event::{Event, KubeEventView, PodView, Step, StepOutcome, WorkloadView};
+use crate::engine::event::{
+    Event, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
+};
 use crate::engine::steps::{Ctx, StepError};
 use crate::engine::views::{self, Observed, Scope, event_view, owned_by, pod_view};
 use crate::text;
 
+/// A change of one watch; the index is the watch's place in its list in [`World`].
 enum Msg {
     Deploy(usize, Change<Deployment>),
     Sts(usize, Change<StatefulSet>),
     Ds(usize, Change<DaemonSet>),
-    Rs(Change<ReplicaSet>),
-    Pod(Change<Pod>),
-    Ev(Change<KubeEvent>),
+    Rs(usize, Change<ReplicaSet>),
+    Pod(usize, Change<Pod>),
+    Ev(usize, Change<KubeEvent>),
 }
 
-/// Everything the watches hold. Index 0 of each workload list is the label-selected watch;
-/// later indices watch single manifest workloads that lack the instance label.
+/// One workload watch: label-selected in a namespace, or by name for one manifest workload
+/// that lacks the instance label.
+struct Watched<K> {
+    /// Index into [`World::namespaces`].
+    ns: usize,
+    by_name: Option<String>,
+    c: Collection<K>,
+}
+
+impl<K> Watched<K> {
+    fn labelled(ns: usize) -> Self {
+        Watched {
+            ns,
+            by_name: None,
+            c: Collection::default(),
+        }
+    }
+
+    fn by_name(ns: usize, name: &str) -> Self {
+        Watched {
+            ns,
+            by_name: Some(name.to_string()),
+            c: Collection::default(),
+        }
+    }
+}
+
+/// Everything the watches hold. Every namespace the release manifest names is watched alike
+/// (charts with `namespaceOverride` place workloads outside `-n`): entry `i` of `rss`, `pods`,
+/// `events` and the first `namespaces.len()` entries of each workload list are the
+/// label-selected watches of `namespaces[i]`; later workload entries are by-name watches.
 struct World {
-    deploys: Vec<Collection<Deployment>>,
-    stss: Vec<Collection<StatefulSet>>,
-    dss: Vec<Collection<DaemonSet>>,
-    rss: Collection<ReplicaSet>,
-    pods: Collection<Pod>,
-    events: Collection<KubeEvent>,
+    /// The release namespace first, then the others the manifest names, sorted.
+    namespaces: Vec<String>,
+    deploys: Vec<Watched<Deployment>>,
+    stss: Vec<Watched<StatefulSet>>,
+    dss: Vec<Watched<DaemonSet>>,
+    rss: Vec<Collection<ReplicaSet>>,
+    pods: Vec<Collection<Pod>>,
+    events: Vec<Collection<KubeEvent>>,
     /// Manifest workloads found only through a by-name watch.
-    unlabelled: BTreeSet<(String, String)>,
+    unlabelled: BTreeSet<WorkloadKey>,
 }
 
 fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
 
+/// The namespaces to watch: the release's, then every other one `manifest` names.
+fn namespaces_of(release_ns: &str, manifest: &[WorkloadKey]) -> Vec<String> {
+    let others: BTreeSet<&str> = manifest
+        .iter()
+        .map(|(_, ns, _)| ns.as_str())
+        .filter(|ns| *ns != release_ns)
+        .collect();
+    std::iter::once(release_ns)
+        .chain(others)
+        .map(str::to_string)
+        .collect()
+}
+
 impl World {
-    fn new() -> Self {
+    fn new(namespaces: Vec<String>) -> Self {
+        let n = namespaces.len();
         World {
-            deploys: vec![Collection::default()],
-            stss: vec![Collection::default()],
-            dss: vec![Collection::default()],
-            rss: Collection::default(),
-            pods: Collection::default(),
-            events: Collection::default(),
+            deploys: (0..n).map(Watched::labelled).collect(),
+            stss: (0..n).map(Watched::labelled).collect(),
+            dss: (0..n).map(Watched::labelled).collect(),
+            rss: (0..n).map(|_| Collection::default()).collect(),
+            pods: (0..n).map(|_| Collection::default()).collect(),
+            events: (0..n).map(|_| Collection::default()).collect(),
             unlabelled: BTreeSet::new(),
+            namespaces,
+        }
+    }
+
+    /// The name a watch's health is reported under: as it always was in the release
+    /// namespace, with ` in NS` for a namespace of its own.
+    fn watch_name(&self, what: String, ns: usize) -> String {
+        if ns == 0 {
+            what
+        } else {
+            format!("{what} in {}", self.namespaces[ns])
         }
     }
 
     fn apply(&mut self, msg: Msg) -> (String, Health) {
-        match msg {
-            Msg::Deploy(i, c) => (format!("Deployments[{i}]"), self.deploys[i].apply(c)),
-            Msg::Sts(i, c) => (format!("StatefulSets[{i}]"), self.stss[i].apply(c)),
-            Msg::Ds(i, c) => (format!("DaemonSets[{i}]"), self.dss[i].apply(c)),
-            Msg::Rs(c) => ("ReplicaSets".into(), self.rss.apply(c)),
-            Msg::Pod(c) => ("Pods".into(), self.pods.apply(c)),
-            Msg::Ev(c) => ("Events".into(), self.events.apply(c)),
-        }
+        let (what, ns, health) = match msg {
+            Msg::Deploy(i, c) => {
+                let w = &mut self.deploys[i];
+                (format!("Deployments[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Sts(i, c) => {
+                let w = &mut self.stss[i];
+                (format!("StatefulSets[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Ds(i, c) => {
+                let w = &mut self.dss[i];
+                (format!("DaemonSets[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Rs(i, c) => ("ReplicaSets".into(), i, self.rss[i].apply(c)),
+            Msg::Pod(i, c) => ("Pods".into(), i, self.pods[i].apply(c)),
+            Msg::Ev(i, c) => ("Events".into(), i, self.events[i].apply(c)),
+        };
+        (self.watch_name(what, ns), health)
     }
 
     /// Whether every workload watch (label-selected and by-name) has data it can trust.
     fn all_synced(&self) -> bool {
-        self.deploys.iter().all(|c| c.synced)
-            && self.stss.iter().all(|c| c.synced)
-            && self.dss.iter().all(|c| c.synced)
+        self.deploys.iter().all(|w| w.c.synced)
+            && self.stss.iter().all(|w| w.c.synced)
+            && self.dss.iter().all(|w| w.c.synced)
     }
 
     /// Whether every label-selected workload watch has listed at least once.
     fn initially_synced(&self) -> bool {
-        self.deploys[0].synced && self.stss[0].synced && self.dss[0].synced
+        let n = self.namespaces.len();
+        self.deploys[..n].iter().all(|w| w.c.synced)
+            && self.stss[..n].iter().all(|w| w.c.synced)
+            && self.dss[..n].iter().all(|w| w.c.synced)
     }
 
-    fn pods_owned_by(&self, owner_uid: &str) -> Vec<&Pod> {
-        self.pods
+    /// Whether the label watch of `ns` holds `kind/name`.
+    fn labelled_has(&self, kind: &str, ns: usize, name: &str) -> bool {
+        match kind {
+            "Deployment" => self.deploys[ns].c.items.contains_key(name),
+            "StatefulSet" => self.stss[ns].c.items.contains_key(name),
+            _ => self.dss[ns].c.items.contains_key(name),
+        }
+    }
+
+    /// By-name watched manifest workloads that their (synced) watch says do not exist.
+    fn missing(&self) -> Vec<WorkloadKey> {
+        fn absent<K>(kind: &str, list: &[Watched<K>], namespaces: &[String]) -> Vec<WorkloadKey> {
+            list.iter()
+                .filter_map(|w| {
+                    let name = w.by_name.as_ref()?;
+                    (w.c.synced && !w.c.items.contains_key(name))
+                        .then(|| (kind.to_string(), namespaces[w.ns].clone(), name.clone()))
+                })
+                .collect()
+        }
+        let mut out = absent("Deployment", &self.deploys, &self.namespaces);
+        out.extend(absent("StatefulSet", &self.stss, &self.namespaces));
+        out.extend(absent("DaemonSet", &self.dss, &self.namespaces));
+        out
+    }
+
+    fn pods_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&Pod> {
+        self.pods[ns]
             .items
             .values()
             .filter(|p| owned_by(&p.metadata, owner_uid))
             .collect()
     }
 
-    fn judge(&self) -> Vec<Observed<'_>> {
+    /// Each workload with the namespace index it was read in; pods and ReplicaSets are
+    /// looked up in that namespace only.
+    fn judge(&self) -> Vec<(usize, Observed<'_>)> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
-        for c in &self.deploys {
-            for d in c.items.values() {
+        for w in &self.deploys {
+            for d in w.c.items.values() {
                 if !seen.insert(("Deployment", uid(&d.metadata).to_string())) {
                     continue;
                 }
-                let rss: Vec<ReplicaSet> = self
-                    .rss
+                let rss: Vec<ReplicaSet> = self.rss[w.ns]
                     .items
                     .values()
                     .filter(|r| owned_by(&r.metadata, uid(&d.metadata)))
                     .cloned()
                     .collect();
-                out.push(Observed::deployment(
-                    d,
-                    &rss,
-                    self.pods.items.values(),
-                    c.synced,
-                ));
+                let pods = self.pods[w.ns].items.values();
+                out.push((w.ns, Observed::deployment(d, &rss, pods, w.c.synced)));
             }
         }
-        for c in &self.stss {
-            for s in c.items.values() {
+        for w in &self.stss {
+            for s in w.c.items.values() {
                 if !seen.insert(("StatefulSet", uid(&s.metadata).to_string())) {
                     continue;
                 }
-                out.push(Observed::statefulset(s, self.pods.items.values(), c.synced));
+                let pods = self.pods[w.ns].items.values();
+                out.push((w.ns, Observed::statefulset(s, pods, w.c.synced)));
             }
         }
-        for c in &self.dss {
-            for d in c.items.values() {
+        for w in &self.dss {
+            for d in w.c.items.values() {
                 if !seen.insert(("DaemonSet", uid(&d.metadata).to_string())) {
                     continue;
                 }
-                out.push(Observed::daemonset(d, self.pods.items.values(), c.synced));
+                let pods = self.pods[w.ns].items.values();
+                out.push((w.ns, Observed::daemonset(d, pods, w.c.synced)));
             }
         }
         out
@@ -134,7 +232,7 @@ impl World {
 
     fn events_by_uid(&self) -> HashMap<&str, Vec<KubeEvent>> {
         let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
-        for e in self.events.items.values() {
+        for e in self.events.iter().flat_map(|c| c.items.values()) {
             if let Some(u) = e.involved_object.uid.as_deref() {
                 map.entry(u).or_default().push(e.clone());
             }
@@ -145,6 +243,7 @@ impl World {
 
 fn view(
     ctx: &Ctx,
+    ns: &str,
     w: &Observed<'_>,
     world: &World,
     events: &HashMap<&str, Vec<KubeEvent>>,
@@ -154,6 +253,7 @@ fn view(
         selector: &selector,
         unlabelled: &world.unlabelled,
         optional: &ctx.plan.optional,
+        namespace: ns,
     };
     views::workload_view(w, &scope, events)
 }
@@ -161,53 +261,66 @@ fn view(
 /// What was last emitted, so only changes go out.
 #[derive(Default)]
 struct Emitted {
-    workloads: BTreeMap<(String, String), WorkloadView>,
-    pods: BTreeMap<String, PodView>,
-    events: BTreeMap<String, KubeEventView>,
+    workloads: BTreeMap<WorkloadKey, WorkloadView>,
+    /// By (namespace, name).
+    pods: BTreeMap<(String, String), PodView>,
+    /// By (namespace index, the Event's name).
+    events: BTreeMap<(usize, String), KubeEventView>,
 }
 
 /// Recomputes every view and emits what changed; returns the workload views.
 fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView> {
     let events = world.events_by_uid();
     let judged = world.judge();
-    let views: Vec<WorkloadView> = judged
+    let mut views: Vec<WorkloadView> = judged
         .iter()
-        .map(|j| view(ctx, j, world, &events))
+        .map(|(ns, j)| view(ctx, &world.namespaces[*ns], j, world, &events))
         .collect();
+    views.extend(
+        world
+            .missing()
+            .iter()
+            .map(|key| views::missing_view(key, &ctx.plan.optional)),
+    );
     let mut keys = BTreeSet::new();
     for v in &views {
-        let key = (v.kind.clone(), v.name.clone());
+        let key = v.key();
         keys.insert(key.clone());
         if emitted.workloads.get(&key) != Some(v) {
             ctx.emit.send(Event::Workload(v.clone()));
             emitted.workloads.insert(key, v.clone());
         }
     }
-    let gone: Vec<(String, String)> = emitted
+    let gone: Vec<WorkloadKey> = emitted
         .workloads
         .keys()
         .filter(|k| !keys.contains(*k))
         .cloned()
         .collect();
-    for (kind, name) in gone {
-        emitted.workloads.remove(&(kind.clone(), name.clone()));
-        ctx.emit.send(Event::WorkloadGone { kind, name });
+    for (kind, namespace, name) in gone {
+        emitted
+            .workloads
+            .remove(&(kind.clone(), namespace.clone(), name.clone()));
+        ctx.emit.send(Event::WorkloadGone {
+            kind,
+            namespace,
+            name,
+        });
     }
     // Pods: every pod of a release workload, current or not (the drill-down shows both).
-    let mut pod_names = BTreeSet::new();
+    let mut pod_keys = BTreeSet::new();
     let mut related_uids: BTreeSet<String> = BTreeSet::new();
-    for j in &judged {
+    for (ns, j) in &judged {
         related_uids.insert(uid(j.meta).to_string());
         let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
         let current: BTreeSet<&str> = j.current.iter().map(|p| uid(&p.metadata)).collect();
-        let mut all: Vec<&Pod> = world.pods_owned_by(uid(j.meta));
-        for rs in world
-            .rss
+        let mut all: Vec<&Pod> = world.pods_owned_by(*ns, uid(j.meta));
+        for rs in world.rss[*ns]
             .items
             .values()
             .filter(|r| owned_by(&r.metadata, uid(j.meta)))
         {
-            all.extend(world.pods_owned_by(uid(&rs.metadata)));
+            all.extend(world.pods_owned_by(*ns, uid(&rs.metadata)));
             related_uids.insert(uid(&rs.metadata).to_string());
         }
         for pod in all {
@@ -222,88 +335,96 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
                 current.contains(uid(&pod.metadata)),
                 pod_events,
             );
-            pod_names.insert(v.name.clone());
-            if emitted.pods.get(&v.name) != Some(&v) {
+            let key = (v.namespace.clone(), v.name.clone());
+            pod_keys.insert(key.clone());
+            if emitted.pods.get(&key) != Some(&v) {
                 ctx.emit.send(Event::Pod(v.clone()));
-                emitted.pods.insert(v.name.clone(), v);
+                emitted.pods.insert(key, v);
             }
         }
     }
-    let gone: Vec<String> = emitted
+    let gone: Vec<(String, String)> = emitted
         .pods
         .keys()
-        .filter(|k| !pod_names.contains(*k))
+        .filter(|k| !pod_keys.contains(*k))
         .cloned()
         .collect();
-    for name in gone {
-        emitted.pods.remove(&name);
-        ctx.emit.send(Event::PodGone { name });
+    for (namespace, name) in gone {
+        emitted.pods.remove(&(namespace.clone(), name.clone()));
+        ctx.emit.send(Event::PodGone { namespace, name });
     }
-    for (key, e) in &world.events.items {
-        if !views::is_about(e, &related_uids) {
-            continue;
-        }
-        let v = event_view(e);
-        if emitted.events.get(key) != Some(&v) {
-            ctx.emit.send(Event::KubeEvent(v.clone()));
-            emitted.events.insert(key.clone(), v);
+    for (ns, collection) in world.events.iter().enumerate() {
+        for (name, e) in &collection.items {
+            if !views::is_about(e, &related_uids) {
+                continue;
+            }
+            let v = event_view(e);
+            let key = (ns, name.clone());
+            if emitted.events.get(&key) != Some(&v) {
+                ctx.emit.send(Event::KubeEvent(v.clone()));
+                emitted.events.insert(key, v);
+            }
         }
     }
     views
 }
 
-fn start_watches(ctx: &Ctx, tx: &mpsc::UnboundedSender<Msg>) -> Vec<tokio::task::JoinHandle<()>> {
+fn start_watches(
+    ctx: &Ctx,
+    world: &World,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
-    let ns = ctx.namespace();
     let labelled = watcher::Config::default().labels(&ctx.selector());
-    vec![
-        watch::spawn(
-            Api::<Deployment>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            tx.clone(),
-            |c| Msg::Deploy(0, c),
-        ),
-        watch::spawn(
-            Api::<StatefulSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            tx.clone(),
-            |c| Msg::Sts(0, c),
-        ),
-        watch::spawn(
-            Api::<DaemonSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            tx.clone(),
-            |c| Msg::Ds(0, c),
-        ),
-        watch::spawn(
-            Api::<ReplicaSet>::namespaced(client.clone(), ns),
-            labelled.clone(),
-            tx.clone(),
-            Msg::Rs,
-        ),
-        watch::spawn(
-            Api::<Pod>::namespaced(client.clone(), ns),
-            labelled,
-            tx.clone(),
-            Msg::Pod,
-        ),
-        // Events cannot be label-selected; they are filtered to the release's objects.
-        watch::spawn(
-            Api::<KubeEvent>::namespaced(client.clone(), ns),
-            watcher::Config::default(),
-            tx.clone(),
-            Msg::Ev,
-        ),
-    ]
+    let mut tasks = Vec::new();
+    for (i, ns) in world.namespaces.iter().enumerate() {
+        let ns = ns.as_str();
+        tasks.extend([
+            watch::spawn(
+                Api::<Deployment>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                tx.clone(),
+                move |c| Msg::Deploy(i, c),
+            ),
+            watch::spawn(
+                Api::<StatefulSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                tx.clone(),
+                move |c| Msg::Sts(i, c),
+            ),
+            watch::spawn(
+                Api::<DaemonSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                tx.clone(),
+                move |c| Msg::Ds(i, c),
+            ),
+            watch::spawn(
+                Api::<ReplicaSet>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                tx.clone(),
+                move |c| Msg::Rs(i, c),
+            ),
+            watch::spawn(
+                Api::<Pod>::namespaced(client.clone(), ns),
+                labelled.clone(),
+                tx.clone(),
+                move |c| Msg::Pod(i, c),
+            ),
+            // Events cannot be label-selected; they are filtered to the release's objects.
+            watch::spawn(
+                Api::<KubeEvent>::namespaced(client.clone(), ns),
+                watcher::Config::default(),
+                tx.clone(),
+                move |c| Msg::Ev(i, c),
+            ),
+        ]);
+    }
+    tasks
 }
 
-/// Adds by-name watches for manifest workloads the label watch does not see.
-async fn cross_check_manifest(
-    ctx: &Ctx,
-    world: &mut World,
-    tx: &mpsc::UnboundedSender<Msg>,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) {
+/// The workloads of the release's newest manifest, each in its namespace; empty (with a
+/// warning) when the record cannot be read, so only the release namespace is watched.
+async fn read_manifest(ctx: &Ctx) -> Vec<WorkloadKey> {
     let step = Step::Rollout;
     let revisions =
         match releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await {
@@ -313,67 +434,83 @@ async fn cross_check_manifest(
                     step,
                     format!("cannot read the release manifest for the label cross-check: {e:#}"),
                 );
-                return;
+                return Vec::new();
             }
         };
     let Some(latest) = revisions.last() else {
-        return;
+        return Vec::new();
     };
-    let manifest =
-        match releases::record(&ctx.cluster.client, ctx.namespace(), &latest.secret_name).await {
-            Ok(r) => r
-                .get("manifest")
-                .and_then(|m| m.as_str())
-                .unwrap_or("")
-                .to_string(),
-            Err(e) => {
-                ctx.emit.warn(
-                    step,
-                    format!("cannot decode the release record for the label cross-check: {e:#}"),
-                );
-                return;
-            }
-        };
+    match releases::record(&ctx.cluster.client, ctx.namespace(), &latest.secret_name).await {
+        Ok(r) => {
+            let manifest = r.get("manifest").and_then(|m| m.as_str()).unwrap_or("");
+            releases::manifest_workloads(manifest, ctx.namespace())
+        }
+        Err(e) => {
+            ctx.emit.warn(
+                step,
+                format!("cannot decode the release record for the label cross-check: {e:#}"),
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// Adds by-name watches for manifest workloads the label watch of their namespace does not see.
+fn cross_check_manifest(
+    ctx: &Ctx,
+    manifest: &[WorkloadKey],
+    world: &mut World,
+    tx: &mpsc::UnboundedSender<Msg>,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) {
+    let step = Step::Rollout;
     let client = &ctx.cluster.client;
-    let ns = ctx.namespace();
-    for (kind, name) in releases::manifest_workloads(&manifest) {
-        let seen = match kind.as_str() {
-            "Deployment" => world.deploys[0].items.contains_key(&name),
-            "StatefulSet" => world.stss[0].items.contains_key(&name),
-            _ => world.dss[0].items.contains_key(&name),
+    let home = ctx.namespace();
+    for (kind, namespace, name) in manifest {
+        let Some(ns) = world.namespaces.iter().position(|n| n == namespace) else {
+            continue;
         };
-        if seen {
+        if world.labelled_has(kind, ns, name) {
             continue;
         }
-        ctx.emit.warn(step, format!("{kind}/{name} is in the release manifest but not labelled {}: it gates all the same", ctx.selector()));
-        world.unlabelled.insert((kind.clone(), name.clone()));
+        let shown = crate::engine::event::reference(kind, namespace, name, home);
+        ctx.emit.warn(
+            step,
+            format!(
+                "{shown} is in the release manifest but not labelled {}: it gates all the same",
+                ctx.selector()
+            ),
+        );
+        world
+            .unlabelled
+            .insert((kind.clone(), namespace.clone(), name.clone()));
         let by_name = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let task = match kind.as_str() {
             "Deployment" => {
-                world.deploys.push(Collection::default());
+                world.deploys.push(Watched::by_name(ns, name));
                 let i = world.deploys.len() - 1;
                 watch::spawn(
-                    Api::<Deployment>::namespaced(client.clone(), ns),
+                    Api::<Deployment>::namespaced(client.clone(), namespace),
                     by_name,
                     tx.clone(),
                     move |c| Msg::Deploy(i, c),
                 )
             }
             "StatefulSet" => {
-                world.stss.push(Collection::default());
+                world.stss.push(Watched::by_name(ns, name));
                 let i = world.stss.len() - 1;
                 watch::spawn(
-                    Api::<StatefulSet>::namespaced(client.clone(), ns),
+                    Api::<StatefulSet>::namespaced(client.clone(), namespace),
                     by_name,
                     tx.clone(),
                     move |c| Msg::Sts(i, c),
                 )
             }
             _ => {
-                world.dss.push(Collection::default());
+                world.dss.push(Watched::by_name(ns, name));
                 let i = world.dss.len() - 1;
                 watch::spawn(
-                    Api::<DaemonSet>::namespaced(client.clone(), ns),
+                    Api::<DaemonSet>::namespaced(client.clone(), namespace),
                     by_name,
                     tx.clone(),
                     move |c| Msg::Ds(i, c),
@@ -384,8 +521,10 @@ async fn cross_check_manifest(
     }
 }
 
-fn describe(v: &WorkloadView) -> String {
-    let mut s = format!("{}/{}: {}", v.kind, v.name, v.message);
+/// `Kind/name: message (causes)`; a workload outside the release namespace `home` is
+/// named `Kind/namespace/name`.
+fn describe(v: &WorkloadView, home: &str) -> String {
+    let mut s = format!("{}: {}", v.reference(home), v.message);
     if !v.pod_causes.is_empty() {
         s.push_str(&format!(" ({})", v.pod_causes.join("; ")));
     }
@@ -401,18 +540,30 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
 async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let step = Step::Rollout;
     let emit = &ctx.emit;
+    let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
+    // The manifest says which namespaces hold the release's workloads: read it before the
+    // watches start, within the step's time.
+    let manifest = tokio::select! {
+        _ = ctx.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
+        _ = tokio::time::sleep_until(deadline) => return Ok(StepOutcome::Failed {
+            reason: format!(
+                "evidence unreadable after {}s: the release manifest could not be read",
+                ctx.plan.timeout.as_secs()
+            ),
+        }),
+        m = read_manifest(ctx) => m,
+    };
+    let mut world = World::new(namespaces_of(ctx.namespace(), &manifest));
     emit.info(
         step,
         format!(
             "watching Deployments, StatefulSets, DaemonSets with {} in {}",
             ctx.selector(),
-            ctx.namespace()
+            world.namespaces.join(", ")
         ),
     );
-    let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut tasks = start_watches(ctx, &tx);
-    let mut world = World::new();
+    let mut tasks = start_watches(ctx, &world, &tx);
     let mut emitted = Emitted::default();
     let mut degraded: BTreeMap<String, String> = BTreeMap::new();
     let mut cross_checked = false;
@@ -446,10 +597,10 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 }
                 if !cross_checked {
                     cross_checked = true;
-                    cross_check_manifest(ctx, &mut world, &tx, &mut tasks).await;
+                    cross_check_manifest(ctx, &manifest, &mut world, &tx, &mut tasks);
                 }
                 let views = publish(ctx, &world, &mut emitted);
-                if let Some(outcome) = judge(&views, world.all_synced()) {
+                if let Some(outcome) = judge(&views, world.all_synced(), ctx.namespace()) {
                     break outcome;
                 }
             }
@@ -462,7 +613,8 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
 }
 
 /// The step's outcome once every workload watch has listed: `None` while still waiting.
-fn judge(views: &[WorkloadView], all_synced: bool) -> Option<StepOutcome> {
+/// `home` is the release namespace (workloads elsewhere are named with theirs).
+fn judge(views: &[WorkloadView], all_synced: bool, home: &str) -> Option<StepOutcome> {
     // By-name watches of unlabelled manifest workloads must list before we can judge them.
     if !all_synced {
         return None;
@@ -482,7 +634,7 @@ fn judge(views: &[WorkloadView], all_synced: bool) -> Option<StepOutcome> {
     }
     if let Some(failed) = gating.iter().find(|v| v.failed) {
         return Some(StepOutcome::Failed {
-            reason: describe(failed),
+            reason: describe(failed, home),
         });
     }
     gating
@@ -515,7 +667,7 @@ fn timed_out(
         .workloads
         .values()
         .filter(|v| !v.optional && !v.ready)
-        .map(describe)
+        .map(|v| describe(v, ctx.namespace()))
         .collect();
     if blockers.is_empty() {
         return StepOutcome::Failed {
@@ -531,314 +683,4 @@ fn timed_out(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rollout::readiness::{Progress, Readiness};
-
-    fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
-        WorkloadView {
-            kind: "Deployment".into(),
-            name: name.into(),
-            optional,
-            optional_because: None,
-            ready,
-            failed,
-            message: "msg".into(),
-            desired: 1,
-            ready_replicas: 0,
-            updated: 0,
-            available: 0,
-            generation: 1,
-            created: None,
-            pod_causes: vec!["pod x: CrashLoopBackOff".into()],
-            notes: vec![],
-        }
-    }
-
-    fn failed_reason(o: Option<StepOutcome>) -> String {
-        match o {
-            Some(StepOutcome::Failed { reason }) => reason,
-            other => panic!("expected a failure, got {other:?}"),
-        }
-    }
-
-    fn plan(extra: &[&str]) -> crate::config::DeployPlan {
-        use clap::Parser;
-        let mut argv = vec!["helmdeck", "deploy", "demo", "/nonexistent-chart"];
-        argv.extend_from_slice(extra);
-        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
-            crate::cli::Command::Deploy(a) => crate::config::DeployPlan::from_args(&a).unwrap(),
-            _ => unreachable!(),
-        }
-    }
-
-    fn judged<'a>(meta: &'a ObjectMeta, progress: Progress, synced: bool) -> Observed<'a> {
-        Observed {
-            kind: "Deployment",
-            meta,
-            readiness: Readiness {
-                progress,
-                message: "m".into(),
-                counts: Default::default(),
-            },
-            synced,
-            current: vec![],
-        }
-    }
-
-    /// The view the step builds for `w` under `plan`.
-    fn view_for(
-        plan: &crate::config::DeployPlan,
-        selector: &str,
-        w: &Observed<'_>,
-        unlabelled: &BTreeSet<(String, String)>,
-        events: &HashMap<&str, Vec<KubeEvent>>,
-    ) -> WorkloadView {
-        let scope = Scope {
-            selector,
-            unlabelled,
-            optional: &plan.optional,
-        };
-        views::workload_view(w, &scope, events)
-    }
-
-    #[test]
-    fn a_done_workload_on_stale_evidence_is_not_ready() {
-        let meta = ObjectMeta {
-            name: Some("web".into()),
-            ..Default::default()
-        };
-        let none = BTreeSet::new();
-        let fresh = view_for(
-            &plan(&[]),
-            "sel",
-            &judged(&meta, Progress::Done, true),
-            &none,
-            &HashMap::new(),
-        );
-        assert!(fresh.ready && fresh.notes.is_empty());
-        let stale = view_for(
-            &plan(&[]),
-            "sel",
-            &judged(&meta, Progress::Done, false),
-            &none,
-            &HashMap::new(),
-        );
-        assert!(!stale.ready, "a failing watch's data never counts as ready");
-        assert_eq!(stale.notes, ["evidence stale: its watch is failing"]);
-        let failed = view_for(
-            &plan(&[]),
-            "sel",
-            &judged(&meta, Progress::Failed, true),
-            &none,
-            &HashMap::new(),
-        );
-        assert!(failed.failed && !failed.ready);
-    }
-
-    #[test]
-    fn deny_list_and_unlabelled_notes_reach_the_view() {
-        let meta = ObjectMeta {
-            name: Some("demo-gpu-client".into()),
-            ..Default::default()
-        };
-        let unlabelled =
-            BTreeSet::from([("Deployment".to_string(), "demo-gpu-client".to_string())]);
-        let v = view_for(
-            &plan(&["--optional", "*-gpu-client"]),
-            "app.kubernetes.io/instance=demo",
-            &judged(&meta, Progress::Waiting, true),
-            &unlabelled,
-            &HashMap::new(),
-        );
-        assert!(v.optional);
-        assert_eq!(
-            v.optional_because.as_deref(),
-            Some("--optional *-gpu-client")
-        );
-        assert_eq!(
-            v.notes,
-            ["in the release manifest but not labelled app.kubernetes.io/instance=demo"]
-        );
-        let gating = view_for(
-            &plan(&[]),
-            "sel",
-            &judged(&meta, Progress::Waiting, true),
-            &BTreeSet::new(),
-            &HashMap::new(),
-        );
-        assert!(!gating.optional);
-    }
-
-    /// Every way of marking a workload optional, judged by the step's watches (`World`) and
-    /// by inspect from the same objects: both say optional, and why, alike.
-    #[test]
-    fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
-        use crate::inspect::workloads::{self, Live};
-        use serde_json::json;
-        fn object<K: serde::de::DeserializeOwned>(
-            kind: &str,
-            name: &str,
-            annotations: serde_json::Value,
-        ) -> K {
-            serde_json::from_value(json!({
-                "metadata": {"name": name, "uid": format!("uid-{kind}-{name}"), "generation": 1,
-                             "annotations": annotations},
-                "spec": {"selector": {}, "template": {}},
-            }))
-            .expect("a workload")
-        }
-        let deployments: Vec<Deployment> = vec![
-            object("d", "demo-gpu-client", json!({})),
-            object(
-                "d",
-                "demo-monitoring",
-                json!({"helmdeck.io/optional": "TRUE"}),
-            ),
-            object(
-                "d",
-                "demo-web",
-                json!({"werf.io/fail-mode": "IgnoreAndContinueDeployProcess"}),
-            ),
-            object("d", "demo-worker", json!({"helmdeck.io/optional": "false"})),
-            object("d", "demo-api", json!({})),
-        ];
-        let statefulsets: Vec<StatefulSet> = vec![
-            object(
-                "s",
-                "demo-db",
-                json!({"werf.io/track-termination-mode": "nonblocking"}),
-            ),
-            object("s", "demo-gpu-client", json!({})),
-        ];
-        let daemonsets: Vec<DaemonSet> = vec![object("a", "demo-agent", json!({}))];
-        let plan = plan(&[
-            "--optional",
-            "Deployment/*-gpu-client",
-            "--optional",
-            "*-agent",
-        ]);
-        let selector = "app.kubernetes.io/instance=demo";
-
-        let mut world = World::new();
-        world.apply(Msg::Deploy(0, Change::Resynced(deployments.clone())));
-        world.apply(Msg::Sts(0, Change::Resynced(statefulsets.clone())));
-        world.apply(Msg::Ds(0, Change::Resynced(daemonsets.clone())));
-        let key = |w: &WorkloadView| {
-            (
-                w.kind.clone(),
-                w.name.clone(),
-                w.optional,
-                w.optional_because.clone(),
-            )
-        };
-        let mut deploy: Vec<_> = world
-            .judge()
-            .iter()
-            .map(|w| view_for(&plan, selector, w, &world.unlabelled, &HashMap::new()))
-            .map(|v| key(&v))
-            .collect();
-        deploy.sort();
-        let live = Live {
-            deployments,
-            statefulsets,
-            daemonsets,
-            ..Live::default()
-        };
-        let mut inspect: Vec<_> = workloads::judge(&live, selector, &plan.optional)
-            .workloads
-            .iter()
-            .map(key)
-            .collect();
-        inspect.sort();
-        assert_eq!(deploy, inspect);
-
-        let because = |kind: &str, name: &str| {
-            deploy
-                .iter()
-                .find(|k| k.0 == kind && k.1 == name)
-                .and_then(|k| k.3.clone())
-        };
-        for (kind, name, want) in [
-            (
-                "Deployment",
-                "demo-gpu-client",
-                Some("--optional Deployment/*-gpu-client"),
-            ),
-            ("StatefulSet", "demo-gpu-client", None),
-            ("DaemonSet", "demo-agent", Some("--optional *-agent")),
-            (
-                "Deployment",
-                "demo-monitoring",
-                Some("annotation helmdeck.io/optional"),
-            ),
-            (
-                "Deployment",
-                "demo-web",
-                Some("annotation werf.io/fail-mode"),
-            ),
-            (
-                "StatefulSet",
-                "demo-db",
-                Some("annotation werf.io/track-termination-mode"),
-            ),
-            ("Deployment", "demo-worker", None),
-            ("Deployment", "demo-api", None),
-        ] {
-            assert_eq!(because(kind, name).as_deref(), want, "{kind}/{name}");
-        }
-        assert!(deploy.iter().all(|k| k.2 == k.3.is_some()));
-    }
-
-    #[test]
-    fn nothing_is_judged_before_every_watch_has_listed() {
-        assert_eq!(judge(&[w("web", false, true, false)], false), None);
-    }
-
-    #[test]
-    fn every_gating_workload_must_be_ready() {
-        assert_eq!(
-            judge(
-                &[w("web", false, true, false), w("api", false, true, false)],
-                true
-            ),
-            Some(StepOutcome::Succeeded)
-        );
-        assert_eq!(
-            judge(
-                &[w("web", false, true, false), w("api", false, false, false)],
-                true
-            ),
-            None
-        );
-    }
-
-    #[test]
-    fn optional_workloads_never_gate() {
-        let views = [w("web", false, true, false), w("gpu", true, false, true)];
-        assert_eq!(
-            judge(&views, true),
-            Some(StepOutcome::Succeeded),
-            "an optional failure is not a failure"
-        );
-    }
-
-    #[test]
-    fn a_terminal_failure_of_a_gating_workload_fails_fast() {
-        let reason = failed_reason(judge(
-            &[w("web", false, false, true), w("api", false, false, false)],
-            true,
-        ));
-        assert!(reason.starts_with("Deployment/web: msg"), "{reason}");
-        assert!(reason.contains("CrashLoopBackOff"), "{reason}");
-    }
-
-    #[test]
-    fn no_workloads_or_only_optional_ones_fail_closed() {
-        assert!(failed_reason(judge(&[], true)).contains("no workloads found"));
-        assert!(
-            failed_reason(judge(&[w("gpu", true, true, false)], true))
-                .contains("no gating workloads")
-        );
-    }
-}
+mod tests;

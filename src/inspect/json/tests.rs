@@ -126,6 +126,7 @@ fn sample() -> Inspection {
         ],
         workloads: vec![WorkloadView {
             kind: "Deployment".into(),
+            namespace: "apps".into(),
             name: "demo-api".into(),
             optional: false,
             optional_because: None,
@@ -143,6 +144,7 @@ fn sample() -> Inspection {
         }],
         pods: vec![PodView {
             name: "demo-api-1".into(),
+            namespace: "apps".into(),
             owner: "Deployment/demo-api".into(),
             phase: "Running".into(),
             ready: true,
@@ -199,6 +201,7 @@ fn document_shape() {
         w["replicas"],
         json!({"desired": 2, "ready": 2, "updated": 2, "available": 2})
     );
+    assert_eq!(w["namespace"], "apps");
     assert_eq!(w["pods"][0]["name"], "demo-api-1");
     assert_eq!(w["optional"], false);
     assert_eq!(w["optional_because"], json!(null));
@@ -254,4 +257,49 @@ fn the_plain_text_shows_the_same_facts() {
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
+}
+
+/// Workloads in two namespaces (`namespaceOverride`): JSON names each one's namespace and
+/// lists only that namespace's pods; the text gets a namespace column, one namespace none.
+#[test]
+fn workloads_in_two_namespaces_are_named_with_theirs() {
+    let mut i = sample();
+    let mut other = i.workloads[0].clone();
+    other.namespace = "monitoring".into();
+    i.workloads.push(other);
+    let mut pod = i.pods[0].clone();
+    pod.namespace = "monitoring".into();
+    pod.name = "demo-api-2".into();
+    i.pods.push(pod);
+    let doc = document(&i);
+    let shown: Vec<(&str, Vec<&str>)> = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let pods = w["pods"].as_array().unwrap();
+            (
+                w["namespace"].as_str().unwrap(),
+                pods.iter().map(|p| p["name"].as_str().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("apps", vec!["demo-api-1"]),
+            ("monitoring", vec!["demo-api-2"])
+        ]
+    );
+    let text = crate::inspect::text::render(&i);
+    assert!(
+        text.contains("✓ Deployment   apps        demo-api"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✓ Deployment   monitoring  demo-api"),
+        "{text}"
+    );
+    let one = crate::inspect::text::render(&sample());
+    assert!(one.contains("✓ Deployment   demo-api"), "{one}");
 }

@@ -35,12 +35,12 @@ impl Inspected {
             ..PlanSummary::default()
         });
         for w in &inspection.workloads {
-            mirror
-                .workloads
-                .insert((w.kind.clone(), w.name.clone()), w.clone());
+            mirror.workloads.insert(w.key(), w.clone());
         }
         for p in &inspection.pods {
-            mirror.pods.insert(p.name.clone(), p.clone());
+            mirror
+                .pods
+                .insert((p.namespace.clone(), p.name.clone()), p.clone());
         }
         mirror.events.extend(inspection.events.iter().cloned());
         Inspected {

@@ -74,6 +74,7 @@ fn hook(
 fn event(object: &str, kind: &str, reason: &str, message: &str, seen: &str) -> KubeEventView {
     KubeEventView {
         object: object.into(),
+        namespace: "apps".into(),
         kind: kind.into(),
         reason: reason.into(),
         message: message.into(),

@@ -155,7 +155,7 @@ impl InspectUi {
             ui.hooks = on(data::hook_key(h));
         } else if let Some(w) = blocker {
             ui.focus = Focus::Workloads;
-            ui.workloads = on(model::workload_key(w));
+            ui.workloads = on(model::workload_key(&data.mirror, w));
         } else if i.hooks.is_empty() {
             ui.focus = if i.workloads.is_empty() {
                 Focus::History
@@ -335,14 +335,14 @@ impl InspectUi {
             }
             Focus::Workloads => {
                 let rows = model::workload_rows(&data.mirror, self.filters.get(Slot::Workloads));
-                let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
+                let keys: Vec<String> = rows
+                    .iter()
+                    .map(|w| model::workload_key(&data.mirror, w))
+                    .collect();
                 let Some(at) = self.workloads.resolve(&keys) else {
                     return;
                 };
-                let target = Target::Workload {
-                    kind: rows[at].kind.clone(),
-                    name: rows[at].name.clone(),
-                };
+                let target = Target::workload(rows[at]);
                 let mut d = WorkloadDrill {
                     pod: Selection::default(),
                     events: from_top(),

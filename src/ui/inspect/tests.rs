@@ -408,3 +408,32 @@ fn tiny_terminal() {
     let screen = fixture::render(&data, &mut InspectUi::new(&data), 30, 8);
     assert!(screen.contains("helmdeck needs at"), "{screen}");
 }
+
+/// `namespaceOverride` workloads: the shared workloads pane gets its NAMESPACE column, a
+/// blocker outside the release namespace is opened on by (kind, namespace, name), and its
+/// drill-down names the namespace.
+#[test]
+fn workloads_in_two_namespaces_show_their_namespace() {
+    let mut i = fixture::hook_fails();
+    i.hooks.retain(|h| h.record.phase == HookPhase::Succeeded);
+    let mut other = i.workloads[1].clone();
+    other.namespace = "monitoring".into();
+    other.ready = false;
+    other.pod_causes = vec!["pod demo-api-x: CrashLoopBackOff (exit 1, 2 restarts)".into()];
+    i.workloads.push(other);
+    let data = fixture::data(i);
+    let mut ui = InspectUi::new(&data);
+    assert_eq!(ui.focus, Focus::Workloads);
+    assert_eq!(
+        ui.workloads.key.as_deref(),
+        Some("Deployment/monitoring/demo-api")
+    );
+    let screen = fixture::render(&data, &mut ui, 160, 48);
+    assert!(screen.contains(" KIND        NAMESPACE  NAME "), "{screen}");
+    press(&mut ui, &data, KeyCode::Enter);
+    let screen = fixture::render(&data, &mut ui, 160, 48);
+    assert!(
+        screen.contains("monitoring/demo-api · Deployment"),
+        "{screen}"
+    );
+}

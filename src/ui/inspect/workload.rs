@@ -74,11 +74,17 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut In
         return;
     };
     let (kind, name) = match &d.target {
-        Target::Workload { kind, name } => (kind.clone(), name.clone()),
+        Target::Workload { kind, name, .. } => (kind.clone(), name.clone()),
         Target::Job { name, .. } => ("Job".to_string(), name.clone()),
     };
-    let w = data.mirror.workloads.get(&(kind.clone(), name.clone()));
-    let mut title = vec![Span::raw(fit::inert(&name).into_owned())];
+    let w = d
+        .target
+        .workload_key()
+        .and_then(|k| data.mirror.workloads.get(&k));
+    let shown = w.map_or(name, |w| {
+        crate::ui::panes::detail::shown_name(w, &data.mirror.plan.namespace)
+    });
+    let mut title = vec![Span::raw(fit::inert(&shown).into_owned())];
     match w {
         Some(w) => {
             let mark = model::workload_mark(w);

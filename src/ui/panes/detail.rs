@@ -94,29 +94,40 @@ pub fn optional_note(w: &WorkloadView, t: &Theme) -> Option<Span<'static>> {
     Some(Span::styled(format!(" · optional{because}"), t.optional()))
 }
 
+/// A drill-down's name for the workload: `namespace/name` outside the release namespace `home`.
+pub fn shown_name(w: &WorkloadView, home: &str) -> String {
+    if w.namespace == home {
+        w.name.clone()
+    } else {
+        format!("{}/{}", w.namespace, w.name)
+    }
+}
+
 fn title<'a>(ctx: &DeployFrame, target: &Target) -> Vec<Span<'a>> {
     let t = &ctx.theme;
     let s = ctx.state;
     match target {
-        Target::Workload { kind, name } => match s.workloads.get(&(kind.clone(), name.clone())) {
-            Some(w) => {
-                let mut spans = vec![
-                    Span::raw(fit::inert(&w.name).into_owned()),
-                    Span::styled(
-                        format!(
-                            " · {kind} · {}/{} ready · {}",
-                            w.ready_replicas,
-                            w.desired,
-                            fit::inert(&model::short_message(w))
+        Target::Workload { kind, name, .. } => {
+            match target.workload_key().and_then(|k| s.workloads.get(&k)) {
+                Some(w) => {
+                    let mut spans = vec![
+                        Span::raw(fit::inert(&shown_name(w, &s.plan.namespace)).into_owned()),
+                        Span::styled(
+                            format!(
+                                " · {kind} · {}/{} ready · {}",
+                                w.ready_replicas,
+                                w.desired,
+                                fit::inert(&model::short_message(w))
+                            ),
+                            t.muted(),
                         ),
-                        t.muted(),
-                    ),
-                ];
-                spans.extend(optional_note(w, t));
-                spans
+                    ];
+                    spans.extend(optional_note(w, t));
+                    spans
+                }
+                None => vec![Span::raw(format!("{name} · {kind} · gone"))],
             }
-            None => vec![Span::raw(format!("{name} · {kind} · gone"))],
-        },
+        }
         Target::Job { name, init } => {
             let what = if *init {
                 "init step (run by helmdeck after the rollout)".to_string()
@@ -166,7 +177,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         Constraint::Fill(1),
     ])
     .areas(inner);
-    let optional = matches!(&detail.target, Target::Workload { kind, name } if state.workloads.get(&(kind.clone(), name.clone())).is_some_and(|w| w.optional));
+    let optional = detail
+        .target
+        .workload_key()
+        .and_then(|k| state.workloads.get(&k))
+        .is_some_and(|w| w.optional);
     if let Some(d) = ui.detail.as_mut() {
         let look = PodTable {
             empty: "no pods seen for this target",

@@ -1,6 +1,7 @@
 //! One row per workload: kind, name, ready/desired, updated, available, age, and kubectl's
 //! wording of where it stands, with the pod-level cause of a blocker. Gating rows first, then
-//! optional rows, greyed (DIM) with an `optional` tag and never red.
+//! optional rows, greyed (DIM) with an `optional` tag and never red. A NAMESPACE column
+//! appears only when the workloads live in more than one namespace.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -30,6 +31,8 @@ fn short_kind(kind: &str) -> &str {
 struct Columns {
     wide: bool,
     kind: u16,
+    /// Present when more than one namespace is shown.
+    namespace: Option<u16>,
     name: u16,
     status: usize,
 }
@@ -48,7 +51,7 @@ pub fn wanted_rows(state: &DeployState, filter: &str, wide: bool) -> usize {
         .sum()
 }
 
-fn columns(rows: &[&WorkloadView], inner: usize) -> Columns {
+fn columns(rows: &[&WorkloadView], inner: usize, namespaces: bool) -> Columns {
     let wide = inner >= WIDE;
     let longest = rows.iter().map(|w| fit::width(&w.name)).max().unwrap_or(4);
     let (kind, name) = if wide {
@@ -56,11 +59,25 @@ fn columns(rows: &[&WorkloadView], inner: usize) -> Columns {
     } else {
         (6, longest.clamp(8, 18))
     };
-    // mark, kind, name, ready, upd, avail, age, and the spaces between them.
-    let fixed = 1 + kind + name + 5 + 3 + if wide { 5 } else { 3 } + 4 + 7;
+    let namespace = namespaces.then(|| {
+        let longest = rows
+            .iter()
+            .map(|w| fit::width(&w.namespace))
+            .max()
+            .unwrap_or(2);
+        if wide {
+            longest.clamp(9, 20)
+        } else {
+            longest.clamp(2, 10)
+        }
+    });
+    // mark, kind, namespace, name, ready, upd, avail, age, and the spaces between them.
+    let fixed =
+        1 + kind + namespace.map_or(0, |n| n + 1) + name + 5 + 3 + if wide { 5 } else { 3 } + 4 + 7;
     Columns {
         wide,
         kind: kind as u16,
+        namespace: namespace.map(|n| n as u16),
         name: name as u16,
         status: inner.saturating_sub(fixed).max(8),
     }
@@ -122,17 +139,24 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame, tick: u64) -> Ro
     let age = fit::age_at(w.created.as_deref(), ctx.now);
     let (status, height) = status_cell(w, cols, ctx);
     let mark_cell = Cell::from(Span::styled(mark.glyph(tick), mark_style(mark, t)));
-    let row = Row::new(vec![
+    let mut cells = vec![
         mark_cell,
         Cell::from(fit::end(&fit::inert(kind), cols.kind as usize).into_owned()),
+    ];
+    if let Some(width) = cols.namespace {
+        cells.push(Cell::from(
+            fit::middle(&fit::inert(&w.namespace), width as usize).into_owned(),
+        ));
+    }
+    cells.extend([
         Cell::from(fit::middle(&fit::inert(&w.name), cols.name as usize).into_owned()),
         table::right(format!("{}/{}", w.ready_replicas, w.desired)),
         table::right(w.updated.to_string()),
         table::right(w.available.to_string()),
         table::right(age),
         status,
-    ])
-    .height(height);
+    ]);
+    let row = Row::new(cells).height(height);
     if w.optional {
         row.style(t.optional())
     } else {
@@ -174,16 +198,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         render_empty(frame, area, block, text, t);
         return;
     }
-    let cols = columns(&rows, inner.width as usize);
-    let header_names: [&str; 8] = if cols.wide {
-        ["", "KIND", "NAME", "READY", "UPD", "AVAIL", "AGE", "STATUS"]
+    let cols = columns(&rows, inner.width as usize, state.many_namespaces());
+    let mut header_names: Vec<&str> = if cols.wide {
+        vec!["", "KIND", "NAME", "READY", "UPD", "AVAIL", "AGE", "STATUS"]
     } else {
-        ["", "KIND", "NAME", "READY", "UPD", "AVL", "AGE", "STATUS"]
+        vec!["", "KIND", "NAME", "READY", "UPD", "AVL", "AGE", "STATUS"]
     };
-    let header = table::header(header_names, &[3, 4, 5, 6], t);
-    let tick = ui.tick;
-    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, ctx, tick)).collect();
-    let widths = [
+    let mut widths = vec![
         Constraint::Length(1),
         Constraint::Length(cols.kind),
         Constraint::Length(cols.name),
@@ -193,7 +214,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         Constraint::Length(4),
         Constraint::Fill(1),
     ];
-    let keys: Vec<String> = rows.iter().map(|w| model::workload_key(w)).collect();
+    let mut right_aligned = vec![3, 4, 5, 6];
+    if let Some(width) = cols.namespace {
+        header_names.insert(2, if cols.wide { "NAMESPACE" } else { "NS" });
+        widths.insert(2, Constraint::Length(width));
+        right_aligned = vec![4, 5, 6, 7];
+    }
+    let header = table::header(header_names, &right_aligned, t);
+    let tick = ui.tick;
+    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, ctx, tick)).collect();
+    let keys: Vec<String> = rows.iter().map(|w| model::workload_key(state, w)).collect();
     let table = table::keyed(table_rows, widths, header, focused, t).block(block);
     table::render_keyed(frame, area, table, &mut ui.workloads, &keys);
 }

@@ -1,0 +1,414 @@
+//! The rollout step's judging, views and watch bookkeeping, without a cluster.
+
+use super::*;
+use crate::rollout::readiness::{Progress, Readiness};
+
+fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
+    WorkloadView {
+        kind: "Deployment".into(),
+        namespace: "apps".into(),
+        name: name.into(),
+        optional,
+        optional_because: None,
+        ready,
+        failed,
+        message: "msg".into(),
+        desired: 1,
+        ready_replicas: 0,
+        updated: 0,
+        available: 0,
+        generation: 1,
+        created: None,
+        pod_causes: vec!["pod x: CrashLoopBackOff".into()],
+        notes: vec![],
+    }
+}
+
+fn failed_reason(o: Option<StepOutcome>) -> String {
+    match o {
+        Some(StepOutcome::Failed { reason }) => reason,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+fn plan(extra: &[&str]) -> crate::config::DeployPlan {
+    use clap::Parser;
+    let mut argv = vec!["helmdeck", "deploy", "demo", "/nonexistent-chart"];
+    argv.extend_from_slice(extra);
+    match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+        crate::cli::Command::Deploy(a) => crate::config::DeployPlan::from_args(&a).unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+fn judged<'a>(meta: &'a ObjectMeta, progress: Progress, synced: bool) -> Observed<'a> {
+    Observed {
+        kind: "Deployment",
+        meta,
+        readiness: Readiness {
+            progress,
+            message: "m".into(),
+            counts: Default::default(),
+        },
+        synced,
+        current: vec![],
+    }
+}
+
+/// The view the step builds for `w` under `plan`.
+fn view_for(
+    plan: &crate::config::DeployPlan,
+    selector: &str,
+    w: &Observed<'_>,
+    unlabelled: &BTreeSet<WorkloadKey>,
+    events: &HashMap<&str, Vec<KubeEvent>>,
+) -> WorkloadView {
+    let scope = Scope {
+        selector,
+        unlabelled,
+        optional: &plan.optional,
+        namespace: "apps",
+    };
+    views::workload_view(w, &scope, events)
+}
+
+#[test]
+fn a_done_workload_on_stale_evidence_is_not_ready() {
+    let meta = ObjectMeta {
+        name: Some("web".into()),
+        ..Default::default()
+    };
+    let none = BTreeSet::new();
+    let fresh = view_for(
+        &plan(&[]),
+        "sel",
+        &judged(&meta, Progress::Done, true),
+        &none,
+        &HashMap::new(),
+    );
+    assert!(fresh.ready && fresh.notes.is_empty());
+    let stale = view_for(
+        &plan(&[]),
+        "sel",
+        &judged(&meta, Progress::Done, false),
+        &none,
+        &HashMap::new(),
+    );
+    assert!(!stale.ready, "a failing watch's data never counts as ready");
+    assert_eq!(stale.notes, ["evidence stale: its watch is failing"]);
+    let failed = view_for(
+        &plan(&[]),
+        "sel",
+        &judged(&meta, Progress::Failed, true),
+        &none,
+        &HashMap::new(),
+    );
+    assert!(failed.failed && !failed.ready);
+}
+
+#[test]
+fn deny_list_and_unlabelled_notes_reach_the_view() {
+    let meta = ObjectMeta {
+        name: Some("demo-gpu-client".into()),
+        ..Default::default()
+    };
+    let unlabelled = BTreeSet::from([(
+        "Deployment".to_string(),
+        "apps".to_string(),
+        "demo-gpu-client".to_string(),
+    )]);
+    let v = view_for(
+        &plan(&["--optional", "*-gpu-client"]),
+        "app.kubernetes.io/instance=demo",
+        &judged(&meta, Progress::Waiting, true),
+        &unlabelled,
+        &HashMap::new(),
+    );
+    assert!(v.optional);
+    assert_eq!(
+        v.optional_because.as_deref(),
+        Some("--optional *-gpu-client")
+    );
+    assert_eq!(
+        v.notes,
+        ["in the release manifest but not labelled app.kubernetes.io/instance=demo"]
+    );
+    let gating = view_for(
+        &plan(&[]),
+        "sel",
+        &judged(&meta, Progress::Waiting, true),
+        &BTreeSet::new(),
+        &HashMap::new(),
+    );
+    assert!(!gating.optional);
+}
+
+/// Every way of marking a workload optional, judged by the step's watches (`World`) and
+/// by inspect from the same objects: both say optional, and why, alike.
+#[test]
+fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
+    use crate::inspect::workloads::{self, Live};
+    use serde_json::json;
+    fn object<K: serde::de::DeserializeOwned>(
+        kind: &str,
+        name: &str,
+        annotations: serde_json::Value,
+    ) -> K {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "uid": format!("uid-{kind}-{name}"), "generation": 1,
+                         "annotations": annotations},
+            "spec": {"selector": {}, "template": {}},
+        }))
+        .expect("a workload")
+    }
+    let deployments: Vec<Deployment> = vec![
+        object("d", "demo-gpu-client", json!({})),
+        object(
+            "d",
+            "demo-monitoring",
+            json!({"helmdeck.io/optional": "TRUE"}),
+        ),
+        object(
+            "d",
+            "demo-web",
+            json!({"werf.io/fail-mode": "IgnoreAndContinueDeployProcess"}),
+        ),
+        object("d", "demo-worker", json!({"helmdeck.io/optional": "false"})),
+        object("d", "demo-api", json!({})),
+    ];
+    let statefulsets: Vec<StatefulSet> = vec![
+        object(
+            "s",
+            "demo-db",
+            json!({"werf.io/track-termination-mode": "nonblocking"}),
+        ),
+        object("s", "demo-gpu-client", json!({})),
+    ];
+    let daemonsets: Vec<DaemonSet> = vec![object("a", "demo-agent", json!({}))];
+    let plan = plan(&[
+        "--optional",
+        "Deployment/*-gpu-client",
+        "--optional",
+        "*-agent",
+    ]);
+    let selector = "app.kubernetes.io/instance=demo";
+
+    let mut world = World::new(vec!["apps".into()]);
+    world.apply(Msg::Deploy(0, Change::Resynced(deployments.clone())));
+    world.apply(Msg::Sts(0, Change::Resynced(statefulsets.clone())));
+    world.apply(Msg::Ds(0, Change::Resynced(daemonsets.clone())));
+    let key = |w: &WorkloadView| {
+        (
+            w.kind.clone(),
+            w.name.clone(),
+            w.optional,
+            w.optional_because.clone(),
+        )
+    };
+    let mut deploy: Vec<_> = world
+        .judge()
+        .iter()
+        .map(|(_, w)| view_for(&plan, selector, w, &world.unlabelled, &HashMap::new()))
+        .map(|v| key(&v))
+        .collect();
+    deploy.sort();
+    let live = Live {
+        deployments,
+        statefulsets,
+        daemonsets,
+        ..Live::default()
+    };
+    let mut inspect: Vec<_> = workloads::judge(&live, selector, &plan.optional, "apps")
+        .workloads
+        .iter()
+        .map(key)
+        .collect();
+    inspect.sort();
+    assert_eq!(deploy, inspect);
+
+    let because = |kind: &str, name: &str| {
+        deploy
+            .iter()
+            .find(|k| k.0 == kind && k.1 == name)
+            .and_then(|k| k.3.clone())
+    };
+    for (kind, name, want) in [
+        (
+            "Deployment",
+            "demo-gpu-client",
+            Some("--optional Deployment/*-gpu-client"),
+        ),
+        ("StatefulSet", "demo-gpu-client", None),
+        ("DaemonSet", "demo-agent", Some("--optional *-agent")),
+        (
+            "Deployment",
+            "demo-monitoring",
+            Some("annotation helmdeck.io/optional"),
+        ),
+        (
+            "Deployment",
+            "demo-web",
+            Some("annotation werf.io/fail-mode"),
+        ),
+        (
+            "StatefulSet",
+            "demo-db",
+            Some("annotation werf.io/track-termination-mode"),
+        ),
+        ("Deployment", "demo-worker", None),
+        ("Deployment", "demo-api", None),
+    ] {
+        assert_eq!(because(kind, name).as_deref(), want, "{kind}/{name}");
+    }
+    assert!(deploy.iter().all(|k| k.2 == k.3.is_some()));
+}
+
+#[test]
+fn nothing_is_judged_before_every_watch_has_listed() {
+    assert_eq!(judge(&[w("web", false, true, false)], false, "apps"), None);
+}
+
+#[test]
+fn every_gating_workload_must_be_ready() {
+    assert_eq!(
+        judge(
+            &[w("web", false, true, false), w("api", false, true, false)],
+            true,
+            "apps"
+        ),
+        Some(StepOutcome::Succeeded)
+    );
+    assert_eq!(
+        judge(
+            &[w("web", false, true, false), w("api", false, false, false)],
+            true,
+            "apps"
+        ),
+        None
+    );
+}
+
+#[test]
+fn optional_workloads_never_gate() {
+    let views = [w("web", false, true, false), w("gpu", true, false, true)];
+    assert_eq!(
+        judge(&views, true, "apps"),
+        Some(StepOutcome::Succeeded),
+        "an optional failure is not a failure"
+    );
+}
+
+#[test]
+fn a_terminal_failure_of_a_gating_workload_fails_fast() {
+    let reason = failed_reason(judge(
+        &[w("web", false, false, true), w("api", false, false, false)],
+        true,
+        "apps",
+    ));
+    assert!(reason.starts_with("Deployment/web: msg"), "{reason}");
+    assert!(reason.contains("CrashLoopBackOff"), "{reason}");
+}
+
+#[test]
+fn no_workloads_or_only_optional_ones_fail_closed() {
+    assert!(failed_reason(judge(&[], true, "apps")).contains("no workloads found"));
+    assert!(
+        failed_reason(judge(&[w("gpu", true, true, false)], true, "apps"))
+            .contains("no gating workloads")
+    );
+}
+
+#[test]
+fn every_namespace_the_manifest_names_is_watched_release_namespace_first() {
+    let key = |k: &str, n: &str, w: &str| (k.to_string(), n.to_string(), w.to_string());
+    let manifest = [
+        key("Deployment", "apps", "web"),
+        key("DaemonSet", "monitoring", "exporter"),
+        key("Deployment", "logging", "shipper"),
+        key("Deployment", "monitoring", "metrics"),
+    ];
+    assert_eq!(
+        namespaces_of("apps", &manifest),
+        ["apps", "logging", "monitoring"]
+    );
+    assert_eq!(namespaces_of("apps", &[]), ["apps"]);
+}
+
+/// A Deployment named alike in two namespaces: each is judged with its own namespace's
+/// ReplicaSets and pods, keyed by namespace, and a by-name watch that lists nothing makes
+/// the manifest workload a "not found" blocker rather than nothing at all.
+#[test]
+fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
+    use serde_json::json;
+    let deploy = |ns: &str| -> Deployment {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": ns, "uid": format!("d-{ns}"), "generation": 1,
+                         "annotations": {"deployment.kubernetes.io/revision": "1"}},
+            "spec": {"replicas": 1, "selector": {}, "template": {}},
+            "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1},
+        }))
+        .expect("a Deployment")
+    };
+    let rs = |ns: &str| -> ReplicaSet {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web-1", "namespace": ns, "uid": format!("rs-{ns}"),
+                         "annotations": {"deployment.kubernetes.io/revision": "1"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": format!("d-{ns}")}]},
+        }))
+        .expect("a ReplicaSet")
+    };
+    let pod = |ns: &str| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web-1-x", "namespace": ns, "uid": format!("p-{ns}"),
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": format!("rs-{ns}")}]},
+        }))
+        .expect("a Pod")
+    };
+    let mut world = World::new(vec!["apps".into(), "monitoring".into()]);
+    for (i, ns) in ["apps", "monitoring"].into_iter().enumerate() {
+        world.apply(Msg::Deploy(i, Change::Resynced(vec![deploy(ns)])));
+        world.apply(Msg::Sts(i, Change::Resynced(vec![])));
+        world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        world.apply(Msg::Rs(i, Change::Resynced(vec![rs(ns)])));
+        world.apply(Msg::Pod(i, Change::Resynced(vec![pod(ns)])));
+    }
+    assert!(world.initially_synced());
+    let judged = world.judge();
+    assert_eq!(judged.len(), 2);
+    for (ns, w) in &judged {
+        let want = &world.namespaces[*ns];
+        assert_eq!(w.meta.namespace.as_ref(), Some(want));
+        let pods: Vec<_> = w
+            .current
+            .iter()
+            .map(|p| p.metadata.namespace.clone())
+            .collect();
+        assert_eq!(pods, [Some(want.clone())], "its own namespace's pod only");
+    }
+    let none = BTreeSet::new();
+    let keys: BTreeSet<WorkloadKey> = judged
+        .iter()
+        .map(|(_, w)| view_for(&plan(&[]), "sel", w, &none, &HashMap::new()).key())
+        .collect();
+    assert_eq!(keys.len(), 2, "one name, two namespaces, two workloads");
+
+    // A manifest workload in monitoring that only a by-name watch could see, and it is not there.
+    world.dss.push(Watched::by_name(1, "exporter"));
+    assert!(world.missing().is_empty(), "not listed yet");
+    let last = world.dss.len() - 1;
+    let (what, _) = world.apply(Msg::Ds(last, Change::Resynced(vec![])));
+    assert_eq!(what, format!("DaemonSets[{last}] in monitoring"));
+    assert_eq!(
+        world.missing(),
+        [(
+            "DaemonSet".to_string(),
+            "monitoring".to_string(),
+            "exporter".to_string()
+        )]
+    );
+    let (what, _) = world.apply(Msg::Pod(0, Change::Failed("x".into())));
+    assert_eq!(
+        what, "Pods",
+        "the release namespace's watches keep their names"
+    );
+}

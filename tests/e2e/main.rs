@@ -9,6 +9,7 @@ mod cross_check;
 mod deploy;
 mod differential;
 mod inspect;
+mod operators;
 mod sim_helm;
 mod sim_http;
 mod sim_kubectl;

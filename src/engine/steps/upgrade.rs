@@ -95,16 +95,18 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
             text,
         });
     };
-    let live_hooks = super::hooks_live::spawn(ctx);
+    let live_hooks = super::hooks_live::start(ctx).await;
     let helm = HelmRun {
         bin: ctx.helm.clone(),
         args,
         env: ctx.helm_env.clone(),
     };
     let result = process::run(helm, on_line, ctx.cancel.clone()).await;
-    live_hooks.abort();
-    // Let the aborted watcher finish, so its last live view cannot land after the record's.
-    let _ = live_hooks.await;
+    if let Some(live_hooks) = live_hooks {
+        live_hooks.abort();
+        // Let the aborted watcher finish, so its last live view cannot land after the record's.
+        let _ = live_hooks.await;
+    }
     let exit = result.map_err(StepError::HelmRun)?;
     emit.send(Event::HelmExited {
         code: exit.code,

@@ -757,9 +757,7 @@ mod tests {
     fn a_seed_keeps_its_creation_time_a_client_cannot_set_one() {
         let s = store_with_ns();
         let old = "2026-01-01T00:00:00Z";
-        let secret = |name: &str| {
-            json!({"metadata": {"name": name, "namespace": "apps", "creationTimestamp": old}})
-        };
+        let secret = |name: &str| json!({"metadata": {"name": name, "namespace": "apps", "creationTimestamp": old}});
         let seeded = s.ensure(*ids::SECRETS, secret("seeded")).unwrap();
         assert_eq!(seeded["metadata"]["creationTimestamp"], old);
         let created = s

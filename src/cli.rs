@@ -90,6 +90,10 @@ pub struct DeployArgs {
     /// Budget of each waiting step (helm's own --timeout, the rollout wait, the init wait).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// A `pending-*` lock younger than this is another deploy at work: reported, never advised
+    /// away (default 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub lock_min_age: Option<String>,
     /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
     #[arg(long)]
     pub helm: Option<PathBuf>,

@@ -13,6 +13,10 @@ use crate::validate::{self, InputError};
 /// Helm's own default `--timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Default `--lock-min-age`: a pending revision younger than this is taken for a deploy still
+/// at work (helm's own default `--timeout` is 5m; twice that leaves a slow one room).
+pub const DEFAULT_LOCK_MIN_AGE: Duration = Duration::from_secs(600);
+
 /// `helmdeck.toml`, beside the chart. Every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -29,6 +33,8 @@ pub struct FileConfig {
     #[serde(default)]
     pub optional: Vec<String>,
     pub timeout: Option<TimeoutSetting>,
+    /// The same forms as `timeout`.
+    pub lock_min_age: Option<TimeoutSetting>,
     pub helm: Option<PathBuf>,
     #[serde(default)]
     pub extra_args: Vec<String>,
@@ -71,6 +77,8 @@ pub struct DeployPlan {
     pub init_job: Option<String>,
     pub optional: Vec<KindGlob>,
     pub timeout: Duration,
+    /// A `pending-*` lock younger than this is another deploy in progress (never advised away).
+    pub lock_min_age: Duration,
     pub helm: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub only: Option<Only>,
@@ -110,6 +118,8 @@ pub enum ConfigError {
     Timeout(String),
     #[error("--timeout must be more than 0")]
     ZeroTimeout,
+    #[error("--lock-min-age: {0}")]
+    LockMinAge(String),
     #[error("--optional")]
     Optional(#[source] GlobError),
     #[error(
@@ -187,6 +197,15 @@ impl DeployPlan {
         if timeout.is_zero() {
             return Err(ConfigError::ZeroTimeout);
         }
+        let lock_min_age = match args
+            .lock_min_age
+            .clone()
+            .or(file.lock_min_age.as_ref().map(TimeoutSetting::text))
+        {
+            Some(t) => crate::time::parse_duration(&t)
+                .map_err(|e| ConfigError::LockMinAge(e.to_string()))?,
+            None => DEFAULT_LOCK_MIN_AGE,
+        };
         let patterns: Vec<&String> = file.optional.iter().chain(args.optional.iter()).collect();
         for p in &patterns {
             validate::optional_pattern(p)?;
@@ -239,6 +258,7 @@ impl DeployPlan {
             init_job,
             optional,
             timeout,
+            lock_min_age,
             helm: args.helm.clone().or(file.helm),
             report: args.report.clone(),
             only: args.only,
@@ -500,6 +520,27 @@ mod tests {
         assert!(
             refused(&with(&["demo", "c", "--report", "/nonexistent-dir/r.json"]))
                 .contains("does not exist")
+        );
+    }
+
+    #[test]
+    fn lock_min_age_is_a_flag_or_a_file_key_and_defaults_to_10m() {
+        let plan = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
+        assert_eq!(plan.lock_min_age, DEFAULT_LOCK_MIN_AGE);
+        assert_eq!(DEFAULT_LOCK_MIN_AGE, Duration::from_secs(600));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helmdeck.toml"), "lock-min-age = \"2m\"\n").unwrap();
+        let chart = dir.path().to_str().unwrap();
+        let plan = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
+        assert_eq!(plan.lock_min_age, Duration::from_secs(120));
+        let plan = parse(&["helmdeck", "deploy", "rel", chart, "--lock-min-age", "1s"]).unwrap();
+        assert_eq!(plan.lock_min_age, Duration::from_secs(1), "the flag wins");
+        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--lock-min-age", "soon"]);
+        assert!(matches!(err, ConfigError::LockMinAge(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("--lock-min-age: \"soon\" is not a duration"),
+            "{err}"
         );
     }
 }

@@ -87,6 +87,7 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         init_job: Some("demo-init".into()),
         optional: settings.optional.clone(),
         timeout: Some(format!("{}s", timeout.as_secs())),
+        lock_min_age: None,
         helm: Some(helm.clone()),
         headless: true,
         report: None,

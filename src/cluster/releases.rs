@@ -10,13 +10,38 @@ use serde_json::Value;
 
 use crate::helm::release::decode_release_secret;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Revision {
     pub version: i64,
     pub status: String,
-    /// Unix seconds of the last write (`modifiedAt`, else `createdAt` label).
+    /// Unix seconds of the last write (`modifiedAt`, else `createdAt` label). Helm 4 copies the
+    /// previous revision's `modifiedAt` onto a new record, so this is no age of a revision.
     pub written_at: Option<i64>,
     pub secret_name: String,
+    /// The record Secret's UID: a revision is a run's own only when its UID appeared while that
+    /// run's helm ran.
+    pub uid: String,
+    /// The record Secret's `metadata.creationTimestamp` (RFC 3339): when the revision was
+    /// written, so when the operation that wrote it started.
+    pub created: Option<String>,
+}
+
+impl Revision {
+    /// The helm operation a `pending-*` status stands for (`pending-upgrade` -> `upgrade`); for
+    /// a finished revision, the one that wrote it (the first an install, later ones upgrades).
+    pub fn operation(&self) -> &str {
+        match self.status.strip_prefix("pending-") {
+            Some(op) => op,
+            None if self.version == 1 => "install",
+            None => "upgrade",
+        }
+    }
+
+    /// Seconds since the record Secret was created, as of `now` (`None` when unknown).
+    pub fn age_secs(&self, now: jiff::Timestamp) -> Option<i64> {
+        let created: jiff::Timestamp = self.created.as_deref()?.parse().ok()?;
+        Some(now.as_second() - created.as_second())
+    }
 }
 
 /// Every stored revision of a release, oldest first.
@@ -42,6 +67,12 @@ pub async fn revisions(
                 status: labels.get("status").cloned().unwrap_or_default(),
                 written_at: at("modifiedAt").or_else(|| at("createdAt")),
                 secret_name: s.metadata.name.clone().unwrap_or_default(),
+                uid: s.metadata.uid.clone().unwrap_or_default(),
+                created: s
+                    .metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(|t| crate::time::rfc3339(t.0)),
             })
         })
         .collect();
@@ -85,12 +116,9 @@ pub async fn values(client: &kube::Client, namespace: &str, secret_name: &str) -
     })
 }
 
-/// `name version` of the chart of the newest revision (helm status leaves the chart out).
-pub async fn latest_chart(client: &kube::Client, namespace: &str, release: &str) -> Option<String> {
-    let revisions = revisions(client, namespace, release).await.ok()?;
-    let record = record(client, namespace, &revisions.last()?.secret_name)
-        .await
-        .ok()?;
+/// `name version` of the chart of one revision (helm status leaves the chart out).
+pub async fn chart(client: &kube::Client, namespace: &str, secret_name: &str) -> Option<String> {
+    let record = record(client, namespace, secret_name).await.ok()?;
     let meta = record.pointer("/chart/metadata")?;
     let name = meta.get("name")?.as_str()?;
     let version = meta.get("version").and_then(Value::as_str).unwrap_or("");
@@ -173,8 +201,8 @@ mod tests {
         Revision {
             version,
             status: status.into(),
-            written_at: None,
             secret_name: format!("sh.helm.release.v1.demo.v{version}"),
+            ..Default::default()
         }
     }
 

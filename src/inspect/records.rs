@@ -211,6 +211,7 @@ pub fn lock_state(
             status: d.row.status.clone(),
             written_at: d.row.written_at,
             secret_name: d.row.object.clone(),
+            ..Default::default()
         })
         .collect();
     let lock = releases::lock(&revisions, release, namespace, context)?;

@@ -40,7 +40,10 @@ pub fn release_secrets(release: &SeedRelease) -> Vec<Value> {
                 "manifest": "",
                 "apply_method": "ssa",
             });
-            release_secret(&record, when.as_second())
+            let mut secret = release_secret(&record, when.as_second());
+            // Written `age` ago, so the API server stamped it then.
+            secret["metadata"]["creationTimestamp"] = json!(stamp);
+            secret
         })
         .collect()
 }

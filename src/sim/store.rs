@@ -738,14 +738,25 @@ impl Store {
         Some(self.commit(&mut inner, res, EventType::Modified, new))
     }
 
-    /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is.
+    /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is. A
+    /// seed's `metadata.creationTimestamp` is kept: a seeded object can be older than the
+    /// simulator, as the release records of a seeded history are.
     pub fn ensure(&self, res: ResourceId, obj: Value) -> Result<Arc<Value>, ApiError> {
         let ns = obj
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .map(String::from);
+        let created = obj.pointer("/metadata/creationTimestamp").cloned();
         match self.create(res, ns.as_deref(), obj.clone()) {
             Err(e) if e.code == 409 => self.get(res, ns.as_deref(), name_of(&obj)),
+            Ok(stored) => Ok(match created {
+                Some(at) => self
+                    .update_with(res, ns.as_deref(), name_of(&obj), |o| {
+                        o["metadata"]["creationTimestamp"] = at;
+                    })
+                    .unwrap_or(stored),
+                None => stored,
+            }),
             other => other,
         }
     }
@@ -810,6 +821,19 @@ mod tests {
             body,
             Part::Main,
         )
+    }
+
+    #[test]
+    fn a_seed_keeps_its_creation_time_a_client_cannot_set_one() {
+        let s = store_with_ns();
+        let old = "2026-01-01T00:00:00Z";
+        let secret = |name: &str| json!({"metadata": {"name": name, "namespace": "apps", "creationTimestamp": old}});
+        let seeded = s.ensure(*ids::SECRETS, secret("seeded")).unwrap();
+        assert_eq!(seeded["metadata"]["creationTimestamp"], old);
+        let created = s
+            .create(*ids::SECRETS, Some("apps"), secret("created"))
+            .unwrap();
+        assert_ne!(created["metadata"]["creationTimestamp"], old);
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod init_hooks;
 mod init_render;
 mod inspect;
 mod namespaces;
+mod operators;
 mod report;
 mod sim_helm;
 mod sim_http;

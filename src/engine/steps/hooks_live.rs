@@ -1,16 +1,19 @@
 //! While helm runs: the release's hook Jobs as the cluster shows them, so hooks are live on
 //! screen (phase, pods, events) before the release record confirms them after helm exits.
+//! Only Jobs created after helm started count: an earlier run's hook Job of the same name
+//! (a failed one stays until helm replaces it) is not this run's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
 use kube::Api;
+use kube::api::ListParams;
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
-use crate::engine::event::{Event, HookView, PodView};
+use crate::engine::event::{Event, HookView, PodView, Step};
 use crate::engine::steps::Ctx;
 use crate::engine::views;
 use crate::helm::hooks::HookPhase;
@@ -23,9 +26,9 @@ enum Msg {
     Ev(Box<Change<KubeEvent>>),
 }
 
-/// A hook Job of this release: it carries `helm.sh/hook`, and either this release's instance
-/// label or no instance label at all but was created after the step started.
-fn is_release_hook(job: &Job, release: &str, started: &str) -> bool {
+/// A hook Job of this run: it carries `helm.sh/hook`, this release's instance label or none,
+/// and a UID that was not among the Jobs listed before helm started (`before`).
+fn is_this_runs_hook(job: &Job, release: &str, before: &BTreeSet<String>) -> bool {
     let meta = &job.metadata;
     let hook = meta
         .annotations
@@ -35,15 +38,8 @@ fn is_release_hook(job: &Job, release: &str, started: &str) -> bool {
         .labels
         .as_ref()
         .and_then(|l| l.get("app.kubernetes.io/instance"));
-    let created = meta
-        .creation_timestamp
-        .as_ref()
-        .map(|t| t.0.to_string())
-        .unwrap_or_default();
-    hook && match instance {
-        Some(i) => i == release,
-        None => created.as_str() >= started,
-    }
+    let new = meta.uid.as_ref().is_some_and(|u| !before.contains(u));
+    hook && new && instance.is_none_or(|i| i == release)
 }
 
 pub fn hook_view(job: &Job) -> HookView {
@@ -75,13 +71,38 @@ pub fn hook_view(job: &Job) -> HookView {
     }
 }
 
-/// Watches until aborted (the upgrade step aborts it when helm exits).
-pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
+/// Lists the namespace's Jobs, then watches until aborted (the upgrade step aborts it when
+/// helm exits); call it before helm starts. Without that list no Job can be told to be this
+/// run's, so nothing is shown live (the record names the hooks after helm exits).
+pub async fn start(ctx: &Ctx) -> Option<tokio::task::JoinHandle<()>> {
+    let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
+    match jobs.list_metadata(&ListParams::default()).await {
+        Ok(list) => {
+            let before = list
+                .items
+                .into_iter()
+                .filter_map(|j| j.metadata.uid)
+                .collect();
+            Some(spawn(ctx, before))
+        }
+        Err(e) => {
+            ctx.emit.warn(
+                Step::Upgrade,
+                format!(
+                    "hook Jobs are not shown live (listing the Jobs in {} failed: {e}); the release record names them after helm exits",
+                    ctx.namespace()
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn spawn(ctx: &Ctx, before: BTreeSet<String>) -> tokio::task::JoinHandle<()> {
     let client = ctx.cluster.client.clone();
     let ns = ctx.namespace().to_string();
     let release = ctx.plan.release.clone();
     let emit = ctx.emit.clone();
-    let started = crate::time::now_rfc3339();
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
     tokio::spawn(async move {
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -130,7 +151,7 @@ pub fn spawn(ctx: &Ctx) -> tokio::task::JoinHandle<()> {
             let hooks: Vec<&Job> = jobs
                 .items
                 .values()
-                .filter(|j| is_release_hook(j, &release, &started))
+                .filter(|j| is_this_runs_hook(j, &release, &before))
                 .collect();
             let mut views: Vec<HookView> = hooks.iter().map(|j| hook_view(j)).collect();
             views.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
@@ -238,30 +259,41 @@ mod tests {
         created: &str,
         status: serde_json::Value,
     ) -> Job {
+        job_with_uid("uid-new", annotations, labels, created, status)
+    }
+
+    fn job_with_uid(
+        uid: &str,
+        annotations: serde_json::Value,
+        labels: serde_json::Value,
+        created: &str,
+        status: serde_json::Value,
+    ) -> Job {
         serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "demo-seed", "annotations": annotations, "labels": labels, "creationTimestamp": created},
+            "metadata": {"name": "demo-seed", "uid": uid, "annotations": annotations, "labels": labels, "creationTimestamp": created},
             "status": status
         }))
         .unwrap()
     }
 
     #[test]
-    fn hook_jobs_of_this_release_only() {
+    fn hook_jobs_of_this_run_only() {
         let hook = serde_json::json!({"helm.sh/hook": "post-install,post-upgrade", "helm.sh/hook-weight": "5"});
         let mine = serde_json::json!({"app.kubernetes.io/instance": "demo"});
         let theirs = serde_json::json!({"app.kubernetes.io/instance": "other"});
         let t = "2026-12-01T10:00:00Z";
-        assert!(is_release_hook(
-            &job(hook.clone(), mine, t, serde_json::json!({})),
+        let before: BTreeSet<String> = ["uid-old".to_string()].into();
+        assert!(is_this_runs_hook(
+            &job(hook.clone(), mine.clone(), t, serde_json::json!({})),
             "demo",
-            "2026-12-01T11:00:00Z"
+            &before
         ));
-        assert!(!is_release_hook(
+        assert!(!is_this_runs_hook(
             &job(hook.clone(), theirs, t, serde_json::json!({})),
             "demo",
-            t
+            &before
         ));
-        assert!(!is_release_hook(
+        assert!(!is_this_runs_hook(
             &job(
                 serde_json::json!({}),
                 serde_json::json!({"app.kubernetes.io/instance": "demo"}),
@@ -269,29 +301,40 @@ mod tests {
                 serde_json::json!({})
             ),
             "demo",
-            t
+            &before
         ));
-        // Unlabelled: only if created during this step.
-        assert!(is_release_hook(
+        // Unlabelled: only if it was not there before helm started.
+        assert!(is_this_runs_hook(
             &job(
                 hook.clone(),
                 serde_json::json!({}),
-                "2026-12-01T10:00:05Z",
+                t,
                 serde_json::json!({})
             ),
             "demo",
-            t
+            &before
         ));
-        assert!(!is_release_hook(
-            &job(
-                hook,
-                serde_json::json!({}),
-                "2026-12-01T09:59:00Z",
-                serde_json::json!({})
-            ),
-            "demo",
-            t
-        ));
+        let failed = serde_json::json!({"conditions": [{"type": "Failed", "status": "True"}]});
+        for labels in [serde_json::json!({}), mine] {
+            // An earlier run's Job of the same name and labels, even created "later" by a
+            // skewed clock: its UID was there before helm started.
+            let leftover = job_with_uid(
+                "uid-old",
+                hook.clone(),
+                labels,
+                "2026-12-01T11:00:00Z",
+                failed.clone(),
+            );
+            assert!(!is_this_runs_hook(&leftover, "demo", &before));
+        }
+        let no_uid: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "demo-seed", "annotations": hook, "labels": {}}
+        }))
+        .unwrap();
+        assert!(
+            !is_this_runs_hook(&no_uid, "demo", &before),
+            "no UID, no claim"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod init;
 pub mod init_apply;
 pub mod init_objects;
 pub mod init_render;
+pub mod lock;
 pub mod preflight;
 pub mod rollout;
 pub mod upgrade;
@@ -84,6 +85,10 @@ pub enum StepError {
     /// A pending revision holds the release; the text names it, its age and the fix.
     #[error("{0}")]
     Locked(String),
+    /// helm refused the deploy because another operation on the release got there first; the
+    /// text names that operation and says to wait.
+    #[error("{0}")]
+    Concurrent(String),
     /// helm exited non-zero; the text is its `Error:` line with the failing and skipped hooks.
     #[error("{0}")]
     HelmFailed(String),

@@ -6,16 +6,7 @@ use kube::Api;
 use crate::cli::Only;
 use crate::cluster::{client, releases};
 use crate::engine::event::{Event, Step, StepOutcome};
-use crate::engine::steps::{Ctx, StepError};
-use crate::time::{self, AgeStyle};
-
-fn age(written_at: Option<i64>) -> String {
-    let Some(at) = written_at else {
-        return "unknown age".into();
-    };
-    let secs = jiff::Timestamp::now().as_second() - at;
-    format!("{} ago", time::age(secs, AgeStyle::Short))
-}
+use crate::engine::steps::{Ctx, StepError, lock};
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
 pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
@@ -86,21 +77,21 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
             ),
         ),
     }
-    let context = ctx.plan.context.as_deref();
-    if let Some(lock) = releases::lock(&revisions, &ctx.plan.release, ctx.namespace(), context) {
-        let deployed = match lock.last_deployed {
-            Some(v) => format!("last deployed revision {v}"),
-            None => "no deployed revision to roll back to".into(),
-        };
-        let reason = format!(
-            "release {} is locked: revision {} is {} (written {}); {deployed}; clear it with: {}",
-            ctx.plan.release,
-            lock.pending.version,
-            lock.pending.status,
-            age(lock.pending.written_at),
-            lock.fix
+    if let Some(held) = releases::lock(
+        &revisions,
+        &ctx.plan.release,
+        ctx.namespace(),
+        ctx.plan.context.as_deref(),
+    ) {
+        let attaching = ctx.plan.only == Some(Only::Rollout);
+        let reason = lock::reason(
+            &held,
+            &ctx.plan.release,
+            ctx.plan.lock_min_age,
+            jiff::Timestamp::now(),
+            attaching,
         );
-        if ctx.plan.only == Some(Only::Rollout) {
+        if attaching {
             // Attaching to a rollout someone else started: the lock is expected, not a stop.
             emit.warn(step, reason);
         } else {

@@ -1,11 +1,16 @@
 //! Step 2: `helm upgrade --install` with the init hook switched off. Helm judges apply and
 //! hooks; its exit status is the step's result, and the failing hooks are named from the
-//! release record (`helm status -o json`).
+//! release record (`helm status -o json`) of this run's revision: the one whose record Secret
+//! appeared while this run's helm ran (another operator's is never claimed).
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
+use color_eyre::eyre::WrapErr;
+
+use crate::cluster::releases::{self, Revision};
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
-use crate::engine::steps::{Ctx, StepError};
+use crate::engine::steps::{Ctx, StepError, lock};
 use crate::helm::hooks::{self, RunKind};
 use crate::helm::process::{self, HelmRun, Stream};
 use crate::helm::status::{self, ReleaseStatus};
@@ -36,11 +41,16 @@ pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
     args
 }
 
-/// Reads the release record through `helm status -o json`.
-pub async fn read_status(ctx: &Ctx) -> Result<ReleaseStatus, String> {
+/// Reads one revision's release record through `helm status --revision N -o json`.
+pub async fn read_status(ctx: &Ctx, revision: i64) -> Result<ReleaseStatus, String> {
     let mut args = vec!["status".to_string(), ctx.plan.release.clone()];
     args.extend(ctx.scope_args());
-    args.extend(["-o".into(), "json".into()]);
+    args.extend([
+        "--revision".into(),
+        revision.to_string(),
+        "-o".into(),
+        "json".into(),
+    ]);
     let out = tokio::time::timeout(STATUS_TIMEOUT, ctx.helm_command(&args).output())
         .await
         .map_err(|_| {
@@ -78,6 +88,15 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     super::run(ctx, Step::Upgrade, try_run(ctx, revision_before)).await
 }
 
+/// The newest revision whose record Secret is not among `before` (the UIDs listed before helm
+/// started): the one this run's helm wrote, if it wrote one.
+fn this_runs<'a>(after: &'a [Revision], before: &BTreeSet<String>) -> Option<&'a Revision> {
+    after
+        .iter()
+        .rev()
+        .find(|r| !r.uid.is_empty() && !before.contains(&r.uid))
+}
+
 async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome, StepError> {
     let step = Step::Upgrade;
     let emit = &ctx.emit;
@@ -86,6 +105,14 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
         step,
         format!("helm {}", process::redact_args(&args).join(" ")),
     );
+    let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
+    // Listed before helm starts: afterwards, only a record Secret not among these is this run's.
+    let records_before: BTreeSet<String> = releases::revisions(client, namespace, release)
+        .await
+        .wrap_err("listing the release records before helm starts")?
+        .into_iter()
+        .map(|r| r.uid)
+        .collect();
     let sender = emit.clone();
     let on_line = move |stream: Stream, line: String| {
         // Untrusted: only SGR colours survive (the TUI shows them; headless strips them).
@@ -95,16 +122,18 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
             text,
         });
     };
-    let live_hooks = super::hooks_live::spawn(ctx);
+    let live_hooks = super::hooks_live::start(ctx).await;
     let helm = HelmRun {
         bin: ctx.helm.clone(),
         args,
         env: ctx.helm_env.clone(),
     };
     let result = process::run(helm, on_line, ctx.cancel.clone()).await;
-    live_hooks.abort();
-    // Let the aborted watcher finish, so its last live view cannot land after the record's.
-    let _ = live_hooks.await;
+    if let Some(live_hooks) = live_hooks {
+        live_hooks.abort();
+        // Let the aborted watcher finish, so its last live view cannot land after the record's.
+        let _ = live_hooks.await;
+    }
     let exit = result.map_err(StepError::HelmRun)?;
     emit.send(Event::HelmExited {
         code: exit.code,
@@ -112,27 +141,50 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
         cancelled: exit.cancelled,
         stderr_tail: exit.stderr_tail.iter().map(|l| text::plain(l)).collect(),
     });
+    let records_after = releases::revisions(client, namespace, release).await;
+    if !exit.success()
+        && !exit.cancelled
+        && let Some(error) = lock::refusal(&exit.stderr_tail)
+    {
+        // The other deploy's record and hook Jobs appeared while this helm ran, so the live view
+        // may have shown them: none of them is this run's.
+        emit.send(Event::Hooks { hooks: vec![] });
+        let other = records_after.as_ref().ok().and_then(|r| r.last());
+        return Err(StepError::Concurrent(lock::refused_reason(
+            &text::plain(error),
+            other,
+            jiff::Timestamp::now(),
+        )));
+    }
     let run_kind = if revision_before.is_some() {
         RunKind::Upgrade
     } else {
         RunKind::Install
     };
-    let record = read_status(ctx).await;
-    if let Ok(record) = &record {
-        let chart = crate::cluster::releases::latest_chart(
-            &ctx.cluster.client,
-            ctx.namespace(),
-            &ctx.plan.release,
-        )
-        .await;
-        emit.send(Event::Release {
-            revision_before: None,
-            revision: Some(record.version),
-            chart,
-        });
-        emit.send(Event::Hooks {
-            hooks: hook_views(record, run_kind),
-        });
+    let ours = records_after
+        .as_ref()
+        .ok()
+        .and_then(|after| this_runs(after, &records_before));
+    let record = match (ours, &records_after) {
+        (Some(rev), _) => read_status(ctx, rev.version).await,
+        (None, Ok(_)) => Err("this run's helm wrote no release record".to_string()),
+        (None, Err(e)) => Err(format!("listing the release records after helm: {e:#}")),
+    };
+    match (ours, &record) {
+        (Some(rev), Ok(record)) => {
+            let chart = releases::chart(client, namespace, &rev.secret_name).await;
+            emit.send(Event::Release {
+                revision_before: None,
+                revision: Some(record.version),
+                chart,
+            });
+            emit.send(Event::Hooks {
+                hooks: hook_views(record, run_kind),
+            });
+        }
+        // helm wrote no revision, so it ran no hook: any hook Job seen live was another's.
+        (None, _) if records_after.is_ok() => emit.send(Event::Hooks { hooks: vec![] }),
+        _ => {}
     }
     if exit.cancelled {
         return Ok(StepOutcome::Cancelled);
@@ -165,7 +217,14 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
         }
         return Err(StepError::HelmFailed(reason));
     }
-    // helm says yes; the record must agree, or the evidence is missing.
+    // helm says yes; this run's record must agree, or the evidence is missing.
+    if ours.is_none()
+        && let Ok(after) = &records_after
+    {
+        return Err(StepError::NoNewRevision(
+            after.last().map_or(0, |r| r.version),
+        ));
+    }
     match record {
         Err(e) => Err(StepError::RecordUnreadable(e)),
         Ok(r) if r.status != "deployed" => Err(StepError::NotDeployed {
@@ -179,5 +238,40 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
             emit.info(step, format!("revision {} deployed", r.version));
             Ok(StepOutcome::Succeeded)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(version: i64, uid: &str) -> Revision {
+        Revision {
+            version,
+            status: "deployed".into(),
+            uid: uid.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn this_runs_revision_is_the_newest_record_that_was_not_there_before() {
+        let before: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
+        assert_eq!(
+            this_runs(&[rev(1, "a"), rev(2, "b"), rev(3, "c")], &before).map(|r| r.version),
+            Some(3)
+        );
+        // The same revision number again (deleted and rewritten) is a new record.
+        assert_eq!(
+            this_runs(&[rev(1, "a"), rev(2, "z")], &before).map(|r| r.version),
+            Some(2)
+        );
+        assert_eq!(this_runs(&[rev(1, "a"), rev(2, "b")], &before), None);
+        assert_eq!(
+            this_runs(&[rev(1, "a"), rev(2, "")], &before),
+            None,
+            "no UID, no claim"
+        );
+        assert_eq!(this_runs(&[], &before), None);
     }
 }

@@ -74,7 +74,8 @@ impl Headless {
                 .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
                 .map(|h| {
                     format!(
-                        "{t} hook      {} ({}, weight {}): {}",
+                        "{t} hook      {} {} ({}, weight {}): {}",
+                        h.kind,
                         h.name,
                         h.events.join(","),
                         h.weight,

@@ -502,7 +502,10 @@ fn a_readiness_probe_waits_for_its_initial_delay_and_the_default_period() {
     let (pod, events) = typed(v);
     let at = |t: &str| pod_causes_at(&pod, &events, t.parse().expect("a timestamp"));
     // Due 20 + 10 s after 10:02:12.
-    assert!(matches!(at("2026-12-01T10:02:41Z")[..], [PodCause::Starting { .. }]));
+    assert!(matches!(
+        at("2026-12-01T10:02:41Z")[..],
+        [PodCause::Starting { .. }]
+    ));
     assert!(matches!(
         at("2026-12-01T10:02:42Z")[..],
         [PodCause::ReadinessProbeFailing { .. }]

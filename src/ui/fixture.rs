@@ -156,6 +156,7 @@ impl Story {
         let mut s = Story::preflight();
         s.send(Event::Release {
             revision_before: Some(4),
+            deployed_before: Some(4),
             revision: None,
             chart: None,
         });
@@ -198,6 +199,7 @@ impl Story {
         });
         s.send(Event::Release {
             revision_before: None,
+            deployed_before: None,
             revision: Some(5),
             chart: Some("deckapp 1.4.2".into()),
         });

@@ -51,12 +51,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         return;
     }
     let width = inner.width as usize;
-    let with_start = width >= 70;
     let (name_max, events_max) = if width >= 90 { (32, 28) } else { (16, 20) };
     let name_w = fit::column(rows.iter().map(|r| r.name), 6, name_max);
     let events_w = fit::column(rows.iter().map(|r| &r.events), 6, events_max);
-    // Wide enough for `ServiceAccount`, so a hook helm records as Succeeded reads as its kind.
+    // Wide enough for `ServiceAccount`, so a hook helm records as Succeeded reads as its kind;
+    // the START column gives way first, so the phase is not cut for it.
     let kind_w = fit::column(rows.iter().map(|r| r.kind), 4, 14);
+    let with_start = width >= 70 + kind_w.saturating_sub(4);
     let tick = ui.tick;
     let table_rows: Vec<Row> = rows
         .iter()

@@ -49,6 +49,13 @@ pub fn helm_rollback(
     join(&words)
 }
 
+/// `helm history RELEASE -n NS [--kube-context CTX]`.
+pub fn helm_history(release: &str, namespace: &str, context: Option<&str>) -> String {
+    let mut words = vec!["helm".to_string(), "history".into(), release.into()];
+    words.extend(helm_scope(namespace, context));
+    join(&words)
+}
+
 /// `kubectl delete KIND NAME -n NS [--context CTX]` (kubectl's flag is `--context`).
 pub fn kubectl_delete(kind: &str, name: &str, namespace: &str, context: Option<&str>) -> String {
     let mut words = vec![
@@ -87,6 +94,10 @@ mod tests {
         assert_eq!(
             helm_rollback("demo", 4, "apps", Some("prod eu")),
             "helm rollback demo 4 -n apps --kube-context 'prod eu'"
+        );
+        assert_eq!(
+            helm_history("demo", "apps", Some("prod eu")),
+            "helm history demo -n apps --kube-context 'prod eu'"
         );
         assert_eq!(
             kubectl_delete("secret", "sh.helm.release.v1.demo.v1", "apps", Some("prod")),

@@ -74,7 +74,8 @@ impl Headless {
                 .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
                 .map(|h| {
                     format!(
-                        "{t} hook      {} ({}, weight {}): {}",
+                        "{t} hook      {} {} ({}, weight {}): {}",
+                        h.kind,
                         h.name,
                         h.events.join(","),
                         h.weight,
@@ -195,7 +196,7 @@ pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<Deploy
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::event::{KubeEventView, WorkloadView};
+    use crate::engine::event::{HookView, KubeEventView, WorkloadView};
     use crate::engine::state::PlanSummary;
 
     fn workload(namespace: &str) -> WorkloadView {
@@ -256,6 +257,39 @@ mod tests {
         assert_eq!(
             h.lines(&event("monitoring"), &state),
             ["[   0.0s] event     pod/monitoring/web-1 BackOff: m"]
+        );
+    }
+
+    /// A hook line names the hook's kind, so a ServiceAccount that helm records as Succeeded
+    /// does not read like a Job that ran.
+    #[test]
+    fn hook_lines_name_the_kind() {
+        let state = DeployState::new(PlanSummary::default());
+        let hook = |kind: &str, name: &str| HookView {
+            name: name.into(),
+            kind: kind.into(),
+            events: vec!["pre-install".into(), "pre-upgrade".into()],
+            weight: -5,
+            phase: HookPhase::Succeeded,
+            started_at: None,
+            completed_at: None,
+        };
+        let mut h = Headless::default();
+        let lines = h.lines(
+            &Event::Hooks {
+                hooks: vec![
+                    hook("ServiceAccount", "demo-sa"),
+                    hook("Job", "demo-migrate"),
+                ],
+            },
+            &state,
+        );
+        assert_eq!(
+            lines,
+            [
+                "[   0.0s] hook      ServiceAccount demo-sa (pre-install,pre-upgrade, weight -5): Succeeded",
+                "[   0.0s] hook      Job demo-migrate (pre-install,pre-upgrade, weight -5): Succeeded",
+            ]
         );
     }
 }

@@ -134,6 +134,17 @@ pub struct Lock {
     pub fix: String,
 }
 
+/// The newest revision helm records as `deployed`: the only one a rollback may target. A
+/// `superseded` one was replaced, by a later deploy or by a rollback that then failed; a
+/// `failed` or `pending-*` one never went live.
+pub fn last_deployed(revisions: &[Revision]) -> Option<i64> {
+    revisions
+        .iter()
+        .rev()
+        .find(|r| r.status == "deployed")
+        .map(|r| r.version)
+}
+
 /// `context` is the kube context the deploy used: the fix must reach the same cluster.
 pub fn lock(
     revisions: &[Revision],
@@ -145,11 +156,7 @@ pub fn lock(
     if !latest.status.starts_with("pending-") {
         return None;
     }
-    let last_deployed = revisions
-        .iter()
-        .rev()
-        .find(|r| r.status == "deployed" || r.status == "superseded")
-        .map(|r| r.version);
+    let last_deployed = last_deployed(revisions);
     let fix = match last_deployed {
         Some(v) => crate::advice::helm_rollback(release, v, namespace, context),
         // Nothing to roll back to: only removing the stuck record unblocks the release.
@@ -232,6 +239,26 @@ mod tests {
             .is_none()
         );
         assert!(lock(&[], "demo", "apps", None).is_none());
+    }
+
+    #[test]
+    fn the_last_deployed_revision_is_never_a_failed_or_superseded_one() {
+        assert_eq!(
+            last_deployed(&[rev(1, "superseded"), rev(2, "deployed"), rev(3, "failed")]),
+            Some(2)
+        );
+        // A rollback that failed superseded the deployed revision: nothing is deployed.
+        let after_failed_rollback = [rev(1, "superseded"), rev(2, "superseded"), rev(3, "failed")];
+        assert_eq!(last_deployed(&after_failed_rollback), None);
+        let mut locked = after_failed_rollback.to_vec();
+        locked.push(rev(4, "pending-upgrade"));
+        let l = lock(&locked, "demo", "apps", None).unwrap();
+        assert_eq!(l.last_deployed, None);
+        assert_eq!(
+            l.fix,
+            "kubectl delete secret sh.helm.release.v1.demo.v4 -n apps"
+        );
+        assert_eq!(last_deployed(&[]), None);
     }
 
     #[test]

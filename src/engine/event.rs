@@ -168,6 +168,9 @@ pub enum Event {
     /// The release and revision this deploy is about.
     Release {
         revision_before: Option<i64>,
+        /// The newest revision whose status was `deployed` before this run (the rollback
+        /// target); only preflight, which reads the history, sets it.
+        deployed_before: Option<i64>,
         revision: Option<i64>,
         chart: Option<String>,
     },

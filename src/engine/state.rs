@@ -89,6 +89,8 @@ pub struct DeployState {
     pub steps: BTreeMap<Step, StepState>,
     pub notes: Vec<NoteLine>,
     pub revision_before: Option<i64>,
+    /// The newest revision that was `deployed` before this run (never a failed one).
+    pub deployed_before: Option<i64>,
     pub revision: Option<i64>,
     pub chart_version: Option<String>,
     pub helm: HelmState,
@@ -136,11 +138,15 @@ impl DeployState {
             }),
             Event::Release {
                 revision_before,
+                deployed_before,
                 revision,
                 chart,
             } => {
                 if revision_before.is_some() {
                     self.revision_before = *revision_before;
+                }
+                if deployed_before.is_some() {
+                    self.deployed_before = *deployed_before;
                 }
                 if revision.is_some() {
                     self.revision = *revision;

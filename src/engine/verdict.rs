@@ -71,25 +71,22 @@ fn verdict(
 const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
 
 pub fn decide(state: &DeployState) -> Verdict {
-    let evidence = evidence(state);
+    let mut evidence = evidence(state);
     for step in LIVE_STEPS {
         match state.outcome(step) {
             Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {}
             Some(StepOutcome::Failed { reason }) => {
+                let next = next_after_failure(state, step, &mut evidence);
                 return verdict(
                     Outcome::Failed,
                     format!("{} failed: {reason}", step.name()),
                     evidence,
-                    next_after_failure(state, step),
+                    next,
                 );
             }
             Some(StepOutcome::Cancelled) => {
-                return verdict(
-                    Outcome::Failed,
-                    "cancelled",
-                    evidence,
-                    next_after_failure(state, step),
-                );
+                let next = next_after_failure(state, step, &mut evidence);
+                return verdict(Outcome::Failed, "cancelled", evidence, next);
             }
             None => {
                 return verdict(
@@ -173,6 +170,16 @@ fn rollout_contradiction(state: &DeployState) -> Option<String> {
 
 fn evidence(state: &DeployState) -> Vec<String> {
     let mut out = Vec::new();
+    if matches!(
+        state.outcome(Step::Upgrade),
+        Some(StepOutcome::Failed { .. })
+    ) {
+        // The reason keeps at most a few of helm's lines; the evidence keeps its error whole.
+        let lines = crate::helm::failure::error_lines(&state.helm.stderr_tail);
+        if lines.len() > 1 {
+            out.extend(lines.into_iter().map(|l| format!("helm: {l}")));
+        }
+    }
     for w in state.gating().filter(|w| !w.ready) {
         let mut line = format!(
             "{} not ready: {}",
@@ -222,26 +229,44 @@ fn only_init_command(state: &DeployState) -> String {
     crate::engine::advice::only_init(&state.plan)
 }
 
-fn next_after_failure(state: &DeployState, step: Step) -> Option<String> {
+/// A rollback is advised once this run wrote a revision over an existing release (or its
+/// rollout failed), and only to the last revision that was `deployed` before the run: rolling
+/// back to a failed one would redo the failure. Without one, the evidence says so instead.
+fn next_after_failure(
+    state: &DeployState,
+    step: Step,
+    evidence: &mut Vec<String>,
+) -> Option<String> {
     match step {
         Step::Preflight => None,
-        Step::Upgrade | Step::Rollout => state
-            .revision_before
-            .filter(|_| {
-                state
-                    .revision
-                    .is_some_and(|r| Some(r) != state.revision_before)
-                    || step == Step::Rollout
-            })
-            .map(|rev| {
-                let plan = &state.plan;
-                crate::advice::helm_rollback(
-                    &plan.release,
-                    rev,
-                    &plan.namespace,
-                    plan.context.as_deref(),
-                )
-            }),
+        Step::Upgrade | Step::Rollout => {
+            let wrote = state
+                .revision
+                .is_some_and(|r| Some(r) != state.revision_before);
+            state.revision_before?;
+            if !wrote && step != Step::Rollout {
+                return None;
+            }
+            let plan = &state.plan;
+            let Some(rev) = state.deployed_before else {
+                evidence.push(format!(
+                    "no deployed revision of {} to roll back to (see {})",
+                    plan.release,
+                    crate::advice::helm_history(
+                        &plan.release,
+                        &plan.namespace,
+                        plan.context.as_deref()
+                    )
+                ));
+                return None;
+            };
+            Some(crate::advice::helm_rollback(
+                &plan.release,
+                rev,
+                &plan.namespace,
+                plan.context.as_deref(),
+            ))
+        }
         Step::Init => Some(only_init_command(state)),
     }
 }
@@ -289,6 +314,7 @@ mod tests {
             ..Default::default()
         });
         s.revision_before = Some(4);
+        s.deployed_before = Some(4);
         for w in workloads {
             s.apply(&Event::Workload(w.clone()), 0.0, "t");
         }
@@ -588,6 +614,60 @@ mod tests {
         s.revision = Some(5);
         let v = decide(&s);
         assert_eq!(v.next.as_deref(), Some("helm rollback demo 4 -n apps"));
+    }
+
+    #[test]
+    fn rollback_names_the_last_deployed_revision_never_a_failed_one() {
+        // Revisions 3 (deployed) and 4 (failed, an earlier run) before this run wrote 5.
+        let mut s = state(&[(Preflight, ok()), (Upgrade, failed("timed out"))], &[]);
+        s.deployed_before = Some(3);
+        s.revision = Some(5);
+        let v = decide(&s);
+        assert_eq!(v.next.as_deref(), Some("helm rollback demo 3 -n apps"));
+        assert!(
+            !v.evidence
+                .iter()
+                .any(|e| e.contains("no deployed revision"))
+        );
+        // Nothing deployed before (an install that failed, then this upgrade): no command.
+        s.deployed_before = None;
+        s.plan.context = Some("prod".into());
+        let v = decide(&s);
+        assert_eq!(v.next, None);
+        assert!(
+            v.evidence.contains(
+                &"no deployed revision of demo to roll back to (see helm history demo -n apps \
+                  --kube-context prod)"
+                    .to_string()
+            ),
+            "{:?}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn a_multi_line_helm_error_is_whole_in_the_evidence() {
+        let reason = "Error: UPGRADE FAILED: 2 errors occurred: * a * b";
+        let mut s = state(&[(Preflight, ok()), (Upgrade, failed(reason))], &[]);
+        s.helm.stderr_tail = vec![
+            "a warning first".into(),
+            "Error: UPGRADE FAILED: 2 errors occurred:".into(),
+            "\t* a".into(),
+            "\t* b".into(),
+        ];
+        let v = decide(&s);
+        assert_eq!(v.reason, format!("upgrade failed: {reason}"));
+        assert_eq!(
+            v.evidence[..3],
+            [
+                "helm: Error: UPGRADE FAILED: 2 errors occurred:",
+                "helm: * a",
+                "helm: * b"
+            ]
+        );
+        // A one-line error is the reason already; the evidence does not repeat it.
+        s.helm.stderr_tail = vec!["Error: UPGRADE FAILED: timed out".into()];
+        assert!(!decide(&s).evidence.iter().any(|e| e.starts_with("helm: ")));
     }
 
     #[test]

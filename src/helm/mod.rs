@@ -2,6 +2,7 @@
 
 pub mod args;
 mod error;
+pub mod failure;
 pub mod hooks;
 pub mod locate;
 pub mod process;

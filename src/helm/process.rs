@@ -320,7 +320,9 @@ const MASK: &str = "***";
 /// Arguments fit to print: values of `--set`, `--set-string`, `--set-json`, `--set-file` and
 /// `--set-literal` become `key=***` (both `--set k=v` and `--set=k=v`), and credentials given as
 /// `--password` or `--kube-token` become `***`. Keys stay visible, values never: when a value's
-/// extent is unclear (quotes, braces), more is masked, never less.
+/// extent is unclear (quotes, braces), more is masked, never less. The one exception is a
+/// `--set` value that is exactly `true` or `false`: a switch, not a secret, and the form of the
+/// init toggle helmdeck adds itself (`--set initJob.enabled=false`).
 pub fn redact_args(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut value_of: Option<&str> = None;
@@ -359,7 +361,10 @@ fn redact_value(flag: &str, value: &str) -> String {
     }
     split_top_level(value, b',')
         .into_iter()
-        .map(redact_pair)
+        .map(|pair| match pair.split_once('=') {
+            Some((_, "true" | "false")) if flag == "--set" => pair.to_string(),
+            _ => redact_pair(pair),
+        })
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -734,6 +739,15 @@ touch "$FAKE_DIR/finished""#;
             ),
             (&["--set-json", r#"{"a":"s=1"}"#], &["--set-json", "***"]),
             (&["--set", "novalue"], &["--set", "***"]),
+            // A switch is shown, in `--set` only; anything longer or quoted stays masked.
+            (
+                &["--set", "initJob.enabled=false,b=true,c=True,d=truex"],
+                &["--set", "initJob.enabled=false,b=true,c=***,d=***"],
+            ),
+            (&["--set=a=true"], &["--set=a=true"]),
+            (&["--set", r#"a="true""#], &["--set", "a=***"]),
+            (&["--set-string", "a=true"], &["--set-string", "a=***"]),
+            (&["--set-json", "a=false"], &["--set-json", "a=***"]),
             (&["--set", r#"q="a,b=c""#], &["--set", "q=***"]),
             (&["--password", "hunter2"], &["--password", "***"]),
             (&["--kube-token=abc"], &["--kube-token=***"]),

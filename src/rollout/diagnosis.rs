@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStatus, Event, Pod, PodCondition, PodStatus,
+    ContainerState, ContainerStateTerminated, ContainerStatus, Event, Pod, PodCondition, PodStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
@@ -30,6 +30,9 @@ pub enum PodCause {
     OomKilled { container: String, restarts: i32 },
     /// Running but not ready; the message is the kubelet's last `Unhealthy` readiness event.
     ReadinessProbeFailing { container: String, message: String },
+    /// Running, not ready, and its readiness probe is not due yet: `initialDelaySeconds` plus
+    /// one `periodSeconds` have not passed since the container started.
+    Starting { container: String },
     /// Any other waiting reason (ContainerCreating, CreateContainerConfigError, ...).
     ContainerWaiting {
         container: String,
@@ -69,6 +72,7 @@ impl PodCause {
                 format!("OOMKilled ({})", restarts_text(*restarts))
             }
             PodCause::ReadinessProbeFailing { message, .. } => capitalised(first_line(message)),
+            PodCause::Starting { .. } => "Starting (readiness probe not due yet)".into(),
             PodCause::ContainerWaiting {
                 reason, message, ..
             } => labelled(reason, message),
@@ -128,6 +132,11 @@ fn condition<'a>(status: &'a PodStatus, kind: &str) -> Option<&'a PodCondition> 
 /// Every reason the pod is not ready, scheduling first, then init containers, then containers.
 /// A ready or succeeded pod has none. `events` may be about anything; only the pod's count.
 pub fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
+    pod_causes_at(pod, events, Timestamp::now())
+}
+
+/// `pod_causes` as of `now`, which decides whether a readiness probe is due yet.
+pub fn pod_causes_at(pod: &Pod, events: &[Event], now: Timestamp) -> Vec<PodCause> {
     let Some(status) = pod.status.as_ref() else {
         return Vec::new();
     };
@@ -156,7 +165,7 @@ pub fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
         .map(|c| (c, Kind::Main));
     let containers = init
         .chain(main)
-        .filter_map(|(c, kind)| container_cause(pod, c, kind, &events));
+        .filter_map(|(c, kind)| container_cause(pod, c, kind, &events, now));
     unschedulable(status, &events)
         .into_iter()
         .chain(containers)
@@ -236,6 +245,7 @@ fn container_cause(
     c: &ContainerStatus,
     kind: Kind,
     events: &[&Event],
+    now: Timestamp,
 ) -> Option<PodCause> {
     if c.ready {
         return None;
@@ -258,25 +268,31 @@ fn container_cause(
             restarts: c.restart_count,
         });
     }
+    let last = c.last_state.as_ref().and_then(|s| s.terminated.as_ref());
+    // Between two back-offs the container runs again for a moment; a restarted container whose
+    // last run ended is still crash-looping, or a timeout then would blame the readiness probe.
+    let restarted = c.restart_count > 0 && last.is_some();
     match reason {
-        "CrashLoopBackOff" => {
-            let last = c.last_state.as_ref().and_then(|s| s.terminated.as_ref());
-            Some(PodCause::CrashLoopBackOff {
-                container,
-                restarts: c.restart_count,
-                last_exit_code: last.map(|t| t.exit_code),
-                last_reason: last.and_then(|t| t.reason.clone()),
-            })
-        }
+        "CrashLoopBackOff" => Some(crash_loop(c, last)),
+        "" if restarted => Some(crash_loop(c, last)),
         "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull" => {
             Some(image_pull(pod, c, waiting_message, &events))
         }
-        "" => readiness_probe(c, kind, &events),
+        "" => readiness_probe(pod, c, kind, &events, now),
         _ => Some(PodCause::ContainerWaiting {
             container,
             reason: reason.to_string(),
             message: waiting_message,
         }),
+    }
+}
+
+fn crash_loop(c: &ContainerStatus, last: Option<&ContainerStateTerminated>) -> PodCause {
+    PodCause::CrashLoopBackOff {
+        container: c.name.clone(),
+        restarts: c.restart_count,
+        last_exit_code: last.map(|t| t.exit_code),
+        last_reason: last.and_then(|t| t.reason.clone()),
     }
 }
 
@@ -304,10 +320,25 @@ fn oom_killed(c: &ContainerStatus) -> bool {
 }
 
 /// A running, unready container. Plain init containers run unready by design until they exit.
-fn readiness_probe(c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option<PodCause> {
-    let running = c.state.as_ref().is_some_and(|s| s.running.is_some());
-    if !running || kind == Kind::Init {
+fn readiness_probe(
+    pod: &Pod,
+    c: &ContainerStatus,
+    kind: Kind,
+    events: &[&Event],
+    now: Timestamp,
+) -> Option<PodCause> {
+    let running = c.state.as_ref().and_then(|s| s.running.as_ref());
+    if running.is_none() || kind == Kind::Init {
         return None;
+    }
+    let started = running.and_then(|r| r.started_at.as_ref()).map(|t| t.0);
+    if let (Some(started), Some(due)) = (started, probe_due_after(pod, &c.name)) {
+        // A start in the future (clock skew) counts as just started.
+        if now.duration_since(started).as_secs() < due {
+            return Some(PodCause::Starting {
+                container: c.name.clone(),
+            });
+        }
     }
     let probe = latest(events, |e| {
         let message = e.message.as_deref().unwrap_or_default();
@@ -320,6 +351,17 @@ fn readiness_probe(c: &ContainerStatus, kind: Kind, events: &[&Event]) -> Option
         container: c.name.clone(),
         message,
     })
+}
+
+/// Seconds from the container's start until its readiness probe has had one chance to fail:
+/// `initialDelaySeconds` plus one `periodSeconds` (10 by default). `None` without a probe.
+fn probe_due_after(pod: &Pod, container: &str) -> Option<i64> {
+    let spec = pod.spec.as_ref()?;
+    let c = spec.containers.iter().find(|s| s.name == container)?;
+    let probe = c.readiness_probe.as_ref()?;
+    let delay = probe.initial_delay_seconds.unwrap_or(0).max(0);
+    let period = probe.period_seconds.filter(|p| *p > 0).unwrap_or(10);
+    Some(i64::from(delay) + i64::from(period))
 }
 
 /// The status image is what the kubelet tried; the spec is the fallback before it wrote one.

@@ -156,6 +156,7 @@ impl Story {
         let mut s = Story::preflight();
         s.send(Event::Release {
             revision_before: Some(4),
+            deployed_before: Some(4),
             revision: None,
             chart: None,
         });
@@ -167,7 +168,7 @@ impl Story {
         s.send(Event::StepStarted {
             step: Step::Upgrade,
         });
-        s.note(Step::Upgrade, "helm upgrade --install demo /tmp/helmdeck-demo/deckapp -n apps --set initJob.enabled=*** --timeout 300s");
+        s.note(Step::Upgrade, "helm upgrade --install demo /tmp/helmdeck-demo/deckapp -n apps --set initJob.enabled=false --timeout 300s");
         s.at(1.2).send(Event::HelmLine { stderr: true, text: "\u{1b}[33mWARNING:\u{1b}[0m Kubernetes configuration file is group-readable. This is insecure.".into() });
         s.at(14.0);
         s
@@ -198,6 +199,7 @@ impl Story {
         });
         s.send(Event::Release {
             revision_before: None,
+            deployed_before: None,
             revision: Some(5),
             chart: Some("deckapp 1.4.2".into()),
         });

@@ -594,3 +594,33 @@ fn workloads_in_two_namespaces_get_a_namespace_column() {
     assert!(screen.contains(" KIND        NAME "), "{screen}");
     assert!(!screen.contains(" NAMESPACE  NAME "), "{screen}");
 }
+
+/// A ServiceAccount hook reads as one in the hooks pane: its kind is never cut when it fits.
+#[test]
+fn a_service_account_hook_shows_its_whole_kind() {
+    let mut story = Story::rollout();
+    let mut hooks = story.state.hooks.clone();
+    hooks.insert(
+        0,
+        crate::engine::event::HookView {
+            name: "demo-migrate-sa".into(),
+            kind: "ServiceAccount".into(),
+            events: vec!["pre-upgrade".into()],
+            weight: -10,
+            phase: crate::helm::hooks::HookPhase::Succeeded,
+            started_at: None,
+            completed_at: None,
+        },
+    );
+    story.send(Event::Hooks { hooks });
+    for (w, h) in SIZES {
+        let screen = story.render(&mut UiState::new(), w, h);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("demo-migrate-sa"))
+            .unwrap_or_else(|| panic!("no hook row in {screen}"));
+        assert!(row.contains("ServiceAccount"), "{w}x{h}: {row}");
+        // At 80 columns START gives way rather than the phase.
+        assert!(row.contains("Succeeded"), "{w}x{h}: {row}");
+    }
+}

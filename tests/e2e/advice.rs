@@ -154,6 +154,25 @@ fn the_printed_rollback_after_a_failed_upgrade_rolls_back() {
     assert_eq!(last["description"], "Rollback to 1", "{history:?}");
 }
 
+/// After two failed upgrades the rollback still targets revision 1, the last one `deployed`,
+/// never revision 2, which failed.
+#[test]
+fn the_printed_rollback_skips_a_failed_revision() {
+    let sim = Sim::start("all-green");
+    assert_eq!(sim.deploy(&["--timeout", "60s"]).code, Some(0));
+    let immutable = ["--timeout", "60s", "--set", "db.storage=5Gi"];
+    assert_eq!(sim.deploy(&immutable).code, Some(1));
+    let run = sim.deploy(&immutable);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert_eq!(run.report["revisionBefore"], 2, "{}", run.describe());
+    assert_eq!(
+        run.report["verdict"]["next"],
+        "helm rollback demo 1 -n apps",
+        "{}",
+        run.describe()
+    );
+}
+
 #[test]
 fn the_printed_lock_recovery_clears_the_lock() {
     let sim = Sim::start("locked");

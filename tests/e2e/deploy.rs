@@ -580,3 +580,20 @@ fn timeout_names_each_blocker_with_its_pod_level_cause() {
         assert!(causes.contains(cause), "{scenario}: {causes}");
     }
 }
+
+#[test]
+fn crash_loop_timeout_names_the_exit_code_and_restarts() {
+    let sim = Sim::start("crashloop");
+    let run = sim.deploy(&["--timeout", "8s"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let reason = run.reason();
+    // The container runs again between back-offs; it is still named as crash-looping.
+    let at = reason
+        .find("CrashLoopBackOff (exit 1, ")
+        .unwrap_or_else(|| panic!("no exit code in {reason}"));
+    let rest = &reason[at + "CrashLoopBackOff (exit 1, ".len()..];
+    let restarts: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    assert!(!restarts.is_empty(), "{reason}");
+    assert!(rest[restarts.len()..].starts_with(" restart"), "{reason}");
+    assert!(!reason.contains("eadiness probe"), "{reason}");
+}

@@ -58,6 +58,7 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
     let latest = revisions.last().map(|r| r.version);
     emit.send(Event::Release {
         revision_before: latest,
+        deployed_before: releases::last_deployed(&revisions),
         revision: None,
         chart: None,
     });

@@ -175,6 +175,7 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
             let chart = releases::chart(client, namespace, &rev.secret_name).await;
             emit.send(Event::Release {
                 revision_before: None,
+                deployed_before: None,
                 revision: Some(record.version),
                 chart,
             });
@@ -190,12 +191,7 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
         return Ok(StepOutcome::Cancelled);
     }
     if !exit.success() {
-        let error = exit
-            .stderr_tail
-            .iter()
-            .rev()
-            .find(|l| l.starts_with("Error:"))
-            .map(|l| text::plain(l))
+        let error = crate::helm::failure::reason(&exit.stderr_tail)
             .unwrap_or_else(|| format!("helm exited with {:?}", exit.code));
         let mut reason = error;
         if let Ok(record) = &record {

@@ -4,11 +4,22 @@ use serde_json::{Value, json};
 const UNSCHEDULABLE: &str = include_str!("../fixtures/pod-unschedulable.json");
 const IMAGE_PULL: &str = include_str!("../fixtures/pod-imagepull.json");
 const CRASHLOOP: &str = include_str!("../fixtures/pod-crashloop.json");
+const CRASHLOOP_RUNNING: &str = include_str!("../fixtures/pod-crashloop-running.json");
 const OOMKILLED: &str = include_str!("../fixtures/pod-oomkilled.json");
 const READINESS: &str = include_str!("../fixtures/pod-readiness.json");
 const CONFIG_ERROR: &str = include_str!("../fixtures/pod-config-error.json");
 const EVICTED: &str = include_str!("../fixtures/pod-evicted.json");
 const READY: &str = include_str!("../fixtures/pod-ready.json");
+
+/// Well after every fixture's container started, so every readiness probe is due.
+fn later() -> Timestamp {
+    "2026-12-01T11:00:00Z".parse().expect("a timestamp")
+}
+
+/// The causes as of `later()`: the fixtures' times are fixed, the clock is not.
+fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
+    pod_causes_at(pod, events, later())
+}
 
 /// A fixture is `{"pod": <Pod>, "events": [<Event>...]}` as the API returns them.
 fn raw(text: &str) -> Value {
@@ -422,5 +433,81 @@ fn oom_killed_now_counts_but_a_present_image_problem_comes_first() {
     assert!(matches!(
         pod_causes(&pod, &[])[..],
         [PodCause::ImagePullBackOff { .. }]
+    ));
+}
+
+#[test]
+fn a_restarted_container_running_again_is_still_crash_looping() {
+    let got = causes(CRASHLOOP_RUNNING);
+    assert_eq!(
+        got,
+        vec![PodCause::CrashLoopBackOff {
+            container: "web".into(),
+            restarts: 3,
+            last_exit_code: Some(1),
+            last_reason: Some("Error".into()),
+        }]
+    );
+    assert_eq!(got[0].summary(), "CrashLoopBackOff (exit 1, 3 restarts)");
+    // Terminated again, not yet waiting in back-off: the same.
+    let mut v = raw(CRASHLOOP);
+    v["pod"]["status"]["containerStatuses"][0]["state"] =
+        json!({"terminated": {"exitCode": 1, "reason": "Error"}});
+    let (pod, events) = typed(v);
+    assert_eq!(
+        pod_causes(&pod, &events)[0].summary(),
+        "CrashLoopBackOff (exit 1, 4 restarts)"
+    );
+}
+
+#[test]
+fn a_restart_without_a_terminated_last_state_is_not_a_crash_loop() {
+    let mut v = raw(READINESS);
+    v["pod"]["status"]["containerStatuses"][0]["restartCount"] = json!(2);
+    let (pod, events) = typed(v);
+    assert!(matches!(
+        pod_causes(&pod, &events)[..],
+        [PodCause::ReadinessProbeFailing { .. }]
+    ));
+}
+
+#[test]
+fn a_readiness_probe_is_starting_until_its_delay_and_one_period_passed() {
+    // postgres started at 10:02:12 with no initial delay and a 5 s period.
+    let (pod, events) = typed(raw(READINESS));
+    let at = |t: &str| pod_causes_at(&pod, &events, t.parse().expect("a timestamp"));
+    let starting = vec![PodCause::Starting {
+        container: "postgres".into(),
+    }];
+    assert_eq!(at("2026-12-01T10:02:12Z"), starting);
+    assert_eq!(at("2026-12-01T10:02:16Z"), starting);
+    assert_eq!(
+        at("2026-12-01T10:02:16Z")[0].summary(),
+        "Starting (readiness probe not due yet)"
+    );
+    assert!(matches!(
+        at("2026-12-01T10:02:17Z")[..],
+        [PodCause::ReadinessProbeFailing { .. }]
+    ));
+    // A clock behind the cluster's: the container has only just started.
+    assert_eq!(at("2026-12-01T10:00:00Z"), starting);
+}
+
+#[test]
+fn a_readiness_probe_waits_for_its_initial_delay_and_the_default_period() {
+    let mut v = raw(READINESS);
+    let probe = &mut v["pod"]["spec"]["containers"][0]["readinessProbe"];
+    probe["initialDelaySeconds"] = json!(20);
+    probe["periodSeconds"] = Value::Null;
+    let (pod, events) = typed(v);
+    let at = |t: &str| pod_causes_at(&pod, &events, t.parse().expect("a timestamp"));
+    // Due 20 + 10 s after 10:02:12.
+    assert!(matches!(
+        at("2026-12-01T10:02:41Z")[..],
+        [PodCause::Starting { .. }]
+    ));
+    assert!(matches!(
+        at("2026-12-01T10:02:42Z")[..],
+        [PodCause::ReadinessProbeFailing { .. }]
     ));
 }

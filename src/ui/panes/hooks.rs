@@ -51,10 +51,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         return;
     }
     let width = inner.width as usize;
-    let with_start = width >= 70;
     let (name_max, events_max) = if width >= 90 { (32, 28) } else { (16, 20) };
     let name_w = fit::column(rows.iter().map(|r| r.name), 6, name_max);
     let events_w = fit::column(rows.iter().map(|r| &r.events), 6, events_max);
+    // Wide enough for `ServiceAccount`, so a hook helm records as Succeeded reads as its kind;
+    // the START column gives way first, so the phase is not cut for it.
+    let kind_w = fit::column(rows.iter().map(|r| r.kind), 4, 14);
+    let with_start = width >= 70 + kind_w.saturating_sub(4);
     let tick = ui.tick;
     let table_rows: Vec<Row> = rows
         .iter()
@@ -67,7 +70,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
             let mut cells = vec![
                 Cell::from(Span::styled(r.mark.glyph(tick), mark_style(r.mark, t))),
                 Cell::from(fit::middle(&fit::inert(r.name), name_w).into_owned()),
-                Cell::from(fit::inert(r.kind).into_owned()),
+                Cell::from(fit::end(&fit::inert(r.kind), kind_w).into_owned()),
                 Cell::from(fit::end(&fit::inert(&r.events), events_w).into_owned()),
                 table::right(
                     r.weight
@@ -95,7 +98,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     let mut widths = vec![
         Constraint::Length(1),
         Constraint::Length(name_w as u16),
-        Constraint::Length(4),
+        Constraint::Length(kind_w as u16),
         Constraint::Length(events_w as u16),
         Constraint::Length(3),
         Constraint::Fill(1),

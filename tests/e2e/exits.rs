@@ -38,11 +38,15 @@ fn sighup_during_helm_cancels_and_leaves_the_release_failed_not_pending() {
         .spawn()
         .unwrap();
     sim.wait_for(
-        "a pending-install release record",
+        "helm waiting on the slow migrate hook (its Job exists)",
         Duration::from_secs(30),
         |s| {
+            // Not merely the pending record: helm only records `failed` on a signal once it is
+            // past creating the release, so wait until it waits on the hook.
             s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
                 .contains("pending-install")
+                && s.get("/apis/batch/v1/namespaces/apps/jobs")
+                    .contains("demo-migrate")
         },
     );
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::helm::hooks::HookPhase;
+use crate::inspect::digest;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection,
@@ -163,11 +164,12 @@ fn hooks(out: &mut String, i: &Inspection) {
         info.operation.name()
     );
     let wn = widest(i.hooks.iter().map(|h| &h.record.name)).max(4);
+    let wk = widest(i.hooks.iter().map(|h| &h.record.kind)).max(4);
     let we = widest(i.hooks.iter().map(|h| h.record.events.join(","))).max(6);
     let _ = writeln!(
         out,
-        "    WEIGHT  {:wn$}  KIND  {:we$}  PHASE",
-        "NAME", "EVENTS"
+        "    WEIGHT  {:wn$}  {:wk$}  {:we$}  PHASE",
+        "NAME", "KIND", "EVENTS"
     );
     for h in &i.hooks {
         let r = &h.record;
@@ -178,7 +180,7 @@ fn hooks(out: &mut String, i: &Inspection) {
         };
         let _ = writeln!(
             out,
-            "    {:>6}  {:wn$}  {:4}  {:we$}  {} {}{extra}",
+            "    {:>6}  {:wn$}  {:wk$}  {:we$}  {} {}{extra}",
             r.weight,
             r.name,
             r.kind,
@@ -231,13 +233,15 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
     }
     if !e.events.is_empty() {
         out.push_str("  events\n");
-        let wr = widest(e.events.iter().map(|ev| ev.reason.as_str()));
-        for ev in &e.events {
+        let lines = digest::digest(&e.events);
+        let wr = widest(lines.iter().map(|l| l.event.reason.as_str()));
+        for line in &lines {
+            let ev = &line.event;
             let when = ev.last_seen.as_deref().unwrap_or("–");
-            let count = if ev.count > 1 {
-                format!(" (×{})", ev.count)
-            } else {
-                String::new()
+            let count = match line.fold_note() {
+                note if !note.is_empty() => format!(" ({note})"),
+                _ if ev.count > 1 => format!(" (×{})", ev.count),
+                _ => String::new(),
             };
             let _ = writeln!(
                 out,

@@ -42,18 +42,26 @@ impl EventLine {
     }
 }
 
-/// The lines as event views for a list that prints `message ×count`: a folded line's note
-/// rides on its message.
+/// The lines as event views for a list that prints `message ×count`: a folded line's
+/// message starts with its count (`×7 across 7 pods, last: Started container seed`).
 pub fn as_views(lines: &[EventLine]) -> Vec<KubeEventView> {
     lines
         .iter()
-        .map(|l| match l.fold_note() {
-            note if note.is_empty() => l.event.clone(),
-            note => KubeEventView {
-                message: format!("{} ({note})", l.event.message),
-                count: 1,
-                ..l.event.clone()
-            },
+        .map(|l| match l.folded {
+            0 | 1 => l.event.clone(),
+            // The count leads, so a narrow screen that cuts the message still shows it.
+            _ => {
+                let across = if l.objects > 1 {
+                    format!(" across {} {}", l.objects, l.noun)
+                } else {
+                    String::new()
+                };
+                KubeEventView {
+                    message: format!("×{}{across}, last: {}", l.event.count, l.event.message),
+                    count: 1,
+                    ..l.event.clone()
+                }
+            }
         })
         .collect()
 }
@@ -188,7 +196,11 @@ mod tests {
             .collect();
         let lines = digest(&events);
         assert_eq!(lines.len(), 5);
-        assert!(lines.iter().all(|l| l.folded == 1 && l.fold_note().is_empty()));
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.folded == 1 && l.fold_note().is_empty())
+        );
     }
 
     #[test]

@@ -144,7 +144,10 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
                     &fit::middle(&fit::inert(&r.name), name_w),
                     name_w + 1,
                 )),
-                Span::raw(fit::pad(&fit::end(&fit::inert(&r.kind), kind_w), kind_w + 1)),
+                Span::raw(fit::pad(
+                    &fit::end(&fit::inert(&r.kind), kind_w),
+                    kind_w + 1,
+                )),
                 Span::raw(fit::pad(
                     &fit::end(&fit::inert(events), events_w),
                     events_w + 1,

@@ -305,6 +305,9 @@ fn container(out: &mut String, c: &ContainerEvidence) {
 }
 
 fn workloads(out: &mut String, i: &Inspection) {
+    if i.revision_absent() {
+        return;
+    }
     let _ = writeln!(
         out,
         "\nWorkloads (app.kubernetes.io/instance={})",

@@ -762,3 +762,32 @@ fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
         ]
     );
 }
+
+/// `--revision 99` of a release that stores only revision 1: exit 1, the stored revisions
+/// named, and nothing live listed as if it were revision 99's (no "Workloads: none found").
+#[test]
+fn a_revision_that_does_not_exist_exits_1_naming_the_stored_ones() {
+    let sim = installed();
+    let out = inspect(&sim, &["--revision", "99", "--headless"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("✗ demo · apps · release demo has no revision 99 (stored: 1)\n"),
+        "{}",
+        text(&out)
+    );
+    assert!(!said.contains("Workloads"), "{}", text(&out));
+    assert!(!said.contains("none found"), "{}", text(&out));
+    // The history still shows what there is to inspect.
+    assert!(said.contains("History"), "{}", text(&out));
+    assert!(out.stderr.is_empty(), "{}", text(&out));
+
+    let (code, doc) = inspect_json(&sim, &["--revision", "99"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(doc["readable"], false, "{doc:#}");
+    assert_eq!(
+        doc["error"], "release demo has no revision 99 (stored: 1)",
+        "{doc:#}"
+    );
+    assert_eq!(doc["workloads"], json!([]), "{doc:#}");
+}

@@ -541,3 +541,27 @@ fn backoff_six_as_text() {
     assert_eq!(at(header, "EVENTS"), at(sa, "pre-install"), "{text}");
     assert_eq!(at(header, "EVENTS"), at(job, "post-install"), "{text}");
 }
+
+/// `--revision 99` of a release storing 1 and 2: the workloads pane says they were not read,
+/// never that none were found.
+#[test]
+fn a_revision_that_does_not_exist_reads_no_workloads() {
+    let mut i = fixture::hook_fails();
+    (i.requested, i.revision, i.info) = (Some(99), Some(99), None);
+    i.hooks.clear();
+    (i.workloads, i.pods, i.events) = (vec![], vec![], vec![]);
+    i.error = Some("release demo has no revision 99 (stored: 1, 2)".into());
+    assert!(i.revision_absent());
+    let data = fixture::data(i.clone());
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut ui = InspectUi::new(&data);
+        let screen = fixture::render(&data, &mut ui, w, h);
+        assert!(screen.contains("has no revision 99"), "{screen}");
+        assert!(screen.contains("not read: the release has no revision 99"));
+        assert!(!screen.contains("no workload of the release found"));
+        assert!(screen.contains("quit (exit 1)"), "{screen}");
+    }
+    let text = crate::inspect::text::render(&i);
+    assert!(!text.contains("Workloads"), "{text}");
+    assert!(!text.contains("none found"), "{text}");
+}

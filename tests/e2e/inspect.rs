@@ -791,3 +791,59 @@ fn a_revision_that_does_not_exist_exits_1_naming_the_stored_ones() {
     );
     assert_eq!(doc["workloads"], json!([]), "{doc:#}");
 }
+
+/// Every way inspect refuses before reading the release: exit 2 and one plain line on stderr
+/// (stdout is a pipe here), never a colour-eyre report or a backtrace, nothing on stdout.
+#[test]
+fn inspect_errors_are_one_plain_line_when_stdout_is_not_a_terminal() {
+    let sim = Sim::start("all-green");
+    let broken = sim.home().join("broken-kubeconfig");
+    std::fs::write(&broken, "apiVersion: v1\nkind: Config\nclusters: [[[\n").unwrap();
+    let missing = sim.home().join("no-such-kubeconfig");
+    let cases: [(&[&str], Option<&std::path::Path>, &str); 5] = [
+        (
+            &["inspect", "Bad_Name"],
+            None,
+            "release name \"Bad_Name\" is invalid",
+        ),
+        (
+            &["inspect", "demo", "-n", "BAD"],
+            None,
+            "namespace \"BAD\" is invalid",
+        ),
+        (
+            &["inspect", "demo", "--optional", "Pod/x"],
+            None,
+            "--optional \"Pod/x\": unknown kind \"Pod\"",
+        ),
+        (
+            &["inspect", "demo"],
+            Some(&broken),
+            "reading the kubeconfig",
+        ),
+        (
+            &["inspect", "demo"],
+            Some(&missing),
+            "reading the kubeconfig",
+        ),
+    ];
+    for (args, kubeconfig, want) in cases {
+        let mut cmd = sim.helmdeck_command(args);
+        if let Some(k) = kubeconfig {
+            cmd.env("KUBECONFIG", k);
+        }
+        cmd.env("RUST_BACKTRACE", "1");
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("helmdeck: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        for noise in ["\u{1b}", "Location:", "Backtrace", "backtrace", "Error:"] {
+            assert!(!err.contains(noise), "{args:?}: {noise:?} in {err}");
+        }
+    }
+}

@@ -260,3 +260,35 @@ impl Columns {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(width: usize) -> Columns {
+        Columns {
+            name: 18,
+            kind: 14,
+            events: 20,
+            start: false,
+        }
+        .within(width)
+    }
+
+    #[test]
+    fn the_kind_gives_way_last() {
+        let roomy = columns(78);
+        assert_eq!((roomy.name, roomy.kind, roomy.events), (18, 14, 20));
+        let tight = columns(68);
+        assert_eq!((tight.name, tight.kind, tight.events), (12, 14, 17));
+        assert_eq!(tight.fixed(), 68);
+        let tighter = columns(58);
+        assert_eq!((tighter.name, tighter.kind), (12, 14));
+        assert_eq!(tighter.events, 7);
+        // Only with no room left at all does the kind get cut.
+        let cramped = columns(50);
+        assert_eq!((cramped.name, cramped.events), (12, 6));
+        assert_eq!(cramped.kind, 7);
+        assert_eq!(cramped.fixed(), 50);
+    }
+}

@@ -847,3 +847,56 @@ fn inspect_errors_are_one_plain_line_when_stdout_is_not_a_terminal() {
         }
     }
 }
+
+/// helm's default `backoffLimit: 6` on the failing seed hook: seven pods, each scheduled,
+/// pulled, created and started. The text keeps the Warning whole and gives each repeated
+/// Normal reason one line with its count; `--json` keeps every event.
+#[test]
+fn a_backoff_six_hook_folds_its_repeated_events() {
+    let sim = Sim::start("hook-fails");
+    ok(&sim.install_demo(&["--no-hooks", "--timeout", "60s"]));
+    let out = helm_upgrade(
+        &sim,
+        &["--timeout", "120s", "--set", "seedJob.backoffLimit=6"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let (_, doc) = inspect_json(&sim, &[]);
+    let live = &hook(&doc, "demo-seed")["live"];
+    assert_eq!(live["pods"].as_array().map(Vec::len), Some(7), "{live:#}");
+    let all = live["events"].as_array().unwrap().len();
+    let out = inspect(&sim, &["--headless"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<&str> = said
+        .lines()
+        .skip_while(|l| l.trim() != "events")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect();
+    let section = said
+        .lines()
+        .skip_while(|l| !l.starts_with("Hook demo-seed"))
+        .take_while(|l| !l.is_empty())
+        .count();
+    eprintln!(
+        "backoffLimit 6: {all} events in the JSON, {} event lines, the hook's section {section} lines",
+        events.len(),
+    );
+    assert!(events.len() < all, "{said}");
+    assert!(
+        events
+            .iter()
+            .any(|l| l.contains("Warning  BackoffLimitExceeded")),
+        "{said}"
+    );
+    for reason in ["Scheduled", "Pulled", "Started"] {
+        let lines: Vec<&&str> = events
+            .iter()
+            .filter(|l| l.contains(&format!("Normal   {reason} ")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{reason}: {said}");
+        assert!(
+            lines[0].contains("(×7 across 7 pods, the last shown)"),
+            "{said}"
+        );
+    }
+}

@@ -7,7 +7,7 @@ use crate::helm::hooks::HookPhase;
 use crate::inspect::digest;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection,
+    ContainerEvidence, HistoryRow, HookEvidence, HookPod, InspectedHook, Inspection, Termination,
 };
 use crate::time::{self, AgeStyle};
 
@@ -219,6 +219,7 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
     for note in &e.notes {
         let _ = writeln!(out, "  note: {note}");
     }
+    let last = e.pods.last();
     for p in &e.pods {
         let node = p.node.as_deref().unwrap_or("–");
         let causes = if p.causes.is_empty() {
@@ -226,7 +227,18 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
         } else {
             format!("  {}", p.causes.join("; "))
         };
-        let _ = writeln!(out, "  pod {}  {}  {node}{causes}", p.name, p.phase);
+        // A retried Job's earlier attempts usually end exactly as its last one: one line
+        // each, and the last attempt's containers and log in full.
+        let alike = last.is_some_and(|l| !std::ptr::eq(l, p) && ended_alike(p, l));
+        let same = if alike {
+            "  (exit and log as the last attempt's, below)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  pod {}  {}  {node}{causes}{same}", p.name, p.phase);
+        if alike {
+            continue;
+        }
         for c in &p.containers {
             container(out, c);
         }
@@ -250,6 +262,29 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
             );
         }
     }
+}
+
+/// Two attempts of a hook that ended the same way: phase, causes, and every container's
+/// state, exit, termination message and log (not when they ran or where).
+fn ended_alike(a: &HookPod, b: &HookPod) -> bool {
+    let exit = |t: &Option<Termination>| {
+        t.as_ref()
+            .map(|t| (t.exit_code, t.signal, t.reason.clone(), t.message.clone()))
+    };
+    let key = |c: &ContainerEvidence| {
+        (
+            (c.name.clone(), c.init, c.restarts, c.state.clone()),
+            (exit(&c.terminated), exit(&c.last_terminated)),
+            (c.log.clone(), c.log_previous, c.log_error.clone()),
+        )
+    };
+    a.phase == b.phase
+        && a.causes == b.causes
+        && a.containers.len() == b.containers.len()
+        && a.containers
+            .iter()
+            .zip(&b.containers)
+            .all(|(x, y)| key(x) == key(y))
 }
 
 fn container(out: &mut String, c: &ContainerEvidence) {

@@ -565,3 +565,33 @@ fn a_revision_that_does_not_exist_reads_no_workloads() {
     assert!(!text.contains("Workloads"), "{text}");
     assert!(!text.contains("none found"), "{text}");
 }
+
+/// An earlier attempt that ended differently (another exit, another log) keeps its own lines.
+#[test]
+fn an_attempt_that_ended_differently_shows_whole_in_text() {
+    let mut i = fixture::backoff_six();
+    let seed = i.hooks.iter_mut().find(|h| h.record.name == "demo-seed");
+    let live = seed
+        .and_then(|h| h.live.as_mut())
+        .expect("the seed evidence");
+    let first = &mut live.pods[0].containers[0];
+    first.log = vec!["connection refused: demo-db:5432".into()];
+    if let Some(t) = first.terminated.as_mut() {
+        t.exit_code = 2;
+    }
+    let text = crate::inspect::text::render(&i);
+    assert!(
+        text.contains("│ connection refused: demo-db:5432"),
+        "{text}"
+    );
+    assert!(
+        text.contains("container seed: terminated, exit 2 (Error)"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("(exit and log as the last attempt's, below)")
+            .count(),
+        5,
+        "{text}"
+    );
+}

@@ -41,7 +41,7 @@ fn real_main() -> Result<i32> {
         // coloured report, no backtrace.
         std::panic::set_hook(Box::new(|info| {
             let at = info.location().map(|l| (l.file(), l.line()));
-            say(&exit::panic_line(info.payload(), at));
+            say(&text::panic_line(info.payload(), at));
         }));
     }
     let cli = match Cli::try_parse() {

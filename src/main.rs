@@ -34,7 +34,16 @@ fn one_line(e: &Report) -> String {
 }
 
 fn real_main() -> Result<i32> {
-    color_eyre::install()?;
+    if std::io::stdout().is_terminal() {
+        color_eyre::install()?;
+    } else {
+        // A pipe or a CI log gets one plain line per panic, as it does per error: no
+        // coloured report, no backtrace.
+        std::panic::set_hook(Box::new(|info| {
+            let at = info.location().map(|l| (l.file(), l.line()));
+            say(&text::panic_line(info.payload(), at));
+        }));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print in full; a usage error says what is wrong in one line.
@@ -177,6 +186,10 @@ async fn inspect(args: InspectArgs) -> Result<i32> {
     validate::release_name(&args.release)?;
     if let Some(namespace) = &args.namespace {
         validate::namespace(namespace)?;
+    }
+    // The deny list deploy takes, held to deploy's rule.
+    for pattern in &args.optional {
+        validate::optional_pattern(pattern)?;
     }
     let reader = std::sync::Arc::new(helmdeck::inspect::Reader::connect(&args).await?);
     exit::touching_the_cluster();

@@ -237,9 +237,42 @@ fn take_csi_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String
     body
 }
 
+/// A panic as the one plain line printed when stdout is not a terminal (a pipe, a CI log):
+/// its message's first line and where it happened, never a report or a backtrace. `payload`
+/// is the panic's (`&str` or `String`; anything else is unnamed).
+pub fn panic_line(payload: &(dyn std::any::Any + Send), location: Option<(&str, u32)>) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message");
+    let first = plain(message.lines().next().unwrap_or(""));
+    let at = location
+        .map(|(file, line)| format!(" (at {file}:{line})"))
+        .unwrap_or_default();
+    format!("helmdeck: internal error, a bug: {}{at}", first.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_is_one_plain_line() {
+        let payload: Box<dyn std::any::Any + Send> =
+            Box::new(String::from("index out of range\n\u{1b}[31mmore\nstack"));
+        assert_eq!(
+            panic_line(payload.as_ref(), Some(("src/inspect/text.rs", 12))),
+            "helmdeck: internal error, a bug: index out of range (at src/inspect/text.rs:12)"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom");
+        assert_eq!(
+            panic_line(payload.as_ref(), None),
+            "helmdeck: internal error, a bug: boom"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new(7u8);
+        assert!(panic_line(payload.as_ref(), None).contains("a panic without a message"));
+    }
 
     #[test]
     fn escapes_and_controls_are_removed() {

@@ -110,6 +110,9 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
             }
         }
     }
+    if out.revision_absent() {
+        return out;
+    }
     let live = live_workloads(client, req, &manifest_workloads, events, &mut out.warnings).await;
     let judged = workloads::judge(
         &live,

@@ -8,6 +8,7 @@
 //! (`redact`).
 
 pub mod collect;
+pub mod digest;
 pub mod evidence;
 pub mod json;
 pub mod model;

@@ -46,6 +46,14 @@ impl Inspection {
     pub fn exit_code(&self) -> i32 {
         if self.info.is_some() { 0 } else { 1 }
     }
+
+    /// `--revision N` named a revision the release does not store. Then nothing live is read:
+    /// the live workloads belong to whatever revision is deployed, not to N, and listing them
+    /// (or saying none were found) would read as N's.
+    pub fn revision_absent(&self) -> bool {
+        self.requested
+            .is_some_and(|n| !self.history.iter().any(|r| r.revision == n))
+    }
 }
 
 /// Which storage driver holds a record.

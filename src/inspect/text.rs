@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 use crate::helm::hooks::HookPhase;
+use crate::inspect::digest;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection,
+    ContainerEvidence, HistoryRow, HookEvidence, HookPod, InspectedHook, Inspection, Termination,
 };
 use crate::time::{self, AgeStyle};
 
@@ -163,11 +164,12 @@ fn hooks(out: &mut String, i: &Inspection) {
         info.operation.name()
     );
     let wn = widest(i.hooks.iter().map(|h| &h.record.name)).max(4);
+    let wk = widest(i.hooks.iter().map(|h| &h.record.kind)).max(4);
     let we = widest(i.hooks.iter().map(|h| h.record.events.join(","))).max(6);
     let _ = writeln!(
         out,
-        "    WEIGHT  {:wn$}  KIND  {:we$}  PHASE",
-        "NAME", "EVENTS"
+        "    WEIGHT  {:wn$}  {:wk$}  {:we$}  PHASE",
+        "NAME", "KIND", "EVENTS"
     );
     for h in &i.hooks {
         let r = &h.record;
@@ -178,7 +180,7 @@ fn hooks(out: &mut String, i: &Inspection) {
         };
         let _ = writeln!(
             out,
-            "    {:>6}  {:wn$}  {:4}  {:we$}  {} {}{extra}",
+            "    {:>6}  {:wn$}  {:wk$}  {:we$}  {} {}{extra}",
             r.weight,
             r.name,
             r.kind,
@@ -217,6 +219,7 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
     for note in &e.notes {
         let _ = writeln!(out, "  note: {note}");
     }
+    let last = e.pods.last();
     for p in &e.pods {
         let node = p.node.as_deref().unwrap_or("–");
         let causes = if p.causes.is_empty() {
@@ -224,20 +227,33 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
         } else {
             format!("  {}", p.causes.join("; "))
         };
-        let _ = writeln!(out, "  pod {}  {}  {node}{causes}", p.name, p.phase);
+        // A retried Job's earlier attempts usually end exactly as its last one: one line
+        // each, and the last attempt's containers and log in full.
+        let alike = last.is_some_and(|l| !std::ptr::eq(l, p) && ended_alike(p, l));
+        let same = if alike {
+            "  (exit and log as the last attempt's, below)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  pod {}  {}  {node}{causes}{same}", p.name, p.phase);
+        if alike {
+            continue;
+        }
         for c in &p.containers {
             container(out, c);
         }
     }
     if !e.events.is_empty() {
         out.push_str("  events\n");
-        let wr = widest(e.events.iter().map(|ev| ev.reason.as_str()));
-        for ev in &e.events {
+        let lines = digest::digest(&e.events);
+        let wr = widest(lines.iter().map(|l| l.event.reason.as_str()));
+        for line in &lines {
+            let ev = &line.event;
             let when = ev.last_seen.as_deref().unwrap_or("–");
-            let count = if ev.count > 1 {
-                format!(" (×{})", ev.count)
-            } else {
-                String::new()
+            let count = match line.fold_note() {
+                note if !note.is_empty() => format!(" ({note})"),
+                _ if ev.count > 1 => format!(" (×{})", ev.count),
+                _ => String::new(),
             };
             let _ = writeln!(
                 out,
@@ -246,6 +262,29 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
             );
         }
     }
+}
+
+/// Two attempts of a hook that ended the same way: phase, causes, and every container's
+/// state, exit, termination message and log (not when they ran or where).
+fn ended_alike(a: &HookPod, b: &HookPod) -> bool {
+    let exit = |t: &Option<Termination>| {
+        t.as_ref()
+            .map(|t| (t.exit_code, t.signal, t.reason.clone(), t.message.clone()))
+    };
+    let key = |c: &ContainerEvidence| {
+        (
+            (c.name.clone(), c.init, c.restarts, c.state.clone()),
+            (exit(&c.terminated), exit(&c.last_terminated)),
+            (c.log.clone(), c.log_previous, c.log_error.clone()),
+        )
+    };
+    a.phase == b.phase
+        && a.causes == b.causes
+        && a.containers.len() == b.containers.len()
+        && a.containers
+            .iter()
+            .zip(&b.containers)
+            .all(|(x, y)| key(x) == key(y))
 }
 
 fn container(out: &mut String, c: &ContainerEvidence) {
@@ -301,6 +340,9 @@ fn container(out: &mut String, c: &ContainerEvidence) {
 }
 
 fn workloads(out: &mut String, i: &Inspection) {
+    if i.revision_absent() {
+        return;
+    }
     let _ = writeln!(
         out,
         "\nWorkloads (app.kubernetes.io/instance={})",

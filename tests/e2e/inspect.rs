@@ -762,3 +762,141 @@ fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
         ]
     );
 }
+
+/// `--revision 99` of a release that stores only revision 1: exit 1, the stored revisions
+/// named, and nothing live listed as if it were revision 99's (no "Workloads: none found").
+#[test]
+fn a_revision_that_does_not_exist_exits_1_naming_the_stored_ones() {
+    let sim = installed();
+    let out = inspect(&sim, &["--revision", "99", "--headless"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("✗ demo · apps · release demo has no revision 99 (stored: 1)\n"),
+        "{}",
+        text(&out)
+    );
+    assert!(!said.contains("Workloads"), "{}", text(&out));
+    assert!(!said.contains("none found"), "{}", text(&out));
+    // The history still shows what there is to inspect.
+    assert!(said.contains("History"), "{}", text(&out));
+    assert!(out.stderr.is_empty(), "{}", text(&out));
+
+    let (code, doc) = inspect_json(&sim, &["--revision", "99"]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(doc["readable"], false, "{doc:#}");
+    assert_eq!(
+        doc["error"], "release demo has no revision 99 (stored: 1)",
+        "{doc:#}"
+    );
+    assert_eq!(doc["workloads"], json!([]), "{doc:#}");
+}
+
+/// Every way inspect refuses before reading the release: exit 2 and one plain line on stderr
+/// (stdout is a pipe here), never a colour-eyre report or a backtrace, nothing on stdout.
+#[test]
+fn inspect_errors_are_one_plain_line_when_stdout_is_not_a_terminal() {
+    let sim = Sim::start("all-green");
+    let broken = sim.home().join("broken-kubeconfig");
+    std::fs::write(&broken, "apiVersion: v1\nkind: Config\nclusters: [[[\n").unwrap();
+    let missing = sim.home().join("no-such-kubeconfig");
+    let cases: [(&[&str], Option<&std::path::Path>, &str); 5] = [
+        (
+            &["inspect", "Bad_Name"],
+            None,
+            "release name \"Bad_Name\" is invalid",
+        ),
+        (
+            &["inspect", "demo", "-n", "BAD"],
+            None,
+            "namespace \"BAD\" is invalid",
+        ),
+        (
+            &["inspect", "demo", "--optional", "Pod/x"],
+            None,
+            "--optional \"Pod/x\": unknown kind \"Pod\"",
+        ),
+        (
+            &["inspect", "demo"],
+            Some(&broken),
+            "reading the kubeconfig",
+        ),
+        (
+            &["inspect", "demo"],
+            Some(&missing),
+            "reading the kubeconfig",
+        ),
+    ];
+    for (args, kubeconfig, want) in cases {
+        let mut cmd = sim.helmdeck_command(args);
+        if let Some(k) = kubeconfig {
+            cmd.env("KUBECONFIG", k);
+        }
+        cmd.env("RUST_BACKTRACE", "1");
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("helmdeck: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        for noise in ["\u{1b}", "Location:", "Backtrace", "backtrace", "Error:"] {
+            assert!(!err.contains(noise), "{args:?}: {noise:?} in {err}");
+        }
+    }
+}
+
+/// helm's default `backoffLimit: 6` on the failing seed hook: seven pods, each scheduled,
+/// pulled, created and started. The text keeps the Warning whole and gives each repeated
+/// Normal reason one line with its count; `--json` keeps every event.
+#[test]
+fn a_backoff_six_hook_folds_its_repeated_events() {
+    let sim = Sim::start("hook-fails");
+    ok(&sim.install_demo(&["--no-hooks", "--timeout", "60s"]));
+    let out = helm_upgrade(
+        &sim,
+        &["--timeout", "120s", "--set", "seedJob.backoffLimit=6"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let (_, doc) = inspect_json(&sim, &[]);
+    let live = &hook(&doc, "demo-seed")["live"];
+    assert_eq!(live["pods"].as_array().map(Vec::len), Some(7), "{live:#}");
+    let all = live["events"].as_array().unwrap().len();
+    let out = inspect(&sim, &["--headless"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<&str> = said
+        .lines()
+        .skip_while(|l| l.trim() != "events")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect();
+    let section = said
+        .lines()
+        .skip_while(|l| !l.starts_with("Hook demo-seed"))
+        .take_while(|l| !l.is_empty())
+        .count();
+    eprintln!(
+        "backoffLimit 6: {all} events in the JSON, {} event lines, the hook's section {section} lines",
+        events.len(),
+    );
+    assert!(events.len() < all, "{said}");
+    assert!(
+        events
+            .iter()
+            .any(|l| l.contains("Warning  BackoffLimitExceeded")),
+        "{said}"
+    );
+    for reason in ["Scheduled", "Pulled", "Started"] {
+        let lines: Vec<&&str> = events
+            .iter()
+            .filter(|l| l.contains(&format!("Normal   {reason} ")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{reason}: {said}");
+        assert!(
+            lines[0].contains("(×7 across 7 pods, the last shown)"),
+            "{said}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use ratatui::widgets::{Cell, Paragraph, Row};
 
 use crate::engine::event::KubeEventView;
 use crate::helm::hooks::HookPhase;
+use crate::inspect::digest;
 use crate::inspect::evidence::LOG_TAIL;
 use crate::inspect::model::{ContainerEvidence, HookPod, InspectedHook};
 use crate::ui::fit;
@@ -370,7 +371,10 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         Some((pod, _, _)) => container_lines(pod, d.container, v, width),
         None => Vec::new(),
     };
-    let mut events: Vec<&KubeEventView> = e.events.iter().collect();
+    let digest = digest::digest(&e.events);
+    let folded = digest.len() < e.events.len();
+    let views = digest::as_views(&digest);
+    let mut events: Vec<&KubeEventView> = views.iter().collect();
     events.reverse();
     let top_h = (top.len() as u16).min(hgt / 4).max(1);
     let pods_h = if pods.is_empty() {
@@ -405,7 +409,14 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     frame.render_widget(Paragraph::new(containers), containers_area);
     if events_h > 0 {
         let mut lines = vec![Line::from(section(
-            format!("EVENTS (newest first, {})", events.len()),
+            if folded {
+                format!(
+                    "EVENTS (newest first, {}, repeated Normal ones folded)",
+                    e.events.len()
+                )
+            } else {
+                format!("EVENTS (newest first, {})", events.len())
+            },
             &t,
         ))];
         lines.extend(event_lines(

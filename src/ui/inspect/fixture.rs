@@ -395,3 +395,94 @@ pub fn render(data: &Inspected, ui: &mut InspectUi, w: u16, h: u16) -> String {
     };
     screen::render_to_string(&ctx, ui, w, h)
 }
+
+/// The seed hook with helm's default `backoffLimit: 6`: seven pods, each created, scheduled,
+/// pulled, started and failed, then the Job's Warning (43 events).
+fn seed_evidence_backoff_six() -> HookEvidence {
+    let nodes = ["node-1", "node-2", "node-3"];
+    let names = [
+        "demo-seed-pg4z6",
+        "demo-seed-vk599",
+        "demo-seed-2xq8r",
+        "demo-seed-h7c4m",
+        "demo-seed-t9wlz",
+        "demo-seed-bn5kd",
+        "demo-seed-r3fjs",
+    ];
+    let mut events = Vec::new();
+    let mut pods = Vec::new();
+    for (n, pod) in names.iter().enumerate() {
+        let node = nodes[n % nodes.len()];
+        let (start, end) = (
+            format!("10:0{}:{:02}", n / 2, (n % 2) * 30 + 8),
+            format!("10:0{}:{:02}", n / 2, (n % 2) * 30 + 11),
+        );
+        let job = "job/demo-seed";
+        let it = format!("pod/{pod}");
+        for (object, reason, message) in [
+            (job, "SuccessfulCreate", format!("Created pod: {pod}")),
+            (
+                &it,
+                "Scheduled",
+                format!("Successfully assigned apps/{pod} to {node}"),
+            ),
+            (
+                &it,
+                "Pulling",
+                "Pulling image \"ghcr.io/example/deck-api:1.4.2\"".into(),
+            ),
+            (
+                &it,
+                "Pulled",
+                "Successfully pulled image \"ghcr.io/example/deck-api:1.4.2\" in 812ms (812ms including waiting). Image size: 78465628 bytes.".into(),
+            ),
+            (&it, "Created", "Created container seed".into()),
+            (&it, "Started", "Started container seed".into()),
+        ] {
+            events.push(event(object, "Normal", reason, &message, &start));
+        }
+        pods.push(seed_pod(pod, node, &start, &end));
+    }
+    events.push(event(
+        "job/demo-seed",
+        "Warning",
+        "BackoffLimitExceeded",
+        "Job has reached the specified backoff limit",
+        "10:03:41",
+    ));
+    HookEvidence {
+        failed: 7,
+        pods,
+        events,
+        ..seed_evidence()
+    }
+}
+
+/// `hook-fails` with the seed hook at helm's default `backoffLimit: 6` (seven failed pods),
+/// and a ServiceAccount hook before the migration, as charts create one for their hook Jobs.
+pub fn backoff_six() -> Inspection {
+    let mut i = hook_fails();
+    let seed = i.hooks.iter_mut().find(|h| h.record.name == "demo-seed");
+    if let Some(seed) = seed {
+        seed.record.completed_at = Some(at("10:03:41.82879834"));
+        seed.live = Some(seed_evidence_backoff_six());
+    }
+    let mut account = hook(
+        "demo-hook-serviceaccount",
+        &["pre-install", "pre-upgrade"],
+        -10,
+        HookPhase::Succeeded,
+        Some(("10:00:00.801234567", "10:00:00.81345678")),
+    );
+    account.kind = "ServiceAccount".into();
+    account.path = "deckapp/templates/hook-serviceaccount.yaml".into();
+    i.hooks.insert(
+        0,
+        InspectedHook {
+            record: account,
+            in_this_run: true,
+            live: None,
+        },
+    );
+    i
+}

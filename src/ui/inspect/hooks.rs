@@ -109,11 +109,15 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         .map(|h| model::compact_events(&h.record.events))
         .collect();
     let events_w = fit::column(&events, 6, events_max);
+    let kind_w = fit::column(rows.iter().map(|h| &h.record.kind), 4, KIND_MAX);
     let cols = Columns {
         name: name_w,
+        kind: kind_w,
         events: events_w,
         start: with_start,
-    };
+    }
+    .within(width);
+    let (name_w, kind_w, events_w) = (cols.name, cols.kind, cols.events);
     // Each row is laid out by hand so that a second line (the evidence, when narrow) can
     // run across the columns; the table still selects and scrolls.
     let table_rows: Vec<Row> = rows
@@ -140,7 +144,10 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
                     &fit::middle(&fit::inert(&r.name), name_w),
                     name_w + 1,
                 )),
-                Span::raw(fit::pad(&fit::end(&fit::inert(&r.kind), 4), 5)),
+                Span::raw(fit::pad(
+                    &fit::end(&fit::inert(&r.kind), kind_w),
+                    kind_w + 1,
+                )),
                 Span::raw(fit::pad(
                     &fit::end(&fit::inert(events), events_w),
                     events_w + 1,
@@ -190,7 +197,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         "  {:>3} {}{}{}{}",
         "W",
         fit::pad("NAME", name_w + 1),
-        fit::pad("KIND", 5),
+        fit::pad("KIND", kind_w + 1),
         fit::pad("EVENTS", events_w + 1),
         fit::pad("PHASE", PHASE)
     );
@@ -209,9 +216,15 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
 
 /// The width of the phase column.
 const PHASE: usize = 9;
+/// The widest kind a hook has in practice (`ServiceAccount`, `ClusterRoleBinding` is cut).
+const KIND_MAX: usize = 14;
+/// Narrowest a name gets before the kind gives up room: enough for a middle cut to keep
+/// both the chart's prefix and the distinguishing suffix.
+const NAME_MIN: usize = 12;
 
 struct Columns {
     name: usize,
+    kind: usize,
     events: usize,
     start: bool,
 }
@@ -219,6 +232,63 @@ struct Columns {
 impl Columns {
     /// Columns before the evidence: mark, weight, name, kind, events, phase, start, duration.
     fn fixed(&self) -> usize {
-        1 + 5 + self.name + 1 + 5 + self.events + 1 + PHASE + if self.start { 9 } else { 0 } + 7
+        1 + 5
+            + self.name
+            + 1
+            + self.kind
+            + 1
+            + self.events
+            + 1
+            + PHASE
+            + if self.start { 9 } else { 0 }
+            + 7
+    }
+
+    /// Shrunk to fit `width` when the row would overflow: the name first (cut in the middle,
+    /// so its suffix stays), then the events, and the kind only last, so it reads whole
+    /// whenever the terminal has room for it.
+    fn within(mut self, width: usize) -> Columns {
+        let over = self.fixed().saturating_sub(width);
+        let by = over.min(self.name.saturating_sub(NAME_MIN));
+        self.name -= by;
+        let over = self.fixed().saturating_sub(width);
+        let by = over.min(self.events.saturating_sub(6));
+        self.events -= by;
+        let over = self.fixed().saturating_sub(width);
+        let by = over.min(self.kind.saturating_sub(4));
+        self.kind -= by;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(width: usize) -> Columns {
+        Columns {
+            name: 18,
+            kind: 14,
+            events: 20,
+            start: false,
+        }
+        .within(width)
+    }
+
+    #[test]
+    fn the_kind_gives_way_last() {
+        let roomy = columns(78);
+        assert_eq!((roomy.name, roomy.kind, roomy.events), (18, 14, 20));
+        let tight = columns(68);
+        assert_eq!((tight.name, tight.kind, tight.events), (12, 14, 17));
+        assert_eq!(tight.fixed(), 68);
+        let tighter = columns(58);
+        assert_eq!((tighter.name, tighter.kind), (12, 14));
+        assert_eq!(tighter.events, 7);
+        // Only with no room left at all does the kind get cut.
+        let cramped = columns(50);
+        assert_eq!((cramped.name, cramped.events), (12, 6));
+        assert_eq!(cramped.kind, 7);
+        assert_eq!(cramped.fixed(), 50);
     }
 }

@@ -437,3 +437,161 @@ fn workloads_in_two_namespaces_show_their_namespace() {
         "{screen}"
     );
 }
+
+/// A ServiceAccount hook reads whole in the KIND column at both sizes, and the Job hooks'
+/// columns line up after it.
+#[test]
+fn hooks_table_with_a_service_account_hook() {
+    let shown = screens("hooks_service_account", &fixture::backoff_six(), |_, _| {});
+    for screen in &shown {
+        assert!(screen.contains("ServiceAccount"), "{screen}");
+        assert!(!screen.contains("Ser…"), "{screen}");
+        let row = |a: &str, b: &str| {
+            screen
+                .lines()
+                .find(|l| l.contains(a) && l.contains(b))
+                .unwrap_or_default()
+        };
+        let (sa, job) = (
+            row("demo-hook", "pre-install"),
+            row("demo-seed", "post-install"),
+        );
+        let column = |row: &str, word: &str| row.find(word).map(|b| fit::width(&row[..b]));
+        assert!(column(sa, "ServiceAccount").is_some(), "{screen}");
+        assert_eq!(
+            column(sa, "ServiceAccount"),
+            column(job, "Job "),
+            "{screen}"
+        );
+        assert_eq!(column(sa, "pre-"), column(job, "post-"), "{screen}");
+    }
+}
+
+/// The seed hook at `backoffLimit: 6`: 43 events, the Normal ones folded by reason with
+/// their count, the Job's Warning whole.
+#[test]
+fn backoff_six_evidence_folds_repeated_events() {
+    let shown = screens(
+        "backoff_six_evidence",
+        &fixture::backoff_six(),
+        |ui, data| {
+            assert_eq!(ui.hooks.key.as_deref(), Some("Job/demo-seed"));
+            press(ui, data, KeyCode::Enter);
+        },
+    );
+    for screen in &shown {
+        assert!(screen.contains("EVENTS (newest first, 43"), "{screen}");
+        assert!(screen.contains("BackoffLimitExceeded"), "{screen}");
+        assert!(screen.contains("×7 across 7 pods"), "{screen}");
+        assert!(
+            screen.matches("Started container seed").count() <= 1,
+            "{screen}"
+        );
+    }
+    // At 160 columns every line of the digest shows, the Warning's message in full.
+    assert!(shown[1].contains("Job has reached the specified backoff limit"));
+    for reason in [
+        "SuccessfulCreate",
+        "Scheduled",
+        "Pulling",
+        "Pulled",
+        "Created",
+    ] {
+        assert_eq!(
+            shown[1].matches(&format!("Normal  {reason} ")).count(),
+            1,
+            "{reason}:\n{}",
+            shown[1]
+        );
+    }
+}
+
+/// The same inspection as plain text (`--headless`, or stdout not a terminal): the hooks
+/// table aligned for the ServiceAccount, and the seed hook's events folded.
+#[test]
+fn backoff_six_as_text() {
+    let text = crate::inspect::text::render(&fixture::backoff_six());
+    snapshot("inspect_text_backoff_six", &text);
+    let events: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim() != "events")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect();
+    assert_eq!(events.len(), 7, "{text}");
+    assert!(
+        events[6].contains("Warning  BackoffLimitExceeded"),
+        "{text}"
+    );
+    assert!(
+        events[5].contains("(×7 across 7 pods, the last shown)"),
+        "{text}"
+    );
+    let header = text.lines().find(|l| l.contains("WEIGHT")).unwrap_or("");
+    let sa = text
+        .lines()
+        .find(|l| l.contains("ServiceAccount"))
+        .unwrap_or("");
+    let job = text
+        .lines()
+        .find(|l| l.contains("demo-seed  "))
+        .unwrap_or("");
+    let at = |row: &str, word: &str| row.find(word);
+    assert_eq!(at(header, "KIND"), at(sa, "ServiceAccount"), "{text}");
+    assert_eq!(at(header, "EVENTS"), at(sa, "pre-install"), "{text}");
+    assert_eq!(at(header, "EVENTS"), at(job, "post-install"), "{text}");
+}
+
+/// `--revision 99` of a release storing 1 and 2: the workloads pane says they were not read,
+/// never that none were found.
+#[test]
+fn a_revision_that_does_not_exist_reads_no_workloads() {
+    let mut i = fixture::hook_fails();
+    (i.requested, i.revision, i.info) = (Some(99), Some(99), None);
+    i.hooks.clear();
+    (i.workloads, i.pods, i.events) = (vec![], vec![], vec![]);
+    i.error = Some("release demo has no revision 99 (stored: 1, 2)".into());
+    assert!(i.revision_absent());
+    let data = fixture::data(i.clone());
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut ui = InspectUi::new(&data);
+        let screen = fixture::render(&data, &mut ui, w, h);
+        assert!(screen.contains("has no revision 99"), "{screen}");
+        assert!(screen.contains("not read: the release has no revision 99"));
+        assert!(!screen.contains("no workload of the release found"));
+        assert!(screen.contains("quit (exit 1)"), "{screen}");
+    }
+    let text = crate::inspect::text::render(&i);
+    assert!(!text.contains("Workloads"), "{text}");
+    assert!(!text.contains("none found"), "{text}");
+}
+
+/// An earlier attempt that ended differently (another exit, another log) keeps its own lines.
+#[test]
+fn an_attempt_that_ended_differently_shows_whole_in_text() {
+    let mut i = fixture::backoff_six();
+    let seed = i.hooks.iter_mut().find(|h| h.record.name == "demo-seed");
+    let live = seed
+        .and_then(|h| h.live.as_mut())
+        .expect("the seed evidence");
+    let first = &mut live.pods[0].containers[0];
+    first.log = vec!["connection refused: demo-db:5432".into()];
+    if let Some(t) = first.terminated.as_mut() {
+        t.exit_code = 2;
+    }
+    let text = crate::inspect::text::render(&i);
+    assert!(
+        text.contains("│ connection refused: demo-db:5432"),
+        "{text}"
+    );
+    assert!(
+        text.contains("container seed: terminated, exit 2 (Error)"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("(exit and log as the last attempt's, below)")
+            .count(),
+        5,
+        "{text}"
+    );
+}

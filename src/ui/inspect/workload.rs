@@ -31,10 +31,15 @@ pub fn render_pane(
     let i = v.inspection();
     if i.workloads.is_empty() {
         let block = pane_block(vec![Span::raw("Workloads")], focused, t);
-        let text = format!(
-            "no workload of the release found (app.kubernetes.io/instance={} in {})",
-            i.release, i.namespace
-        );
+        let text = match i.requested {
+            Some(n) if i.revision_absent() => {
+                format!("not read: the release has no revision {n}")
+            }
+            _ => format!(
+                "no workload of the release found (app.kubernetes.io/instance={} in {})",
+                i.release, i.namespace
+            ),
+        };
         render_empty(frame, area, block, text, t);
         return;
     }

@@ -101,8 +101,14 @@ impl Headless {
                 } else {
                     format!(" · {}", w.pod_causes.join("; "))
                 };
+                // During a roll the ready count alone misleads (old pods are ready too).
+                let updated = if w.updated < w.desired && !w.ready {
+                    format!(", {}/{} updated", w.updated, w.desired)
+                } else {
+                    String::new()
+                };
                 vec![format!(
-                    "{t} rollout   {mark} {}{optional} {}/{} ready · {}{causes}",
+                    "{t} rollout   {mark} {}{optional} {}/{} ready{updated} · {}{causes}",
                     w.reference(&state.plan.namespace),
                     w.ready_replicas,
                     w.desired,

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::engine::event::Step;
+use crate::engine::event::{HookView, Step, StepOutcome};
 use crate::engine::state::{DeployState, PlanSummary};
 
 /// 2: `state` (running, finished); a verdict may be `null` (still running) or the usage code 2.
@@ -50,7 +50,7 @@ pub fn build(state: &DeployState) -> Value {
                 "reason": outcome.and_then(|o| serde_json::to_value(o).ok()).and_then(|v| v.get("reason").cloned()),
                 "start": s.and_then(|s| s.started_at.clone()),
                 "end": s.and_then(|s| s.ended_at.clone()),
-                "seconds": s.and_then(|s| Some(s.ended_secs? - s.started_secs?)),
+                "seconds": s.and_then(|s| Some(millis(s.ended_secs? - s.started_secs?))),
             })
         })
         .collect();
@@ -58,19 +58,49 @@ pub fn build(state: &DeployState) -> Value {
         .workloads
         .values()
         .map(|w| {
+            // Every pod the workload owns, old revision and new: `ready: false` beside full
+            // counts is then explained by the old pods still there.
+            let reference = format!("{}/{}", w.kind, w.name);
+            let owned: Vec<_> = state
+                .pods
+                .values()
+                .filter(|p| p.owner == reference && p.namespace == w.namespace)
+                .collect();
+            let old = owned.iter().filter(|p| !p.current).count();
             json!({
                 "kind": w.kind, "namespace": w.namespace, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
                 "ready": w.ready, "failed": w.failed, "message": w.message,
-                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available},
+                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available,
+                             "total": owned.len(), "old": old},
                 "podCauses": w.pod_causes, "notes": w.notes,
             })
         })
         .collect();
-    let hooks: Vec<Value> = state
-        .hooks
-        .iter()
+    let (tests, hooks): (Vec<&HookView>, Vec<&HookView>) =
+        state.hooks.iter().partition(|h| is_test(h));
+    let mut hooks: Vec<Value> = hooks
+        .into_iter()
         .map(|h| json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight, "phase": h.phase,
-                        "startedAt": h.started_at, "completedAt": h.completed_at}))
+                        "startedAt": h.started_at, "completedAt": h.completed_at, "uid": null}))
+        .collect();
+    hooks.push(init_hook(state));
+    let test_command = crate::advice::join(
+        &[
+            vec![
+                "helm".to_string(),
+                "test".into(),
+                state.plan.release.clone(),
+            ],
+            crate::advice::helm_scope(&state.plan.namespace, state.plan.context.as_deref()),
+        ]
+        .concat(),
+    );
+    let tests: Vec<Value> = tests
+        .into_iter()
+        .map(|h| {
+            json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight,
+                        "phase": h.phase, "next": format!("run `{test_command}`")})
+        })
         .collect();
     let notes: Vec<Value> = state
         .notes
@@ -91,6 +121,7 @@ pub fn build(state: &DeployState) -> Value {
         "steps": steps,
         "workloads": workloads,
         "hooks": hooks,
+        "tests": tests,
         "helm": {
             "exited": state.helm.exited,
             "exitCode": state.helm.exit_code,
@@ -101,6 +132,43 @@ pub fn build(state: &DeployState) -> Value {
         "watchErrors": state.degraded,
         "notes": notes,
     })
+}
+
+/// Seconds rounded to the millisecond: the clock's noise below it tells a reader nothing.
+fn millis(secs: f64) -> f64 {
+    (secs * 1000.0).round() / 1000.0
+}
+
+/// A `helm test` hook: run by `helm test`, never by a deploy.
+fn is_test(h: &HookView) -> bool {
+    h.events.iter().any(|e| e.starts_with("test"))
+}
+
+/// The init Job as a hook of the run (`events: ["init"]`), as the hooks pane shows it.
+fn init_hook(state: &DeployState) -> Value {
+    let step = state.steps.get(&Step::Init);
+    let phase = match (&state.plan.init_job, step.and_then(|s| s.outcome.as_ref())) {
+        (None, _) => "not configured",
+        (Some(_), Some(StepOutcome::Succeeded)) => "Succeeded",
+        (Some(_), Some(StepOutcome::Failed { .. } | StepOutcome::Cancelled)) => "Failed",
+        (Some(_), Some(StepOutcome::Skipped { .. })) => "skipped",
+        (Some(_), None) if step.and_then(|s| s.started_at.as_ref()).is_some() => "Running",
+        // Not started: a finished run never got to it; a running one has not yet.
+        (Some(_), None) if state.verdict.is_some() => "skipped",
+        (Some(_), None) => "pending",
+    };
+    let reason = match step.and_then(|s| s.outcome.as_ref()) {
+        Some(StepOutcome::Failed { reason } | StepOutcome::Skipped { reason }) => {
+            Some(reason.clone())
+        }
+        Some(StepOutcome::Cancelled) => Some("cancelled".to_string()),
+        _ => None,
+    };
+    json!({"name": state.plan.init_job, "kind": "Job", "events": ["init"], "weight": null,
+           "phase": phase, "reason": reason,
+           "startedAt": step.and_then(|s| s.started_at.clone()),
+           "completedAt": step.and_then(|s| s.ended_at.clone()),
+           "uid": state.init_uid})
 }
 
 /// Writes `report` to `path` atomically: a temporary file beside it, synced, then renamed over

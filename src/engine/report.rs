@@ -243,6 +243,148 @@ mod tests {
         assert_eq!(failed["verdict"]["reason"], "internal error");
     }
 
+    fn schema() -> jsonschema::Validator {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    }
+
+    fn assert_valid(report: &Value) {
+        let errors: Vec<String> = schema()
+            .iter_errors(report)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{report:#}");
+    }
+
+    /// A failed init after a failed post-upgrade hook, with a test hook beside them.
+    fn init_failed() -> DeployState {
+        use crate::engine::event::{Event, PodView, StepOutcome};
+        use crate::helm::hooks::HookPhase;
+        let mut s = DeployState::new(PlanSummary {
+            init_job: Some("demo-init".into()),
+            ..plan()
+        });
+        let hook = |name: &str, event: &str, phase| HookView {
+            name: name.into(),
+            kind: "Job".into(),
+            events: vec![event.into()],
+            weight: 0,
+            phase,
+            started_at: None,
+            completed_at: None,
+        };
+        s.apply(
+            &Event::Hooks {
+                hooks: vec![
+                    hook("demo-migrate", "post-upgrade", HookPhase::Failed),
+                    hook("demo-test", "test", HookPhase::NotInThisRun),
+                ],
+            },
+            0.5,
+            "t0",
+        );
+        for (pod, job) in [
+            ("demo-migrate-x1", "demo-migrate"),
+            ("demo-init-y2", "demo-init"),
+        ] {
+            s.apply(
+                &Event::Pod(PodView {
+                    name: pod.into(),
+                    namespace: "apps".into(),
+                    owner: format!("Job/{job}"),
+                    phase: "Failed".into(),
+                    ready: false,
+                    restarts: 0,
+                    node: None,
+                    current: true,
+                    causes: vec!["Error (exit 3)".into()],
+                    containers: vec!["main".into()],
+                }),
+                1.0,
+                "t1",
+            );
+            s.apply(
+                &Event::Log {
+                    pod: pod.into(),
+                    container: "main".into(),
+                    text: format!("{job}: boom"),
+                },
+                1.0,
+                "t1",
+            );
+        }
+        for step in [Step::Preflight, Step::Upgrade, Step::Rollout] {
+            s.apply(&Event::StepStarted { step }, 0.1234567, "t0");
+            s.apply(
+                &Event::StepEnded {
+                    step,
+                    outcome: StepOutcome::Succeeded,
+                },
+                1.0,
+                "t1",
+            );
+        }
+        s.apply(&Event::StepStarted { step: Step::Init }, 2.0, "t2");
+        s.apply(
+            &Event::InitJob {
+                name: "demo-init".into(),
+                uid: "u-1".into(),
+            },
+            2.0,
+            "t2",
+        );
+        s.apply(
+            &Event::StepEnded {
+                step: Step::Init,
+                outcome: StepOutcome::Failed {
+                    reason: "Job demo-init failed: BackoffLimitExceeded".into(),
+                },
+            },
+            3.0,
+            "t3",
+        );
+        let v = crate::engine::verdict::decide(&s);
+        s.apply(&Event::Verdict(v), 3.0, "t3");
+        s
+    }
+
+    #[test]
+    fn every_kind_of_report_matches_the_schema() {
+        assert_valid(&running(&plan()));
+        assert_valid(&ended(&DeployState::new(plan()), 2, "bad"));
+        assert_valid(&ended(&DeployState::new(plan()), 1, "internal"));
+        let r = build(&init_failed());
+        assert_valid(&r);
+        let hooks = r["hooks"].as_array().unwrap();
+        assert_eq!(hooks.len(), 2, "the failed hook and the init Job: {r:#}");
+        let init = &hooks[1];
+        assert_eq!(init["events"], json!(["init"]));
+        assert_eq!(
+            (&init["phase"], &init["uid"]),
+            (&json!("Failed"), &json!("u-1"))
+        );
+        assert_eq!(r["tests"][0]["name"], "demo-test");
+        assert_eq!(r["tests"][0]["next"], "run `helm test demo -n apps`");
+        assert_eq!(
+            r["steps"][0]["seconds"], 0.877,
+            "rounded to the millisecond"
+        );
+        let evidence: Vec<&str> = r["verdict"]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.as_str())
+            .collect();
+        for line in [
+            "hook demo-migrate: pod demo-migrate-x1: Error (exit 3)",
+            "hook demo-migrate: log demo-migrate-x1/main: demo-migrate: boom",
+            "init Job demo-init: log demo-init-y2/main: demo-init: boom",
+        ] {
+            assert!(evidence.contains(&line), "{line} in {evidence:#?}");
+        }
+    }
+
     #[test]
     fn writes_replace_the_file_and_a_symlink_is_not_followed() {
         let dir = tempfile::tempdir().unwrap();

@@ -229,6 +229,15 @@ fn old_surge_pod_that_never_terminates_is_exit_1() {
         "{}",
         run.reason()
     );
+    // The counts add up: the old surge pod is counted, so `ready: false` beside full
+    // ready/updated counts is explained in the report itself.
+    let replicas = &run.workload("Deployment", "demo-web")["replicas"];
+    assert!(replicas["old"].as_i64() >= Some(1), "{replicas}");
+    assert!(
+        replicas["total"].as_i64() > replicas["desired"].as_i64(),
+        "{replicas}"
+    );
+    assert_eq!(run.init_hook()["phase"], "not configured");
 }
 
 /// Exit 1 because demo-db's revisions never converge, not because it is slow: its pods are all
@@ -629,5 +638,7 @@ fn timeout_names_each_blocker_with_its_pod_level_cause() {
         );
         let causes = run.workload("Deployment", workload)["podCauses"].to_string();
         assert!(causes.contains(cause), "{scenario}: {causes}");
+        assert!(run.evidence_has(cause), "{scenario}: {}", run.report["verdict"]);
+        assert_eq!(run.init_hook()["phase"], "not configured", "{scenario}");
     }
 }

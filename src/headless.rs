@@ -225,6 +225,28 @@ mod tests {
         }
     }
 
+    /// During a roll the line says how many are updated, so "2/2 ready" with one pod of the
+    /// new revision is not read as done.
+    #[test]
+    fn a_rolling_workload_shows_updated_of_desired_beside_ready() {
+        let state = DeployState::new(PlanSummary {
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        });
+        let rolling = WorkloadView {
+            ready: false,
+            desired: 2,
+            ready_replicas: 2,
+            updated: 1,
+            message: "rolling".into(),
+            ..workload("apps")
+        };
+        assert_eq!(
+            Headless::default().lines(&Event::Workload(rolling), &state),
+            ["[   0.0s] rollout   ◐ Deployment/web 2/2 ready, 1/2 updated · rolling"]
+        );
+    }
+
     /// Lines name a workload (or an event's object) outside the release namespace with its
     /// namespace, and one of each name per namespace is printed.
     #[test]

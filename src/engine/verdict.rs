@@ -597,6 +597,87 @@ mod tests {
         assert!(v.reason.contains("no gating workload"), "{}", v.reason);
     }
 
+    fn all_ok() -> [(Step, StepOutcome); 4] {
+        [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, ok()),
+            (Init, ok()),
+        ]
+    }
+
+    #[test]
+    fn a_dry_run_is_its_own_outcome_never_landed() {
+        let mut s = state(&all_ok(), &[workload("web", false, true)]);
+        s.plan.dry_run = true;
+        let v = decide(&s);
+        assert_eq!((v.code, v.outcome), (0, Outcome::DryRun));
+        assert_eq!(
+            (v.outcome.title(), v.reason.as_str()),
+            ("DRY RUN", "nothing was written")
+        );
+    }
+
+    #[test]
+    fn the_landed_reason_names_the_init_job_and_its_time() {
+        let mut s = state(&all_ok(), &[workload("web", false, true)]);
+        s.plan.init_job = Some("demo-init".into());
+        s.apply(&Event::StepStarted { step: Init }, 20.0, "t");
+        s.apply(
+            &Event::StepEnded {
+                step: Init,
+                outcome: ok(),
+            },
+            32.2,
+            "t",
+        );
+        assert_eq!(
+            decide(&s).reason,
+            "1/1 gating workloads ready; init Job demo-init succeeded in 12 s"
+        );
+        let mut s = state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, skipped()),
+            ],
+            &[workload("web", false, true)],
+        );
+        s.plan.init_job = Some("demo-init".into());
+        assert_eq!(
+            decide(&s).reason,
+            "1/1 gating workloads ready; init skipped: not configured"
+        );
+    }
+
+    #[test]
+    fn on_delete_pods_left_on_the_old_revision_are_said_after_an_upgrade_only() {
+        let mut sts = workload("db", false, true);
+        sts.kind = "StatefulSet".into();
+        sts.updated = 0;
+        sts.notes = vec![crate::rollout::readiness::ON_DELETE_NOTE.into()];
+        let upgraded = state(&all_ok(), &[sts.clone()]);
+        let v = decide(&upgraded);
+        assert_eq!(v.code, 0);
+        assert_eq!(
+            v.reason,
+            "1/1 gating workloads ready; 2 pods still on the old revision until deleted"
+        );
+        assert!(
+            v.evidence.contains(
+                &"StatefulSet/db: 2 pods still on the old revision until deleted (OnDelete)".into()
+            ),
+            "{:?}",
+            v.evidence
+        );
+        let mut first = state(&all_ok(), &[sts]);
+        first.revision_before = None;
+        let v = decide(&first);
+        assert_eq!(v.reason, "1/1 gating workloads ready");
+        assert!(v.evidence.is_empty(), "{:?}", v.evidence);
+    }
+
     #[test]
     fn skipped_steps_count_as_done_for_only_modes() {
         let v = decide(&state(

@@ -638,7 +638,11 @@ fn timeout_names_each_blocker_with_its_pod_level_cause() {
         );
         let causes = run.workload("Deployment", workload)["podCauses"].to_string();
         assert!(causes.contains(cause), "{scenario}: {causes}");
-        assert!(run.evidence_has(cause), "{scenario}: {}", run.report["verdict"]);
+        assert!(
+            run.evidence_has(cause),
+            "{scenario}: {}",
+            run.report["verdict"]
+        );
         assert_eq!(run.init_hook()["phase"], "not configured", "{scenario}");
     }
 }

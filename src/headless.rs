@@ -102,8 +102,14 @@ impl Headless {
                 } else {
                     format!(" · {}", w.pod_causes.join("; "))
                 };
+                // During a roll the ready count alone misleads (old pods are ready too).
+                let updated = if w.updated < w.desired && !w.ready {
+                    format!(", {}/{} updated", w.updated, w.desired)
+                } else {
+                    String::new()
+                };
                 vec![format!(
-                    "{t} rollout   {mark} {}{optional} {}/{} ready · {}{causes}",
+                    "{t} rollout   {mark} {}{optional} {}/{} ready{updated} · {}{causes}",
                     w.reference(&state.plan.namespace),
                     w.ready_replicas,
                     w.desired,
@@ -218,6 +224,28 @@ mod tests {
             pod_causes: vec![],
             notes: vec![],
         }
+    }
+
+    /// During a roll the line says how many are updated, so "2/2 ready" with one pod of the
+    /// new revision is not read as done.
+    #[test]
+    fn a_rolling_workload_shows_updated_of_desired_beside_ready() {
+        let state = DeployState::new(PlanSummary {
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        });
+        let rolling = WorkloadView {
+            ready: false,
+            desired: 2,
+            ready_replicas: 2,
+            updated: 1,
+            message: "rolling".into(),
+            ..workload("apps")
+        };
+        assert_eq!(
+            Headless::default().lines(&Event::Workload(rolling), &state),
+            ["[   0.0s] rollout   ◐ Deployment/web 2/2 ready, 1/2 updated · rolling"]
+        );
     }
 
     /// Lines name a workload (or an event's object) outside the release namespace with its

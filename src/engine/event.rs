@@ -212,5 +212,10 @@ pub enum Event {
         container: String,
         text: String,
     },
+    /// The init step created its Job: the report's init hook entry names it by uid.
+    InitJob {
+        name: String,
+        uid: String,
+    },
     Verdict(Verdict),
 }

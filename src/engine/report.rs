@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::engine::event::Step;
+use crate::engine::event::{HookView, Step, StepOutcome};
 use crate::engine::state::{DeployState, PlanSummary};
 
 /// 2: `state` (running, finished); a verdict may be `null` (still running) or the usage code 2.
@@ -50,7 +50,7 @@ pub fn build(state: &DeployState) -> Value {
                 "reason": outcome.and_then(|o| serde_json::to_value(o).ok()).and_then(|v| v.get("reason").cloned()),
                 "start": s.and_then(|s| s.started_at.clone()),
                 "end": s.and_then(|s| s.ended_at.clone()),
-                "seconds": s.and_then(|s| Some(s.ended_secs? - s.started_secs?)),
+                "seconds": s.and_then(|s| Some(millis(s.ended_secs? - s.started_secs?))),
             })
         })
         .collect();
@@ -58,19 +58,49 @@ pub fn build(state: &DeployState) -> Value {
         .workloads
         .values()
         .map(|w| {
+            // Every pod the workload owns, old revision and new: `ready: false` beside full
+            // counts is then explained by the old pods still there.
+            let reference = format!("{}/{}", w.kind, w.name);
+            let owned: Vec<_> = state
+                .pods
+                .values()
+                .filter(|p| p.owner == reference && p.namespace == w.namespace)
+                .collect();
+            let old = owned.iter().filter(|p| !p.current).count();
             json!({
                 "kind": w.kind, "namespace": w.namespace, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
                 "ready": w.ready, "failed": w.failed, "message": w.message,
-                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available},
+                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available,
+                             "total": owned.len(), "old": old},
                 "podCauses": w.pod_causes, "notes": w.notes,
             })
         })
         .collect();
-    let hooks: Vec<Value> = state
-        .hooks
-        .iter()
+    let (tests, hooks): (Vec<&HookView>, Vec<&HookView>) =
+        state.hooks.iter().partition(|h| is_test(h));
+    let mut hooks: Vec<Value> = hooks
+        .into_iter()
         .map(|h| json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight, "phase": h.phase,
-                        "startedAt": h.started_at, "completedAt": h.completed_at}))
+                        "startedAt": h.started_at, "completedAt": h.completed_at, "uid": null}))
+        .collect();
+    hooks.push(init_hook(state));
+    let test_command = crate::advice::join(
+        &[
+            vec![
+                "helm".to_string(),
+                "test".into(),
+                state.plan.release.clone(),
+            ],
+            crate::advice::helm_scope(&state.plan.namespace, state.plan.context.as_deref()),
+        ]
+        .concat(),
+    );
+    let tests: Vec<Value> = tests
+        .into_iter()
+        .map(|h| {
+            json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight,
+                        "phase": h.phase, "next": format!("run `{test_command}`")})
+        })
         .collect();
     let notes: Vec<Value> = state
         .notes
@@ -91,6 +121,7 @@ pub fn build(state: &DeployState) -> Value {
         "steps": steps,
         "workloads": workloads,
         "hooks": hooks,
+        "tests": tests,
         "helm": {
             "exited": state.helm.exited,
             "exitCode": state.helm.exit_code,
@@ -101,6 +132,43 @@ pub fn build(state: &DeployState) -> Value {
         "watchErrors": state.degraded,
         "notes": notes,
     })
+}
+
+/// Seconds rounded to the millisecond: the clock's noise below it tells a reader nothing.
+fn millis(secs: f64) -> f64 {
+    (secs * 1000.0).round() / 1000.0
+}
+
+/// A `helm test` hook: run by `helm test`, never by a deploy.
+fn is_test(h: &HookView) -> bool {
+    h.events.iter().any(|e| e.starts_with("test"))
+}
+
+/// The init Job as a hook of the run (`events: ["init"]`), as the hooks pane shows it.
+fn init_hook(state: &DeployState) -> Value {
+    let step = state.steps.get(&Step::Init);
+    let phase = match (&state.plan.init_job, step.and_then(|s| s.outcome.as_ref())) {
+        (None, _) => "not configured",
+        (Some(_), Some(StepOutcome::Succeeded)) => "Succeeded",
+        (Some(_), Some(StepOutcome::Failed { .. } | StepOutcome::Cancelled)) => "Failed",
+        (Some(_), Some(StepOutcome::Skipped { .. })) => "skipped",
+        (Some(_), None) if step.and_then(|s| s.started_at.as_ref()).is_some() => "Running",
+        // Not started: a finished run never got to it; a running one has not yet.
+        (Some(_), None) if state.verdict.is_some() => "skipped",
+        (Some(_), None) => "pending",
+    };
+    let reason = match step.and_then(|s| s.outcome.as_ref()) {
+        Some(StepOutcome::Failed { reason } | StepOutcome::Skipped { reason }) => {
+            Some(reason.clone())
+        }
+        Some(StepOutcome::Cancelled) => Some("cancelled".to_string()),
+        _ => None,
+    };
+    json!({"name": state.plan.init_job, "kind": "Job", "events": ["init"], "weight": null,
+           "phase": phase, "reason": reason,
+           "startedAt": step.and_then(|s| s.started_at.clone()),
+           "completedAt": step.and_then(|s| s.ended_at.clone()),
+           "uid": state.init_uid})
 }
 
 /// Writes `report` to `path` atomically: a temporary file beside it, synced, then renamed over
@@ -173,6 +241,148 @@ mod tests {
         let failed = ended(&DeployState::new(plan()), 1, "internal error\u{1b}[2J");
         assert_eq!(failed["verdict"]["outcome"], "failed");
         assert_eq!(failed["verdict"]["reason"], "internal error");
+    }
+
+    fn schema() -> jsonschema::Validator {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    }
+
+    fn assert_valid(report: &Value) {
+        let errors: Vec<String> = schema()
+            .iter_errors(report)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{report:#}");
+    }
+
+    /// A failed init after a failed post-upgrade hook, with a test hook beside them.
+    fn init_failed() -> DeployState {
+        use crate::engine::event::{Event, PodView, StepOutcome};
+        use crate::helm::hooks::HookPhase;
+        let mut s = DeployState::new(PlanSummary {
+            init_job: Some("demo-init".into()),
+            ..plan()
+        });
+        let hook = |name: &str, event: &str, phase| HookView {
+            name: name.into(),
+            kind: "Job".into(),
+            events: vec![event.into()],
+            weight: 0,
+            phase,
+            started_at: None,
+            completed_at: None,
+        };
+        s.apply(
+            &Event::Hooks {
+                hooks: vec![
+                    hook("demo-migrate", "post-upgrade", HookPhase::Failed),
+                    hook("demo-test", "test", HookPhase::NotInThisRun),
+                ],
+            },
+            0.5,
+            "t0",
+        );
+        for (pod, job) in [
+            ("demo-migrate-x1", "demo-migrate"),
+            ("demo-init-y2", "demo-init"),
+        ] {
+            s.apply(
+                &Event::Pod(PodView {
+                    name: pod.into(),
+                    namespace: "apps".into(),
+                    owner: format!("Job/{job}"),
+                    phase: "Failed".into(),
+                    ready: false,
+                    restarts: 0,
+                    node: None,
+                    current: true,
+                    causes: vec!["Error (exit 3)".into()],
+                    containers: vec!["main".into()],
+                }),
+                1.0,
+                "t1",
+            );
+            s.apply(
+                &Event::Log {
+                    pod: pod.into(),
+                    container: "main".into(),
+                    text: format!("{job}: boom"),
+                },
+                1.0,
+                "t1",
+            );
+        }
+        for step in [Step::Preflight, Step::Upgrade, Step::Rollout] {
+            s.apply(&Event::StepStarted { step }, 0.1234567, "t0");
+            s.apply(
+                &Event::StepEnded {
+                    step,
+                    outcome: StepOutcome::Succeeded,
+                },
+                1.0,
+                "t1",
+            );
+        }
+        s.apply(&Event::StepStarted { step: Step::Init }, 2.0, "t2");
+        s.apply(
+            &Event::InitJob {
+                name: "demo-init".into(),
+                uid: "u-1".into(),
+            },
+            2.0,
+            "t2",
+        );
+        s.apply(
+            &Event::StepEnded {
+                step: Step::Init,
+                outcome: StepOutcome::Failed {
+                    reason: "Job demo-init failed: BackoffLimitExceeded".into(),
+                },
+            },
+            3.0,
+            "t3",
+        );
+        let v = crate::engine::verdict::decide(&s);
+        s.apply(&Event::Verdict(v), 3.0, "t3");
+        s
+    }
+
+    #[test]
+    fn every_kind_of_report_matches_the_schema() {
+        assert_valid(&running(&plan()));
+        assert_valid(&ended(&DeployState::new(plan()), 2, "bad"));
+        assert_valid(&ended(&DeployState::new(plan()), 1, "internal"));
+        let r = build(&init_failed());
+        assert_valid(&r);
+        let hooks = r["hooks"].as_array().unwrap();
+        assert_eq!(hooks.len(), 2, "the failed hook and the init Job: {r:#}");
+        let init = &hooks[1];
+        assert_eq!(init["events"], json!(["init"]));
+        assert_eq!(
+            (&init["phase"], &init["uid"]),
+            (&json!("Failed"), &json!("u-1"))
+        );
+        assert_eq!(r["tests"][0]["name"], "demo-test");
+        assert_eq!(r["tests"][0]["next"], "run `helm test demo -n apps`");
+        assert_eq!(
+            r["steps"][0]["seconds"], 0.877,
+            "rounded to the millisecond"
+        );
+        let evidence: Vec<&str> = r["verdict"]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.as_str())
+            .collect();
+        for line in [
+            "hook demo-migrate: pod demo-migrate-x1: Error (exit 3)",
+            "hook demo-migrate: log demo-migrate-x1/main: demo-migrate: boom",
+            "init Job demo-init: log demo-init-y2/main: demo-init: boom",
+        ] {
+            assert!(evidence.contains(&line), "{line} in {evidence:#?}");
+        }
     }
 
     #[test]

@@ -104,6 +104,8 @@ pub struct DeployState {
     /// Watches currently failing, by what they watch.
     pub degraded: BTreeMap<String, String>,
     pub verdict: Option<Verdict>,
+    /// The uid of the Job the init step created (none before it did, or when it never ran).
+    pub init_uid: Option<String>,
     /// Seconds since start, as of the last event (the clock the state was last told).
     pub now_secs: f64,
 }
@@ -224,6 +226,7 @@ impl DeployState {
                 }
                 lines.push_back(text.clone());
             }
+            Event::InitJob { uid, .. } => self.init_uid = Some(uid.clone()),
             Event::Verdict(v) => self.verdict = Some(v.clone()),
         }
     }

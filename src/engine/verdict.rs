@@ -2,7 +2,8 @@
 //!
 //! - 0 `landed`: every step that ran succeeded and every gating workload is ready;
 //! - 1 `failed`: helm, preflight or the rollout failed, was cancelled, or evidence is missing;
-//! - 3 `live-init-incomplete`: the release is live and rolled out, only the init step failed.
+//! - 3 `live-init-incomplete`: the release is live and rolled out, only the init step failed;
+//! - 0 `dry-run`: a dry run that went through; nothing was written, so nothing "landed".
 //!
 //! Fail closed: a step that never reported its end, or a "succeeded" rollout that the
 //! workload evidence contradicts, is a failure, never a quiet pass.
@@ -19,12 +20,13 @@ pub enum Outcome {
     Landed,
     Failed,
     LiveInitIncomplete,
+    DryRun,
 }
 
 impl Outcome {
     pub fn code(self) -> i32 {
         match self {
-            Outcome::Landed => 0,
+            Outcome::Landed | Outcome::DryRun => 0,
             Outcome::Failed => 1,
             Outcome::LiveInitIncomplete => 3,
         }
@@ -36,6 +38,7 @@ impl Outcome {
             Outcome::Landed => "LANDED",
             Outcome::Failed => "FAILED",
             Outcome::LiveInitIncomplete => "LIVE — INIT INCOMPLETE",
+            Outcome::DryRun => "DRY RUN",
         }
     }
 }
@@ -107,12 +110,7 @@ pub fn decide(state: &DeployState) -> Verdict {
     match state.outcome(Step::Init) {
         Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {
             if state.plan.dry_run {
-                return verdict(
-                    Outcome::Landed,
-                    "dry run: nothing was written to the cluster",
-                    evidence,
-                    None,
-                );
+                return verdict(Outcome::DryRun, "nothing was written", evidence, None);
             }
             let optional_waiting = state.optional().filter(|w| !w.ready).count();
             let mut reason = String::from("every step succeeded");
@@ -122,6 +120,16 @@ pub fn decide(state: &DeployState) -> Verdict {
                 if optional_waiting > 0 {
                     reason.push_str(&format!(", {optional_waiting} optional not ready"));
                 }
+            }
+            if let Some(init) = init_words(state) {
+                reason.push_str(&format!("; {init}"));
+            }
+            let old = on_delete_old(state);
+            if old > 0 {
+                reason.push_str(&format!(
+                    "; {old} {} still on the old revision until deleted",
+                    pods_word(old)
+                ));
             }
             verdict(Outcome::Landed, reason, evidence, None)
         }
@@ -145,6 +153,108 @@ pub fn decide(state: &DeployState) -> Verdict {
         ),
     }
 }
+
+/// How the init step went, for a landed verdict: `init Job demo-init succeeded in 12 s`, or
+/// why it did not run. None when init is not configured (nothing ran).
+fn init_words(state: &DeployState) -> Option<String> {
+    let job = state.plan.init_job.as_deref()?;
+    match state.outcome(Step::Init)? {
+        StepOutcome::Succeeded => {
+            let took = state
+                .steps
+                .get(&Step::Init)
+                .and_then(|s| Some(s.ended_secs? - s.started_secs?));
+            Some(match took {
+                Some(secs) => format!("init Job {job} succeeded in {}", seconds_words(secs)),
+                None => format!("init Job {job} succeeded"),
+            })
+        }
+        StepOutcome::Skipped { reason } => Some(format!("init skipped: {reason}")),
+        StepOutcome::Failed { .. } | StepOutcome::Cancelled => None,
+    }
+}
+
+/// `12 s`, or `0.4 s` under ten seconds, where a tenth still tells something.
+fn seconds_words(secs: f64) -> String {
+    if secs < 10.0 {
+        format!("{:.1} s", secs.max(0.0))
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
+fn pods_word(n: i32) -> &'static str {
+    if n == 1 { "pod" } else { "pods" }
+}
+
+/// OnDelete workloads this run changed whose pods keep the old revision: (reference, count).
+/// None on a first install (there is no old revision to keep).
+fn on_delete_behind(state: &DeployState) -> Vec<(String, i32)> {
+    if state.revision_before.is_none() || state.plan.dry_run {
+        return Vec::new();
+    }
+    state
+        .workloads
+        .values()
+        .filter(|w| {
+            w.notes
+                .iter()
+                .any(|n| n == crate::rollout::readiness::ON_DELETE_NOTE)
+        })
+        .map(|w| {
+            (
+                w.reference(&state.plan.namespace),
+                w.desired.saturating_sub(w.updated).max(0),
+            )
+        })
+        .filter(|(_, old)| *old > 0)
+        .collect()
+}
+
+fn on_delete_old(state: &DeployState) -> i32 {
+    on_delete_behind(state).iter().map(|(_, n)| n).sum()
+}
+
+/// The cause of a failed Job (a hook's or the init Job): its pods with their causes (exit
+/// codes, reasons), then the last lines each container logged.
+fn job_cause(state: &DeployState, label: &str, job: &str) -> Vec<String> {
+    let owner = format!("Job/{job}");
+    let mut out = Vec::new();
+    let mut pods: Vec<&str> = Vec::new();
+    for p in state.pods.values().filter(|p| p.owner == owner) {
+        pods.push(&p.name);
+        let causes = if p.causes.is_empty() {
+            p.phase.clone()
+        } else {
+            p.causes.join("; ")
+        };
+        out.push(format!("{label}: pod {}: {causes}", p.name));
+    }
+    // A pod deleted since (a hook's delete policy) still left its log behind.
+    let prefix = format!("{job}-");
+    for (key, lines) in &state.logs {
+        let Some((pod, _)) = key.split_once('/') else {
+            continue;
+        };
+        let ours = pods.contains(&pod)
+            || (pod.starts_with(&prefix)
+                && !state
+                    .pods
+                    .values()
+                    .any(|p| p.name == pod && p.owner != owner));
+        if !ours {
+            continue;
+        }
+        let skip = lines.len().saturating_sub(JOB_LOG_LINES);
+        for line in lines.iter().skip(skip) {
+            out.push(format!("{label}: log {key}: {line}"));
+        }
+    }
+    out
+}
+
+/// Log lines of a failed Job's container kept in the evidence.
+const JOB_LOG_LINES: usize = 20;
 
 /// A rollout that claims success must agree with the workloads it saw.
 fn rollout_contradiction(state: &DeployState) -> Option<String> {
@@ -195,7 +305,8 @@ fn evidence(state: &DeployState) -> Vec<String> {
         // Every phase named, so a new one has to be placed here on purpose.
         match h.phase {
             HookPhase::Failed => {
-                out.push(format!("hook {} ({}) failed", h.name, h.events.join(",")))
+                out.push(format!("hook {} ({}) failed", h.name, h.events.join(",")));
+                out.extend(job_cause(state, &format!("hook {}", h.name), &h.name));
             }
             HookPhase::Skipped => out.push(format!(
                 "hook {} ({}) skipped: never ran",
@@ -207,6 +318,18 @@ fn evidence(state: &DeployState) -> Vec<String> {
             }
             HookPhase::Succeeded | HookPhase::NeverRan | HookPhase::NotInThisRun => {}
         }
+    }
+    if let (Some(job), Some(StepOutcome::Failed { .. })) =
+        (state.plan.init_job.as_deref(), state.outcome(Step::Init))
+    {
+        out.push(format!("init Job {job} failed"));
+        out.extend(job_cause(state, &format!("init Job {job}"), job));
+    }
+    for (reference, old) in on_delete_behind(state) {
+        out.push(format!(
+            "{reference}: {old} {} still on the old revision until deleted (OnDelete)",
+            pods_word(old)
+        ));
     }
     for w in state.optional().filter(|w| !w.ready) {
         let mut line = format!(
@@ -498,6 +621,87 @@ mod tests {
         let v = decide(&state(&all_ok, &[workload("gpu", true, true)]));
         assert_eq!(v.code, 1, "only optional workloads: nothing gated");
         assert!(v.reason.contains("no gating workload"), "{}", v.reason);
+    }
+
+    fn all_ok() -> [(Step, StepOutcome); 4] {
+        [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, ok()),
+            (Init, ok()),
+        ]
+    }
+
+    #[test]
+    fn a_dry_run_is_its_own_outcome_never_landed() {
+        let mut s = state(&all_ok(), &[workload("web", false, true)]);
+        s.plan.dry_run = true;
+        let v = decide(&s);
+        assert_eq!((v.code, v.outcome), (0, Outcome::DryRun));
+        assert_eq!(
+            (v.outcome.title(), v.reason.as_str()),
+            ("DRY RUN", "nothing was written")
+        );
+    }
+
+    #[test]
+    fn the_landed_reason_names_the_init_job_and_its_time() {
+        let mut s = state(&all_ok(), &[workload("web", false, true)]);
+        s.plan.init_job = Some("demo-init".into());
+        s.apply(&Event::StepStarted { step: Init }, 20.0, "t");
+        s.apply(
+            &Event::StepEnded {
+                step: Init,
+                outcome: ok(),
+            },
+            32.2,
+            "t",
+        );
+        assert_eq!(
+            decide(&s).reason,
+            "1/1 gating workloads ready; init Job demo-init succeeded in 12 s"
+        );
+        let mut s = state(
+            &[
+                (Preflight, ok()),
+                (Upgrade, ok()),
+                (Rollout, ok()),
+                (Init, skipped()),
+            ],
+            &[workload("web", false, true)],
+        );
+        s.plan.init_job = Some("demo-init".into());
+        assert_eq!(
+            decide(&s).reason,
+            "1/1 gating workloads ready; init skipped: not configured"
+        );
+    }
+
+    #[test]
+    fn on_delete_pods_left_on_the_old_revision_are_said_after_an_upgrade_only() {
+        let mut sts = workload("db", false, true);
+        sts.kind = "StatefulSet".into();
+        sts.updated = 0;
+        sts.notes = vec![crate::rollout::readiness::ON_DELETE_NOTE.into()];
+        let upgraded = state(&all_ok(), &[sts.clone()]);
+        let v = decide(&upgraded);
+        assert_eq!(v.code, 0);
+        assert_eq!(
+            v.reason,
+            "1/1 gating workloads ready; 2 pods still on the old revision until deleted"
+        );
+        assert!(
+            v.evidence.contains(
+                &"StatefulSet/db: 2 pods still on the old revision until deleted (OnDelete)".into()
+            ),
+            "{:?}",
+            v.evidence
+        );
+        let mut first = state(&all_ok(), &[sts]);
+        first.revision_before = None;
+        let v = decide(&first);
+        assert_eq!(v.reason, "1/1 gating workloads ready");
+        assert!(v.evidence.is_empty(), "{:?}", v.evidence);
     }
 
     #[test]

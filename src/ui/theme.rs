@@ -104,7 +104,7 @@ impl Theme {
     /// The colour of an outcome: green, red, amber.
     pub fn outcome(&self, o: Outcome) -> Style {
         match o {
-            Outcome::Landed => self.ok(),
+            Outcome::Landed | Outcome::DryRun => self.ok(),
             Outcome::Failed => self.bad(),
             Outcome::LiveInitIncomplete => self.warn(),
         }
@@ -113,7 +113,7 @@ impl Theme {
     /// The banner word: reversed colour block, bold either way.
     pub fn banner_word(&self, o: Outcome) -> Style {
         self.word_block(match o {
-            Outcome::Landed => Color::Green,
+            Outcome::Landed | Outcome::DryRun => Color::Green,
             Outcome::Failed => Color::Red,
             Outcome::LiveInitIncomplete => Color::Yellow,
         })

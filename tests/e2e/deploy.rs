@@ -29,6 +29,20 @@ fn all_green_lands_with_exit_0() {
     }
     // The init Job's log lines were streamed.
     assert!(run.stdout.contains("init complete"), "{}", run.describe());
+    let init = run.init_hook();
+    assert_eq!(init["name"], "demo-init");
+    assert_eq!(init["phase"], "Succeeded", "{init}");
+    assert!(
+        init["uid"].as_str().is_some_and(|u| !u.is_empty()),
+        "{init}"
+    );
+    assert!(
+        run.reason().contains("init Job demo-init succeeded in"),
+        "{}",
+        run.reason()
+    );
+    // A first install: no OnDelete note.
+    assert!(!run.reason().contains("old revision"), "{}", run.reason());
 }
 
 #[test]
@@ -61,6 +75,7 @@ fn optional_pending_workload_on_the_deny_list_still_lands() {
         "{}",
         run.describe()
     );
+    assert_eq!(run.init_hook()["phase"], "Succeeded", "{}", run.describe());
 }
 
 #[test]
@@ -79,6 +94,9 @@ fn the_same_pending_workload_not_denied_fails_naming_it() {
         run.workload("Deployment", "demo-gpu-client")["optional"],
         false
     );
+    // The rollout failed: init never ran.
+    assert_eq!(run.init_hook()["phase"], "skipped", "{}", run.describe());
+    assert!(run.evidence_has("Unschedulable"), "{}", run.describe());
 }
 
 #[test]
@@ -94,6 +112,20 @@ fn init_job_failure_is_exit_3_live_init_incomplete() {
             .as_str()
             .unwrap()
             .contains("--only init")
+    );
+    let init = run.init_hook();
+    assert_eq!(init["phase"], "Failed", "{init}");
+    assert!(
+        init["uid"].as_str().is_some_and(|u| !u.is_empty()),
+        "{init}"
+    );
+    // The Job's own last words (assets/scenarios/init-fails.yaml), not just its name.
+    assert!(
+        run.evidence_has(
+            "error: send invite: dial tcp 10.96.112.9:587: connect: connection refused"
+        ),
+        "{}",
+        run.report["verdict"]
     );
 }
 
@@ -117,6 +149,7 @@ fn chart_rendering_no_init_job_lands_with_init_skipped() {
             .unwrap()
             .contains("renders no Job demo-bootstrap with bootstrap.enabled=true")
     );
+    assert_eq!(run.init_hook()["phase"], "skipped");
 }
 
 #[test]
@@ -141,6 +174,15 @@ fn a_later_post_upgrade_hook_failure_is_exit_1_naming_it() {
         "{}",
         run.describe()
     );
+    // The report carries it too (assets/scenarios/hook-fails.yaml), and init never ran.
+    assert!(
+        run.evidence_has(
+            "error: fixtures/demo/orders.yaml: insert or update on table \"orders\" violates foreign key constraint \"orders_customer_id_fkey\""
+        ),
+        "{}",
+        run.report["verdict"]
+    );
+    assert_eq!(run.init_hook()["phase"], "skipped", "{}", run.describe());
 }
 
 #[test]
@@ -187,6 +229,15 @@ fn old_surge_pod_that_never_terminates_is_exit_1() {
         "{}",
         run.reason()
     );
+    // The counts add up: the old surge pod is counted, so `ready: false` beside full
+    // ready/updated counts is explained in the report itself.
+    let replicas = &run.workload("Deployment", "demo-web")["replicas"];
+    assert!(replicas["old"].as_i64() >= Some(1), "{replicas}");
+    assert!(
+        replicas["total"].as_i64() > replicas["desired"].as_i64(),
+        "{replicas}"
+    );
+    assert_eq!(run.init_hook()["phase"], "not configured");
 }
 
 /// Exit 1 because demo-db's revisions never converge, not because it is slow: its pods are all
@@ -489,6 +540,15 @@ fn dry_run_writes_nothing() {
         run.describe()
     );
     assert!(!run.stdout.contains("hunter2") && !run.report.to_string().contains("hunter2"));
+    assert_eq!(run.report["verdict"]["outcome"], "dry-run");
+    assert_eq!(run.report["dryRun"], true);
+    assert!(
+        run.stdout
+            .contains("verdict: DRY RUN (exit 0): nothing was written"),
+        "{}",
+        run.describe()
+    );
+    assert!(!run.stdout.contains("LANDED"), "{}", run.describe());
 }
 
 #[test]
@@ -582,6 +642,12 @@ fn timeout_names_each_blocker_with_its_pod_level_cause() {
         );
         let causes = run.workload("Deployment", workload)["podCauses"].to_string();
         assert!(causes.contains(cause), "{scenario}: {causes}");
+        assert!(
+            run.evidence_has(cause),
+            "{scenario}: {}",
+            run.report["verdict"]
+        );
+        assert_eq!(run.init_hook()["phase"], "not configured", "{scenario}");
     }
 }
 

@@ -75,7 +75,8 @@ fn a_terminal_without_a_size_gets_the_plain_lines_instead() {
     let (code, shown, stderr) =
         under_a_0x0_pty(&sim, &["deploy", "demo", chart, "-n", "apps", "--dry-run"]);
     assert_eq!(code, Some(0), "{stderr}\n--- terminal\n{shown}");
-    assert!(shown.contains("verdict: LANDED"), "{shown}");
+    // A dry run is never LANDED (issue 10): it says what it is.
+    assert!(shown.contains("verdict: DRY RUN (exit 0)"), "{shown}");
     assert!(stderr.contains("plain output instead"), "{stderr}");
     // inspect likewise prints its text (the dry run left no record: exit 1, said in the text).
     let (code, shown, stderr) = under_a_0x0_pty(&sim, &["inspect", "demo", "-n", "apps"]);

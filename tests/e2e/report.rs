@@ -15,7 +15,9 @@ const OLD_LANDED: &str =
 
 fn read(path: &std::path::Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    crate::support::check_report(&report);
+    report
 }
 
 #[test]

@@ -216,6 +216,27 @@ impl DeployRun {
             .unwrap_or_else(|| panic!("no step {name}"))
     }
 
+    /// The init Job's entry of `hooks[]` (`events: ["init"]`), which every report holds.
+    pub fn init_hook(&self) -> &Value {
+        self.report["hooks"]
+            .as_array()
+            .and_then(|hs| {
+                hs.iter()
+                    .find(|h| h["events"] == serde_json::json!(["init"]))
+            })
+            .unwrap_or_else(|| panic!("no init entry in hooks: {}", self.report["hooks"]))
+    }
+
+    /// Whether a line of `verdict.evidence` contains `text`.
+    pub fn evidence_has(&self, text: &str) -> bool {
+        self.report["verdict"]["evidence"]
+            .as_array()
+            .is_some_and(|e| {
+                e.iter()
+                    .any(|l| l.as_str().is_some_and(|l| l.contains(text)))
+            })
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "exit {:?} after {:?}\n--- stdout\n{}\n--- stderr\n{}",
@@ -265,11 +286,34 @@ impl Sim {
     }
 }
 
+/// Panics unless `report` is valid against docs/report.schema.json: every report the suite reads
+/// passes through here, so the schema is checked against every scenario's real report.
+pub fn check_report(report: &Value) {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = SCHEMA.get_or_init(|| {
+        let schema: Value = serde_json::from_str(include_str!("../../docs/report.schema.json"))
+            .expect("schema is JSON");
+        jsonschema::validator_for(&schema).expect("schema is a valid JSON Schema")
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{e} (at {})", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "report does not match docs/report.schema.json:\n{}\n{report:#}",
+        errors.join("\n")
+    );
+}
+
 pub fn finish(out: Output, report: &Path, started: Instant) -> DeployRun {
     let report = std::fs::read_to_string(report)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
+    if !report.is_null() {
+        check_report(&report);
+    }
     DeployRun {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

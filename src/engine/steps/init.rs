@@ -198,6 +198,10 @@ async fn run_job(
     emit.info(step, format!("created Job {job_name}"));
     // Followed by uid: a Job of the same name made by another run is not this one.
     let uid = created.metadata.uid.clone().unwrap_or_default();
+    emit.send(Event::InitJob {
+        name: text::plain(job_name),
+        uid: text::plain(&uid),
+    });
     let mut seen = false;
     let mut timed_out = false;
     let mut job_c: Collection<Job> = Collection::default();

@@ -14,7 +14,7 @@ use crate::ui::theme::Theme;
 
 fn glyph(o: Outcome) -> &'static str {
     match o {
-        Outcome::Landed => "✓",
+        Outcome::Landed | Outcome::DryRun => "✓",
         Outcome::Failed => "✗",
         Outcome::LiveInitIncomplete => "!",
     }

@@ -119,7 +119,7 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
     let verdict = match &ctx.state.verdict {
         Some(v) => {
             let mark = match v.outcome {
-                Outcome::Landed => Mark::Done,
+                Outcome::Landed | Outcome::DryRun => Mark::Done,
                 Outcome::Failed => Mark::Failed,
                 Outcome::LiveInitIncomplete => Mark::Cancelled,
             };

@@ -151,7 +151,12 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame, tick: u64) -> Ro
     cells.extend([
         Cell::from(fit::middle(&fit::inert(&w.name), cols.name as usize).into_owned()),
         table::right(format!("{}/{}", w.ready_replicas, w.desired)),
-        table::right(w.updated.to_string()),
+        // During a roll: updated of desired, beside READY, so "2/2" is not read as done.
+        table::right(if w.updated < w.desired && !w.ready {
+            format!("{}/{}", w.updated, w.desired)
+        } else {
+            w.updated.to_string()
+        }),
         table::right(w.available.to_string()),
         table::right(age),
         status,

@@ -44,6 +44,9 @@ pub enum PodCause {
         container: String,
         exit_code: i32,
         reason: String,
+        /// The container's termination message (`terminationMessagePath`), often the one line
+        /// that says why; empty when it wrote none.
+        message: String,
     },
 }
 
@@ -80,8 +83,14 @@ impl PodCause {
                 container, reason, ..
             } if container.is_empty() => labelled("Failed", reason),
             PodCause::Failed {
-                exit_code, reason, ..
-            } => format!("Failed: {reason} (exit {exit_code})"),
+                exit_code,
+                reason,
+                message,
+                ..
+            } => match first_line(message) {
+                "" => format!("Failed: {reason} (exit {exit_code})"),
+                line => format!("Failed: {reason} (exit {exit_code}): {line}"),
+            },
         }
     }
 }
@@ -207,6 +216,9 @@ fn failed(status: &PodStatus) -> Vec<PodCause> {
         reason: pod_reason
             .or(container_reason)
             .unwrap_or_else(|| "Failed".into()),
+        message: first
+            .and_then(|(_, t)| t.message.clone())
+            .unwrap_or_default(),
     }]
 }
 

@@ -226,9 +226,13 @@ fn failed_pod_says_why_it_ended() {
         container: "web".into(),
         exit_code: 137,
         reason: "Evicted".into(),
+        message: "The container could not be located when the pod was terminated".into(),
     };
     assert_eq!(got, vec![want]);
-    assert_eq!(got[0].summary(), "Failed: Evicted (exit 137)");
+    assert_eq!(
+        got[0].summary(),
+        "Failed: Evicted (exit 137): The container could not be located when the pod was terminated"
+    );
     let mut v = raw(EVICTED);
     v["pod"]["status"]["reason"] = Value::Null;
     v["pod"]["status"]["containerStatuses"][0]["state"] =
@@ -238,6 +242,7 @@ fn failed_pod_says_why_it_ended() {
         container: "web".into(),
         exit_code: 2,
         reason: "Error".into(),
+        message: String::new(),
     };
     assert_eq!(pod_causes(&pod, &[]), vec![want]);
     v["pod"]["status"]["containerStatuses"] = Value::Null;
@@ -248,10 +253,28 @@ fn failed_pod_says_why_it_ended() {
         vec![PodCause::Failed {
             container: String::new(),
             exit_code: 0,
-            reason: "Failed".into()
+            reason: "Failed".into(),
+            message: String::new(),
         }]
     );
     assert_eq!(got[0].summary(), "Failed: Failed");
+}
+
+/// The termination message is often the only line that says why; it reaches the summary (and
+/// so the evidence), first line only.
+#[test]
+fn a_termination_message_is_part_of_the_failed_summary() {
+    let mut v = raw(EVICTED);
+    v["pod"]["status"]["reason"] = Value::Null;
+    v["pod"]["status"]["containerStatuses"][0]["state"] = json!({"terminated": {
+        "exitCode": 1, "reason": "Error",
+        "message": "migration 0042 failed: column \"email\" already exists\nat step 3"}});
+    let (pod, _) = typed(v);
+    let got = pod_causes(&pod, &[]);
+    assert_eq!(
+        got[0].summary(),
+        "Failed: Error (exit 1): migration 0042 failed: column \"email\" already exists"
+    );
 }
 
 #[test]

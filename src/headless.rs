@@ -90,12 +90,7 @@ impl Headless {
                     return vec![];
                 }
                 self.workloads.insert(key, now);
-                let mark = match (w.ready, w.failed, w.optional) {
-                    (true, _, _) => "✓",
-                    (_, true, _) => "✗",
-                    (_, _, true) => "░",
-                    _ => "◐",
-                };
+                let mark = w.standing().glyph();
                 let optional = if w.optional { " [optional]" } else { "" };
                 let causes = if w.pod_causes.is_empty() || w.ready {
                     String::new()
@@ -246,6 +241,29 @@ mod tests {
             Headless::default().lines(&Event::Workload(rolling), &state),
             ["[   0.0s] rollout   ◐ Deployment/web 2/2 ready, 1/2 updated · rolling"]
         );
+    }
+
+    /// One order for every renderer: an optional workload never reads as a failure, and one that
+    /// rolled out reads as done (the `[optional]` tag says the rest).
+    #[test]
+    fn an_optional_workload_is_never_shown_failed() {
+        use crate::engine::event::Standing;
+        let mut w = workload("apps");
+        w.optional = true;
+        assert_eq!(w.standing(), Standing::Ready);
+        w.ready = false;
+        w.failed = true;
+        assert_eq!(
+            (w.standing(), w.standing().glyph()),
+            (Standing::Optional, "░")
+        );
+        w.optional = false;
+        assert_eq!(
+            (w.standing(), w.standing().glyph()),
+            (Standing::Failed, "✗")
+        );
+        w.failed = false;
+        assert_eq!(w.standing(), Standing::Rolling);
     }
 
     /// Lines name a workload (or an event's object) outside the release namespace with its

@@ -83,7 +83,39 @@ pub struct WorkloadView {
 /// Who a workload is, everywhere it is kept: (kind, namespace, name).
 pub type WorkloadKey = (String, String, String);
 
+/// Where a workload stands, in the one order every screen and line uses: ready first (an optional
+/// workload that rolled out is done), then optional (it never gates, so it is never shown as a
+/// failure), then failed, else still rolling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    Ready,
+    Optional,
+    Failed,
+    Rolling,
+}
+
+impl Standing {
+    /// The glyph plain-text output shows (headless lines, inspect's text); the TUI draws its own.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Standing::Ready => "✓",
+            Standing::Optional => "░",
+            Standing::Failed => "✗",
+            Standing::Rolling => "◐",
+        }
+    }
+}
+
 impl WorkloadView {
+    pub fn standing(&self) -> Standing {
+        match (self.ready, self.optional, self.failed) {
+            (true, _, _) => Standing::Ready,
+            (_, true, _) => Standing::Optional,
+            (_, _, true) => Standing::Failed,
+            _ => Standing::Rolling,
+        }
+    }
+
     pub fn key(&self) -> WorkloadKey {
         (self.kind.clone(), self.namespace.clone(), self.name.clone())
     }

@@ -365,12 +365,7 @@ fn workloads(out: &mut String, i: &Inspection) {
         } else {
             String::new()
         };
-        let glyph = match (w.optional, w.ready, w.failed) {
-            (true, _, _) => "░",
-            (_, true, _) => "✓",
-            (_, _, true) => "✗",
-            _ => "◐",
-        };
+        let glyph = w.standing().glyph();
         let tag = if w.optional { "optional · " } else { "" };
         let ready = format!("{}/{}", w.ready_replicas, w.desired);
         let _ = writeln!(

@@ -3,7 +3,7 @@
 //! means the row on screen.
 
 use crate::engine::event::{
-    HookView, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
+    HookView, KubeEventView, PodView, Standing, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
@@ -52,11 +52,11 @@ pub fn step_mark(state: &DeployState, step: Step) -> Mark {
 }
 
 pub fn workload_mark(w: &WorkloadView) -> Mark {
-    match (w.ready, w.failed, w.optional) {
-        (true, _, _) => Mark::Done,
-        (_, _, true) => Mark::Optional,
-        (_, true, _) => Mark::Failed,
-        _ => Mark::Running,
+    match w.standing() {
+        Standing::Ready => Mark::Done,
+        Standing::Optional => Mark::Optional,
+        Standing::Failed => Mark::Failed,
+        Standing::Rolling => Mark::Running,
     }
 }
 

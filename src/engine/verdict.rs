@@ -397,7 +397,7 @@ fn next_after_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::event::{Event, HookView, WorkloadView};
+    use crate::engine::event::{Event, HookView, PodView, WorkloadView};
     use crate::engine::state::PlanSummary;
 
     fn workload(name: &str, optional: bool, ready: bool) -> WorkloadView {
@@ -702,6 +702,65 @@ mod tests {
         let v = decide(&first);
         assert_eq!(v.reason, "1/1 gating workloads ready");
         assert!(v.evidence.is_empty(), "{:?}", v.evidence);
+    }
+
+    #[test]
+    fn durations_keep_a_tenth_only_under_ten_seconds() {
+        assert_eq!(seconds_words(9.94), "9.9 s");
+        assert_eq!(seconds_words(10.0), "10 s");
+        assert_eq!(seconds_words(-1.0), "0.0 s");
+    }
+
+    #[test]
+    fn an_on_delete_workload_whose_pods_all_moved_gets_no_note() {
+        let mut sts = workload("db", false, true);
+        sts.kind = "StatefulSet".into();
+        sts.notes = vec![crate::rollout::readiness::ON_DELETE_NOTE.into()];
+        let v = decide(&state(&all_ok(), &[sts]));
+        assert_eq!(v.reason, "1/1 gating workloads ready");
+        assert!(v.evidence.is_empty(), "{:?}", v.evidence);
+    }
+
+    /// A failed Job's evidence holds its own pods' logs, also of a pod deleted since (its
+    /// name starts with the Job's), never another Job's whose name merely shares the prefix.
+    #[test]
+    fn a_failed_jobs_cause_holds_its_own_logs_only() {
+        let mut s = state(&[], &[]);
+        let pod = |name: &str, owner: &str| PodView {
+            name: name.into(),
+            namespace: "apps".into(),
+            owner: owner.into(),
+            phase: "Failed".into(),
+            ready: false,
+            restarts: 0,
+            node: None,
+            current: true,
+            causes: vec!["Failed: Error (exit 1)".into()],
+            containers: vec!["c".into()],
+        };
+        for p in [
+            pod("demo-seed-abc", "Job/demo-seed"),
+            pod("demo-seed-extra-xyz", "Job/demo-seed-extra"),
+        ] {
+            s.pods.insert(("apps".into(), p.name.clone()), p);
+        }
+        for (key, line) in [
+            ("demo-seed-abc/c", "listed pod"),
+            ("demo-seed-gone/c", "deleted pod"),
+            ("demo-seed-extra-xyz/c", "another job"),
+            ("other-1/c", "unrelated"),
+        ] {
+            s.logs.insert(key.into(), [line.to_string()].into());
+        }
+        let got = job_cause(&s, "hook demo-seed", "demo-seed");
+        assert_eq!(
+            got,
+            [
+                "hook demo-seed: pod demo-seed-abc: Failed: Error (exit 1)",
+                "hook demo-seed: log demo-seed-abc/c: listed pod",
+                "hook demo-seed: log demo-seed-gone/c: deleted pod",
+            ]
+        );
     }
 
     #[test]

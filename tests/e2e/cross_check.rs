@@ -2,30 +2,17 @@
 //! `app.kubernetes.io/instance` label (tests/charts/unlabelled, labelled the Helm 2 way) still
 //! gates the verdict, and the report says the label is missing.
 
-use std::time::Instant;
-
-use crate::support::{DeployRun, Sim, finish, repo};
+use crate::support::{DeployRun, Sim, repo};
 
 const NOTE: &str = "in the release manifest but not labelled app.kubernetes.io/instance=demo";
 
 /// `helmdeck deploy demo tests/charts/unlabelled -n apps --headless --report … <extra>`.
 fn deploy_unlabelled(sim: &Sim, extra: &[&str]) -> DeployRun {
-    let chart = repo().join("tests/charts/unlabelled");
-    let report = sim.home().join("unlabelled-report.json");
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 checkout path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 temp path"),
-    ];
-    args.extend_from_slice(extra);
-    let started = Instant::now();
-    let out = sim.helmdeck_command(&args).output().expect("run helmdeck");
-    finish(out, &report, started)
+    sim.deploy_chart(
+        &repo().join("tests/charts/unlabelled"),
+        "unlabelled-report.json",
+        extra,
+    )
 }
 
 #[test]

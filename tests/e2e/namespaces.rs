@@ -4,11 +4,10 @@
 //! their manifest names, judged there, and named with it.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{DeployRun, Sim, finish, repo, stdout_json, text};
+use crate::support::{DeployRun, Sim, repo, stdout_json, text};
 
 fn ns_chart() -> PathBuf {
     repo().join("tests/charts/ns-override")
@@ -29,22 +28,7 @@ fn sim_with(dir: &tempfile::TempDir, rules: &str) -> Sim {
 
 /// `helmdeck deploy demo tests/charts/ns-override -n apps --headless --report … <extra>`.
 fn deploy(sim: &Sim, extra: &[&str]) -> DeployRun {
-    let chart = ns_chart();
-    let report = sim.home().join("ns-report.json");
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 checkout path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 temp path"),
-    ];
-    args.extend_from_slice(extra);
-    let started = Instant::now();
-    let out = sim.helmdeck_command(&args).output().expect("run helmdeck");
-    finish(out, &report, started)
+    sim.deploy_chart(&ns_chart(), "ns-report.json", extra)
 }
 
 /// `(kind, namespace, name)` of every workload in a report or an inspection, sorted.

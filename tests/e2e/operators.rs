@@ -26,19 +26,10 @@ fn slow_migrate(dir: &Path, migrate: &str, seed: &str) -> String {
 /// `helmdeck deploy demo <chart> -n apps --headless --report <name>.json <extra>`, started.
 fn spawn_deploy(sim: &Sim, name: &str, extra: &[&str]) -> (Child, std::path::PathBuf) {
     let report = sim.home().join(format!("{name}.json"));
-    let chart = chart();
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 path"),
-    ];
-    args.extend_from_slice(extra);
-    let child = sim.helmdeck_command(&args).spawn().expect("run helmdeck");
+    let child = sim
+        .deploy_command(&report, extra)
+        .spawn()
+        .expect("run helmdeck");
     (child, report)
 }
 

@@ -275,16 +275,20 @@ impl Sim {
 
     /// `helmdeck deploy demo <chart> -n apps --headless --report <report> <extra>`, not yet run.
     pub fn deploy_command(&self, report: &Path, extra: &[&str]) -> Command {
-        let chart = chart();
+        self.deploy_chart_command(&chart(), report, extra)
+    }
+
+    /// `helmdeck deploy demo CHART -n apps --headless --report <report> <extra>`, not yet run.
+    pub fn deploy_chart_command(&self, chart: &Path, report: &Path, extra: &[&str]) -> Command {
         let mut args = vec![
             "deploy",
             "demo",
-            chart.to_str().unwrap(),
+            chart.to_str().expect("a UTF-8 path"),
             "-n",
             "apps",
             "--headless",
             "--report",
-            report.to_str().unwrap(),
+            report.to_str().expect("a UTF-8 path"),
         ];
         args.extend_from_slice(extra);
         self.helmdeck_command(&args)
@@ -292,13 +296,18 @@ impl Sim {
 
     /// `helmdeck deploy demo <chart> -n apps --headless --report … <extra>`.
     pub fn deploy(&self, extra: &[&str]) -> DeployRun {
-        let report = self
-            .home()
-            .join(format!("report-{}.json", std::process::id()));
+        let report = format!("report-{}.json", std::process::id());
+        self.deploy_chart(&chart(), &report, extra)
+    }
+
+    /// `helmdeck deploy demo CHART -n apps --headless --report <home>/<report> <extra>`, run to
+    /// its end (a report left there before is removed first).
+    pub fn deploy_chart(&self, chart: &Path, report: &str, extra: &[&str]) -> DeployRun {
+        let report = self.home().join(report);
         let _ = std::fs::remove_file(&report);
         let started = Instant::now();
         let out = self
-            .deploy_command(&report, extra)
+            .deploy_chart_command(chart, &report, extra)
             .output()
             .expect("run helmdeck");
         finish(out, &report, started)

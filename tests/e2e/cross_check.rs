@@ -17,14 +17,9 @@ fn deploy_unlabelled(sim: &Sim, extra: &[&str]) -> DeployRun {
 
 #[test]
 fn an_unlabelled_manifest_workload_that_fails_gates_with_exit_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("plain-crashes.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\nworkloads:\n  - {match: Deployment/*-plain, start_after: 300ms, ready_after: 500ms, crash_loop: 1}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(scenario.to_str().unwrap());
+    );
     let run = deploy_unlabelled(&sim, &["--timeout", "8s"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let reason = run.reason();

@@ -195,14 +195,9 @@ fn a_toggle_that_adds_an_object_that_is_not_a_hook_is_exit_2_naming_it() {
 
 #[test]
 fn a_second_only_init_refuses_to_replace_a_job_running_for_another_run() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let scenario = dir.path().join("slow-init.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\njobs:\n  - match: '*-init'\n    after: 6s\n    logs: [\"init of the first run\", \"init complete\"]\n",
-    )
-    .expect("write the scenario");
-    let sim = Sim::start(scenario.to_str().expect("a UTF-8 path"));
+    );
     let installed = sim.install_demo(&["--set", "initJob.enabled=false", "--timeout", "60s"]);
     assert!(installed.status.success(), "{}", text(&installed));
     let chart = crate::support::chart();

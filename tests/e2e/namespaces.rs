@@ -14,16 +14,10 @@ fn ns_chart() -> PathBuf {
 }
 
 /// A simulator where `apps` and `monitoring` exist; `rules` are extra `workloads:` entries.
-fn sim_with(dir: &tempfile::TempDir, rules: &str) -> Sim {
-    let scenario = dir.path().join("ns-override.yaml");
-    std::fs::write(
-        &scenario,
-        format!(
-            "namespaces: [apps, monitoring]\ndefaults: {{start_after: 300ms, ready_after: 500ms}}\nworkloads:\n{rules}"
-        ),
-    )
-    .expect("write the scenario");
-    Sim::start(scenario.to_str().expect("a UTF-8 temp path"))
+fn sim_with(rules: &str) -> Sim {
+    Sim::start_yaml(&format!(
+        "namespaces: [apps, monitoring]\ndefaults: {{start_after: 300ms, ready_after: 500ms}}\nworkloads:\n{rules}"
+    ))
 }
 
 /// `helmdeck deploy demo tests/charts/ns-override -n apps --headless --report … <extra>`.
@@ -59,8 +53,7 @@ fn expected() -> Vec<(String, String, String)> {
 
 #[test]
 fn workloads_placed_by_namespace_override_are_watched_there_and_the_deploy_lands() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = sim_with(&dir, "  []\n");
+    let sim = sim_with("  []\n");
     let run = deploy(&sim, &["--timeout", "60s"]);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(run.report["verdict"]["outcome"], "landed");
@@ -99,9 +92,7 @@ fn workloads_placed_by_namespace_override_are_watched_there_and_the_deploy_lands
 
 #[test]
 fn a_failing_workload_in_another_namespace_exits_1_naming_its_namespace() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let sim = sim_with(
-        &dir,
         "  - {match: Deployment/*-state-metrics, start_after: 300ms, ready_after: 500ms, crash_loop: 1}\n",
     );
     let run = deploy(&sim, &["--timeout", "8s"]);
@@ -132,8 +123,7 @@ fn a_failing_workload_in_another_namespace_exits_1_naming_its_namespace() {
 
 #[test]
 fn inspect_finds_and_judges_workloads_in_another_namespace() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = sim_with(&dir, "  []\n");
+    let sim = sim_with("  []\n");
     let chart = ns_chart();
     let out = sim.helm(&[
         "upgrade",

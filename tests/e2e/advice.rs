@@ -3,13 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{DEMO_INIT, DeployRun, Sim, printed_commands, text};
-
-fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{DeployRun, Sim, printed_commands, text, with_init};
 
 /// The one command `run` printed, checked to be the kind expected.
 fn the_command(run: &DeployRun, starts: &str) -> String {

@@ -3,13 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{DEMO_INIT, Sim, text};
-
-fn with_init(extra: &[&'static str]) -> Vec<&'static str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{Sim, text, with_init};
 
 #[test]
 fn all_green_lands_with_exit_0() {

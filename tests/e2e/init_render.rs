@@ -1,13 +1,7 @@
 //! The init step's render (issue 9 items 2, 4, 6): the Job is checked offline before the first
 //! cluster request, and rendered after the upgrade from exactly what helm deployed.
 
-use crate::support::{ChartRepo, DEMO_INIT, Sim, chart_copy, text};
-
-fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{ChartRepo, Sim, chart_copy, text, with_init};
 
 /// The simulator's request count: 1 means only the stats request itself.
 fn requests(sim: &Sim) -> u64 {

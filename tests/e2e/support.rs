@@ -264,6 +264,13 @@ pub const DEMO_INIT: [&str; 4] = [
     "demo-init",
 ];
 
+/// [`DEMO_INIT`] followed by `extra`.
+pub fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = DEMO_INIT.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
 impl Sim {
     pub fn helmdeck_command(&self, args: &[&str]) -> Command {
         let mut cmd = self.client_command(Path::new(env!("CARGO_BIN_EXE_helmdeck")), args);

@@ -53,17 +53,9 @@ pub async fn run_deploy(
         .unwrap_or_else(|| prepared.cluster.server.clone());
     let client = prepared.cluster.client.clone();
     let namespace = prepared.namespace().to_string();
-    let mut tui = match Tui::enter(Some(TICK)) {
-        Ok(tui) => tui,
-        // A terminal that does not answer gets the plain lines instead; nothing has run yet.
-        Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "helmdeck: {}: plain output instead",
-                crate::text::one_line(e.chain())
-            );
-            return crate::headless::run(prepared, cancel).await;
-        }
+    // A terminal that does not answer gets the plain lines instead; nothing has run yet.
+    let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
+        return crate::headless::run(prepared, cancel).await;
     };
 
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();

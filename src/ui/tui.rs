@@ -93,6 +93,23 @@ pub struct Tui {
 }
 
 impl Tui {
+    /// [`Tui::enter`], or `None` once stderr says why the plain output comes instead (a terminal
+    /// that does not answer or cannot show a screen).
+    pub fn enter_or_plain(tick: Option<Duration>) -> Option<Tui> {
+        match Tui::enter(tick) {
+            Ok(tui) => Some(tui),
+            Err(e) => {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "helmdeck: {}: plain output instead",
+                    crate::text::one_line(e.chain())
+                );
+                None
+            }
+        }
+    }
+
     /// Signals first, the terminal second: nothing has started if either fails. `tick`, when
     /// given, is how often [`TuiEvent::Tick`] comes.
     pub fn enter(tick: Option<Duration>) -> Result<Tui> {

@@ -3,13 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{DEMO_INIT, DeployRun, Sim, printed_commands, text};
-
-fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{DeployRun, Sim, printed_commands, text, with_init};
 
 /// The one command `run` printed, checked to be the kind expected.
 fn the_command(run: &DeployRun, starts: &str) -> String {
@@ -20,8 +14,7 @@ fn the_command(run: &DeployRun, starts: &str) -> String {
 }
 
 fn history(sim: &Sim) -> Vec<serde_json::Value> {
-    let out = sim.helm(&["history", "demo", "-n", "apps", "-o", "json"]);
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)))
+    serde_json::from_value(sim.helm_history()).expect("helm history is a list")
 }
 
 #[test]
@@ -84,31 +77,13 @@ fn the_printed_only_init_reruns_init_with_every_setting_and_no_value() {
 
 #[test]
 fn the_printed_only_init_after_a_cancel_during_init_lands() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("slow-init.yaml");
-    std::fs::write(
-        &scenario,
-        "namespaces: [apps]\njobs:\n  - {match: '*-init', after: 5s}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(scenario.to_str().unwrap());
+    let sim = Sim::start_yaml("namespaces: [apps]\njobs:\n  - {match: '*-init', after: 5s}\n");
     let report = sim.home().join("cancel.json");
-    let chart = crate::support::chart();
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().unwrap(),
-        "-n",
-        "apps",
-        "--headless",
-        "--timeout",
-        "60s",
-        "--report",
-        report.to_str().unwrap(),
-    ];
-    args.extend_from_slice(&DEMO_INIT);
     let started = Instant::now();
-    let child = sim.helmdeck_command(&args).spawn().unwrap();
+    let child = sim
+        .deploy_command(&report, &with_init(&["--timeout", "60s"]))
+        .spawn()
+        .unwrap();
     sim.wait_for(
         "the init Job helmdeck creates",
         Duration::from_secs(60),
@@ -205,14 +180,9 @@ fn the_printed_lock_recovery_clears_the_lock() {
 
 #[test]
 fn the_printed_record_deletion_unblocks_a_stuck_first_install() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("stuck-install.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\nseed:\n  releases:\n    - name: demo\n      namespace: apps\n      revisions:\n        - {version: 1, status: pending-install, age: 20m, chart: deckapp, chart_version: \"0.4.2\"}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(scenario.to_str().unwrap());
+    );
     let run = sim.deploy(&["--timeout", "60s", "--kube-context", "helmdeck-sim"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let command = the_command(&run, "kubectl delete secret sh.helm.release.v1.demo.v1 ");

@@ -2,42 +2,24 @@
 //! `app.kubernetes.io/instance` label (tests/charts/unlabelled, labelled the Helm 2 way) still
 //! gates the verdict, and the report says the label is missing.
 
-use std::time::Instant;
-
-use crate::support::{DeployRun, Sim, finish, repo};
+use crate::support::{DeployRun, Sim, repo};
 
 const NOTE: &str = "in the release manifest but not labelled app.kubernetes.io/instance=demo";
 
 /// `helmdeck deploy demo tests/charts/unlabelled -n apps --headless --report … <extra>`.
 fn deploy_unlabelled(sim: &Sim, extra: &[&str]) -> DeployRun {
-    let chart = repo().join("tests/charts/unlabelled");
-    let report = sim.home().join("unlabelled-report.json");
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 checkout path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 temp path"),
-    ];
-    args.extend_from_slice(extra);
-    let started = Instant::now();
-    let out = sim.helmdeck_command(&args).output().expect("run helmdeck");
-    finish(out, &report, started)
+    sim.deploy_chart(
+        &repo().join("tests/charts/unlabelled"),
+        "unlabelled-report.json",
+        extra,
+    )
 }
 
 #[test]
 fn an_unlabelled_manifest_workload_that_fails_gates_with_exit_1() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("plain-crashes.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\nworkloads:\n  - {match: Deployment/*-plain, start_after: 300ms, ready_after: 500ms, crash_loop: 1}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(scenario.to_str().unwrap());
+    );
     let run = deploy_unlabelled(&sim, &["--timeout", "8s"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let reason = run.reason();

@@ -1,15 +1,9 @@
 //! The verdict matrix: `helmdeck deploy` with the real helm against `helmdeck sim`, one
 //! scenario per story, asserting exit code and report.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{DEMO_INIT, Sim, text};
-
-fn with_init(extra: &[&'static str]) -> Vec<&'static str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{Sim, text, with_init};
 
 #[test]
 fn all_green_lands_with_exit_0() {
@@ -425,52 +419,10 @@ fn dropped_watches_a_410_and_500s_mid_rollout_relist_and_still_land() {
 
 #[test]
 fn sigterm_during_helm_exits_1_and_leaves_the_release_failed_not_pending() {
-    // A migration hook that takes a while, so helm is mid-upgrade when the signal comes.
-    let dir = tempfile::tempdir().unwrap();
-    let slow = dir.path().join("slow.yaml");
-    std::fs::write(
-        &slow,
-        "namespaces: [apps]\njobs:\n  - {match: '*-migrate', after: 60s}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(slow.to_str().unwrap());
-    let report = sim.home().join("cancel.json");
-    let chart = crate::support::chart();
-    let started = Instant::now();
-    let child = sim
-        .helmdeck_command(&[
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--report",
-            report.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    // Wait until helm has stored the pending revision (the hook runs after that).
-    sim.wait_for(
-        "helm waiting on the slow migrate hook (its Job exists)",
-        Duration::from_secs(30),
-        |s| {
-            // Not merely the pending record: helm only records `failed` on a signal once it is
-            // past creating the release, so wait until it waits on the hook.
-            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
-                .contains("pending-install")
-                && s.get("/apis/batch/v1/namespaces/apps/jobs")
-                    .contains("demo-migrate")
-        },
-    );
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
-    let run = crate::support::finish(out, &report, started);
+    let (sim, run) = crate::support::signal_during_helm(libc::SIGTERM, "cancel.json");
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert_eq!(run.reason(), "cancelled", "{}", run.describe());
-    let history = sim.helm(&["history", "demo", "-n", "apps", "-o", "json"]);
-    let history: serde_json::Value =
-        serde_json::from_slice(&history.stdout).unwrap_or_else(|_| panic!("{}", text(&history)));
+    let history = sim.helm_history();
     assert_eq!(history[0]["status"], "failed", "{history}");
 }
 

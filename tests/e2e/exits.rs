@@ -6,59 +6,17 @@ use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use crate::support::{Sim, chart, text};
+use crate::support::{Sim, chart, signal_during_helm};
 
 #[test]
 fn sighup_during_helm_cancels_and_leaves_the_release_failed_not_pending() {
-    // A migration hook that takes a while, so helm is mid-upgrade when the signal comes.
-    let dir = tempfile::tempdir().unwrap();
-    let slow = dir.path().join("slow.yaml");
-    std::fs::write(
-        &slow,
-        "namespaces: [apps]\njobs:\n  - {match: '*-migrate', after: 60s}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(slow.to_str().unwrap());
-    let report = sim.home().join("hangup.json");
-    let chart = chart();
-    let started = Instant::now();
-    let child = sim
-        .helmdeck_command(&[
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--report",
-            report.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    sim.wait_for(
-        "helm waiting on the slow migrate hook (its Job exists)",
-        Duration::from_secs(30),
-        |s| {
-            // Not merely the pending record: helm only records `failed` on a signal once it is
-            // past creating the release, so wait until it waits on the hook.
-            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
-                .contains("pending-install")
-                && s.get("/apis/batch/v1/namespaces/apps/jobs")
-                    .contains("demo-migrate")
-        },
-    );
-    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
-    let out = child.wait_with_output().unwrap();
-    let run = crate::support::finish(out, &report, started);
+    let (sim, run) = signal_during_helm(libc::SIGHUP, "hangup.json");
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert_eq!(run.reason(), "cancelled", "{}", run.describe());
     assert_eq!(run.report["helm"]["cancelled"], true, "helm got SIGTERM");
     assert_eq!(run.report["helm"]["exited"], true, "helm was waited for");
-    let history = sim.helm(&["history", "demo", "-n", "apps", "-o", "json"]);
-    let history: serde_json::Value =
-        serde_json::from_slice(&history.stdout).unwrap_or_else(|_| panic!("{}", text(&history)));
+    let history = sim.helm_history();
     assert_eq!(
         history[0]["status"], "failed",
         "not pending-install: {history}"

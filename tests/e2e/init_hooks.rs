@@ -19,22 +19,7 @@ fn init_sa_chart() -> PathBuf {
 
 /// `helmdeck deploy demo CHART -n apps --headless --report …` plus `extra`.
 fn deploy_chart(sim: &Sim, chart: &Path, report: &str, extra: &[&str]) -> DeployRun {
-    let report = sim.home().join(report);
-    let _ = std::fs::remove_file(&report);
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 path"),
-    ];
-    args.extend_from_slice(extra);
-    let started = Instant::now();
-    let out = sim.helmdeck_command(&args).output().expect("run helmdeck");
-    finish(out, &report, started)
+    sim.deploy_chart(chart, report, extra)
 }
 
 fn with(base: &[&'static str], extra: &[&'static str]) -> Vec<&'static str> {
@@ -210,36 +195,19 @@ fn a_toggle_that_adds_an_object_that_is_not_a_hook_is_exit_2_naming_it() {
 
 #[test]
 fn a_second_only_init_refuses_to_replace_a_job_running_for_another_run() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let scenario = dir.path().join("slow-init.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\njobs:\n  - match: '*-init'\n    after: 6s\n    logs: [\"init of the first run\", \"init complete\"]\n",
-    )
-    .expect("write the scenario");
-    let sim = Sim::start(scenario.to_str().expect("a UTF-8 path"));
+    );
     let installed = sim.install_demo(&["--set", "initJob.enabled=false", "--timeout", "60s"]);
     assert!(installed.status.success(), "{}", text(&installed));
     let chart = crate::support::chart();
     let report_a = sim.home().join("first.json");
-    let mut args_a = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report_a.to_str().expect("a UTF-8 path"),
-        "--only",
-        "init",
-        "--timeout",
-        "60s",
-    ];
-    args_a.extend_from_slice(&DEMO_INIT);
     let started = Instant::now();
     let first = sim
-        .helmdeck_command(&args_a)
+        .deploy_command(
+            &report_a,
+            &with(&DEMO_INIT, &["--only", "init", "--timeout", "60s"]),
+        )
         .stdin(Stdio::null())
         .spawn()
         .expect("start the first run");

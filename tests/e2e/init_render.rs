@@ -1,13 +1,7 @@
 //! The init step's render (issue 9 items 2, 4, 6): the Job is checked offline before the first
 //! cluster request, and rendered after the upgrade from exactly what helm deployed.
 
-use crate::support::{ChartRepo, DEMO_INIT, Sim, chart_copy, text};
-
-fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = DEMO_INIT.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
+use crate::support::{ChartRepo, Sim, chart_copy, text, with_init};
 
 /// The simulator's request count: 1 means only the stats request itself.
 fn requests(sim: &Sim) -> u64 {
@@ -152,29 +146,17 @@ fn the_init_job_renders_as_an_install_on_a_first_install_and_an_upgrade_after() 
             text
         }
     });
-    let deploy = |sim: &Sim| {
-        let mut args = vec![
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--timeout",
-            "60s",
-        ];
-        args.extend_from_slice(&DEMO_INIT);
-        sim.helmdeck_command(&args).output().unwrap()
-    };
-    let out = deploy(&sim);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let deploy =
+        |sim: &Sim| sim.deploy_chart(&chart, "render.json", &with_init(&["--timeout", "60s"]));
+    let run = deploy(&sim);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(
         sim.job_args("demo-init").contains(&"--install".to_string()),
         "{:?}",
         sim.job_args("demo-init")
     );
-    let out = deploy(&sim);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = deploy(&sim);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(
         sim.job_args("demo-init").contains(&"--upgrade".to_string()),
         "{:?}",
@@ -187,24 +169,10 @@ fn a_repo_chart_is_pulled_once_and_the_upgrade_and_the_render_use_that_copy() {
     let sim = Sim::start("all-green");
     let dir = tempfile::tempdir().unwrap();
     let repo = ChartRepo::demo(&sim, dir.path());
-    let report = sim.home().join("repo-report.json");
-    let mut args = vec![
-        "deploy",
-        "demo",
-        "deckapp",
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().unwrap(),
-        "--timeout",
-        "60s",
-    ];
-    args.extend_from_slice(&DEMO_INIT);
+    let mut args = with_init(&["--timeout", "60s"]);
     args.extend_from_slice(&["--", "--repo", &repo.url, "--version", "0.4.2"]);
-    let started = std::time::Instant::now();
-    let out = sim.helmdeck_command(&args).output().unwrap();
-    let run = crate::support::finish(out, &report, started);
+    // A chart named in the repo, not a path.
+    let run = sim.deploy_chart(std::path::Path::new("deckapp"), "repo-report.json", &args);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(
         run.step("init")["status"],

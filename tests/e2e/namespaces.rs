@@ -4,47 +4,25 @@
 //! their manifest names, judged there, and named with it.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{DeployRun, Sim, finish, repo, stdout_json, text};
+use crate::support::{DeployRun, Sim, repo, stdout_json, text};
 
 fn ns_chart() -> PathBuf {
     repo().join("tests/charts/ns-override")
 }
 
 /// A simulator where `apps` and `monitoring` exist; `rules` are extra `workloads:` entries.
-fn sim_with(dir: &tempfile::TempDir, rules: &str) -> Sim {
-    let scenario = dir.path().join("ns-override.yaml");
-    std::fs::write(
-        &scenario,
-        format!(
-            "namespaces: [apps, monitoring]\ndefaults: {{start_after: 300ms, ready_after: 500ms}}\nworkloads:\n{rules}"
-        ),
-    )
-    .expect("write the scenario");
-    Sim::start(scenario.to_str().expect("a UTF-8 temp path"))
+fn sim_with(rules: &str) -> Sim {
+    Sim::start_yaml(&format!(
+        "namespaces: [apps, monitoring]\ndefaults: {{start_after: 300ms, ready_after: 500ms}}\nworkloads:\n{rules}"
+    ))
 }
 
 /// `helmdeck deploy demo tests/charts/ns-override -n apps --headless --report … <extra>`.
 fn deploy(sim: &Sim, extra: &[&str]) -> DeployRun {
-    let chart = ns_chart();
-    let report = sim.home().join("ns-report.json");
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 checkout path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 temp path"),
-    ];
-    args.extend_from_slice(extra);
-    let started = Instant::now();
-    let out = sim.helmdeck_command(&args).output().expect("run helmdeck");
-    finish(out, &report, started)
+    sim.deploy_chart(&ns_chart(), "ns-report.json", extra)
 }
 
 /// `(kind, namespace, name)` of every workload in a report or an inspection, sorted.
@@ -75,8 +53,7 @@ fn expected() -> Vec<(String, String, String)> {
 
 #[test]
 fn workloads_placed_by_namespace_override_are_watched_there_and_the_deploy_lands() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = sim_with(&dir, "  []\n");
+    let sim = sim_with("  []\n");
     let run = deploy(&sim, &["--timeout", "60s"]);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(run.report["verdict"]["outcome"], "landed");
@@ -115,9 +92,7 @@ fn workloads_placed_by_namespace_override_are_watched_there_and_the_deploy_lands
 
 #[test]
 fn a_failing_workload_in_another_namespace_exits_1_naming_its_namespace() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let sim = sim_with(
-        &dir,
         "  - {match: Deployment/*-state-metrics, start_after: 300ms, ready_after: 500ms, crash_loop: 1}\n",
     );
     let run = deploy(&sim, &["--timeout", "8s"]);
@@ -148,8 +123,7 @@ fn a_failing_workload_in_another_namespace_exits_1_naming_its_namespace() {
 
 #[test]
 fn inspect_finds_and_judges_workloads_in_another_namespace() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = sim_with(&dir, "  []\n");
+    let sim = sim_with("  []\n");
     let chart = ns_chart();
     let out = sim.helm(&[
         "upgrade",

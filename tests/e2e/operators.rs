@@ -2,7 +2,6 @@
 //! revision or hook Jobs, never advises undoing a deploy that is still in progress, and reads a
 //! lock's age from the record Secret's `metadata.creationTimestamp`.
 
-use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -11,34 +10,19 @@ use serde_json::Value;
 use crate::support::{DeployRun, Sim, chart, finish, text, tool};
 
 /// A scenario whose pre-upgrade migrate hook takes `migrate`, so an upgrade stays pending.
-fn slow_migrate(dir: &Path, migrate: &str, seed: &str) -> String {
-    let path = dir.join("scenario.yaml");
-    std::fs::write(
-        &path,
-        format!(
-            "namespaces: [apps]\njobs:\n  - {{match: '*-migrate', after: {migrate}}}\n  {seed}\n"
-        ),
-    )
-    .expect("write the scenario");
-    path.to_str().expect("a UTF-8 path").to_string()
+fn slow_migrate(migrate: &str, seed: &str) -> Sim {
+    Sim::start_yaml(&format!(
+        "namespaces: [apps]\njobs:\n  - {{match: '*-migrate', after: {migrate}}}\n  {seed}\n"
+    ))
 }
 
 /// `helmdeck deploy demo <chart> -n apps --headless --report <name>.json <extra>`, started.
 fn spawn_deploy(sim: &Sim, name: &str, extra: &[&str]) -> (Child, std::path::PathBuf) {
     let report = sim.home().join(format!("{name}.json"));
-    let chart = chart();
-    let mut args = vec![
-        "deploy",
-        "demo",
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        "apps",
-        "--headless",
-        "--report",
-        report.to_str().expect("a UTF-8 path"),
-    ];
-    args.extend_from_slice(extra);
-    let child = sim.helmdeck_command(&args).spawn().expect("run helmdeck");
+    let child = sim
+        .deploy_command(&report, extra)
+        .spawn()
+        .expect("run helmdeck");
     (child, report)
 }
 
@@ -143,8 +127,7 @@ fn installed_then_paused(sim: &Sim, pause: Duration) {
 
 #[test]
 fn two_deploys_started_together_one_wins_and_the_loser_waits_claiming_nothing() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = Sim::start(&slow_migrate(dir.path(), "4s", ""));
+    let sim = slow_migrate("4s", "");
     installed_then_paused(&sim, Duration::ZERO);
     let started = Instant::now();
     let (a, a_report) = spawn_deploy(&sim, "a", &["--timeout", "60s"]);
@@ -214,8 +197,7 @@ fn two_deploys_started_together_one_wins_and_the_loser_waits_claiming_nothing() 
 
 #[test]
 fn a_deploy_during_a_young_pending_upgrade_is_told_to_wait_never_to_roll_back() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = Sim::start(&slow_migrate(dir.path(), "60s", ""));
+    let sim = slow_migrate("60s", "");
     installed_then_paused(&sim, Duration::from_secs(6));
     let mut other = spawn_helm_upgrade(&sim);
     let created = wait_pending(&sim, "2");
@@ -250,8 +232,7 @@ fn a_deploy_during_a_young_pending_upgrade_is_told_to_wait_never_to_roll_back() 
 
 #[test]
 fn a_lock_older_than_lock_min_age_keeps_the_recovery_advice_with_its_records_age() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim = Sim::start(&slow_migrate(dir.path(), "60s", ""));
+    let sim = slow_migrate("60s", "");
     installed_then_paused(&sim, Duration::from_secs(6));
     let mut other = spawn_helm_upgrade(&sim);
     let created = wait_pending(&sim, "2");
@@ -281,9 +262,8 @@ fn a_lock_older_than_lock_min_age_keeps_the_recovery_advice_with_its_records_age
 
 #[test]
 fn a_previous_runs_failed_hook_job_is_not_shown_as_this_runs() {
-    let dir = tempfile::tempdir().expect("temp dir");
     let seed = "- {match: '*-seed', outcome: fail, after: 300ms, logs: ['OLD RUN: seed failed']}";
-    let sim = Sim::start(&slow_migrate(dir.path(), "4s", seed));
+    let sim = slow_migrate("4s", seed);
     let first = sim.deploy(&["--timeout", "60s"]);
     assert_eq!(first.code, Some(1), "{}", first.describe());
     assert!(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Sim, chart, text};
+use crate::support::{Sim, text};
 
 /// What an earlier, landed run left at the path.
 const OLD_LANDED: &str =
@@ -23,30 +23,13 @@ fn read(path: &std::path::Path) -> Value {
 #[test]
 fn a_run_killed_mid_rollout_leaves_a_running_report_not_an_older_verdict() {
     // Pods that take minutes to start: the rollout step is still waiting when the kill comes.
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("slow-pods.yaml");
-    std::fs::write(
-        &scenario,
+    let sim = Sim::start_yaml(
         "namespaces: [apps]\ndefaults: {start_after: 10m}\njobs:\n  - {match: '*', after: 200ms}\n",
-    )
-    .unwrap();
-    let sim = Sim::start(scenario.to_str().unwrap());
+    );
     let report = sim.home().join("report.json");
     std::fs::write(&report, OLD_LANDED).unwrap();
-    let chart = chart();
     let mut child = sim
-        .helmdeck_command(&[
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--timeout",
-            "5m",
-            "--report",
-            report.to_str().unwrap(),
-        ])
+        .deploy_command(&report, &["--timeout", "5m"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -72,20 +55,8 @@ fn a_refused_run_writes_a_report_with_code_2() {
     let sim = Sim::start("all-green");
     let report = sim.home().join("report.json");
     std::fs::write(&report, OLD_LANDED).unwrap();
-    let chart = chart();
     let out = sim
-        .helmdeck_command(&[
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--timeout",
-            "soon",
-            "--report",
-            report.to_str().unwrap(),
-        ])
+        .deploy_command(&report, &["--timeout", "soon"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -115,19 +86,8 @@ fn a_symlink_at_the_report_path_is_replaced_not_followed() {
     std::fs::write(&target, "not a report").unwrap();
     let report = sim.home().join("report.json");
     std::os::unix::fs::symlink(&target, &report).unwrap();
-    let chart = chart();
     let out = sim
-        .helmdeck_command(&[
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--dry-run",
-            "--report",
-            report.to_str().unwrap(),
-        ])
+        .deploy_command(&report, &["--dry-run"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -37,7 +37,18 @@ pub struct Sim {
 
 impl Sim {
     pub fn start(scenario: &str) -> Sim {
+        Sim::start_in(tempfile::tempdir().expect("temp dir"), scenario)
+    }
+
+    /// A sim on a scenario given as YAML text, written into the sim's own directory.
+    pub fn start_yaml(yaml: &str) -> Sim {
         let dir = tempfile::tempdir().expect("temp dir");
+        let scenario = dir.path().join("scenario.yaml");
+        std::fs::write(&scenario, yaml).expect("write scenario");
+        Sim::start_in(dir, scenario.to_str().unwrap())
+    }
+
+    fn start_in(dir: tempfile::TempDir, scenario: &str) -> Sim {
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_helmdeck"))
             .args([
@@ -253,6 +264,13 @@ pub const DEMO_INIT: [&str; 4] = [
     "demo-init",
 ];
 
+/// [`DEMO_INIT`] followed by `extra`.
+pub fn with_init<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = DEMO_INIT.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
 impl Sim {
     pub fn helmdeck_command(&self, args: &[&str]) -> Command {
         let mut cmd = self.client_command(Path::new(env!("CARGO_BIN_EXE_helmdeck")), args);
@@ -262,29 +280,86 @@ impl Sim {
         cmd
     }
 
-    /// `helmdeck deploy demo <chart> -n apps --headless --report … <extra>`.
-    pub fn deploy(&self, extra: &[&str]) -> DeployRun {
-        let report = self
-            .home()
-            .join(format!("report-{}.json", std::process::id()));
-        let _ = std::fs::remove_file(&report);
-        let chart = chart();
+    /// `helmdeck deploy demo <chart> -n apps --headless --report <report> <extra>`, not yet run.
+    pub fn deploy_command(&self, report: &Path, extra: &[&str]) -> Command {
+        self.deploy_chart_command(&chart(), report, extra)
+    }
+
+    /// `helmdeck deploy demo CHART -n apps --headless --report <report> <extra>`, not yet run.
+    pub fn deploy_chart_command(&self, chart: &Path, report: &Path, extra: &[&str]) -> Command {
         let mut args = vec![
             "deploy",
             "demo",
-            chart.to_str().unwrap(),
+            chart.to_str().expect("a UTF-8 path"),
             "-n",
             "apps",
             "--headless",
             "--report",
-            report.to_str().unwrap(),
+            report.to_str().expect("a UTF-8 path"),
         ];
         args.extend_from_slice(extra);
+        self.helmdeck_command(&args)
+    }
+
+    /// `helmdeck deploy demo <chart> -n apps --headless --report … <extra>`.
+    pub fn deploy(&self, extra: &[&str]) -> DeployRun {
+        let report = format!("report-{}.json", std::process::id());
+        self.deploy_chart(&chart(), &report, extra)
+    }
+
+    /// `helmdeck deploy demo CHART -n apps --headless --report <home>/<report> <extra>`, run to
+    /// its end (a report left there before is removed first).
+    pub fn deploy_chart(&self, chart: &Path, report: &str, extra: &[&str]) -> DeployRun {
+        let report = self.home().join(report);
+        let _ = std::fs::remove_file(&report);
         let started = Instant::now();
-        let out = self.helmdeck_command(&args).output().expect("run helmdeck");
+        let out = self
+            .deploy_chart_command(chart, &report, extra)
+            .output()
+            .expect("run helmdeck");
         finish(out, &report, started)
     }
+
+    /// `helm history demo -n apps -o json`, parsed.
+    pub fn helm_history(&self) -> Value {
+        stdout_json(&self.helm(&["history", "demo", "-n", "apps", "-o", "json"]))
+    }
+
+    /// Waits until helm, installing `demo`, has stored its pending record and created the slow
+    /// `demo-migrate` hook Job of [`SLOW_MIGRATE`]: it is waiting on the hook.
+    pub fn wait_for_helm_on_the_migrate_hook(&self) {
+        self.wait_for(
+            "helm waiting on the slow migrate hook (its Job exists)",
+            Duration::from_secs(30),
+            |s| {
+                // Not merely the pending record: helm only records `failed` on a signal once it
+                // is past creating the release, so wait until it waits on the hook.
+                s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
+                    .contains("pending-install")
+                    && s.get("/apis/batch/v1/namespaces/apps/jobs")
+                        .contains("demo-migrate")
+            },
+        );
+    }
 }
+
+/// A scenario whose migration hook takes a minute, so helm is mid-install while it runs.
+pub const SLOW_MIGRATE: &str = "namespaces: [apps]\njobs:\n  - {match: '*-migrate', after: 60s}\n";
+
+/// A headless deploy on a [`SLOW_MIGRATE`] sim, sent `signal` once helm waits on the hook; the
+/// sim (to look at the release after) and the run.
+pub fn signal_during_helm(signal: i32, report_name: &str) -> (Sim, DeployRun) {
+    let sim = Sim::start_yaml(SLOW_MIGRATE);
+    let report = sim.home().join(report_name);
+    let started = Instant::now();
+    let child = sim.deploy_command(&report, &[]).spawn().unwrap();
+    sim.wait_for_helm_on_the_migrate_hook();
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    (sim, run)
+}
+
+impl Sim {}
 
 /// Panics unless `report` is valid against docs/report.schema.json: every report the suite reads
 /// passes through here, so the schema is checked against every scenario's real report.
@@ -328,21 +403,9 @@ impl Sim {
     pub fn deploy_with_stdin(&self, extra: &[&str], input: &[u8]) -> DeployRun {
         let report = self.home().join("report-stdin.json");
         let _ = std::fs::remove_file(&report);
-        let chart = chart();
-        let mut args = vec![
-            "deploy",
-            "demo",
-            chart.to_str().unwrap(),
-            "-n",
-            "apps",
-            "--headless",
-            "--report",
-            report.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
         let started = Instant::now();
         let mut child = self
-            .helmdeck_command(&args)
+            .deploy_command(&report, extra)
             .stdin(Stdio::piped())
             .spawn()
             .expect("run helmdeck");

@@ -23,17 +23,9 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Inspection>,
 {
-    let mut tui = match Tui::enter(None) {
-        Ok(tui) => tui,
-        // A terminal that does not answer gets the plain text instead.
-        Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "helmdeck: {}: plain output instead",
-                crate::text::one_line(e.chain())
-            );
-            return crate::inspect::print(&inspection, false);
-        }
+    // A terminal that does not answer gets the plain text instead.
+    let Some(mut tui) = Tui::enter_or_plain(None) else {
+        return crate::inspect::print(&inspection, false);
     };
     let data = Inspected::new(inspection, Some(jiff::Timestamp::now()));
     let mut screen = InspectScreen {

@@ -201,24 +201,7 @@ mod tests {
     use crate::engine::state::PlanSummary;
 
     fn workload(namespace: &str) -> WorkloadView {
-        WorkloadView {
-            kind: "Deployment".into(),
-            namespace: namespace.into(),
-            name: "web".into(),
-            optional: false,
-            optional_because: None,
-            ready: true,
-            failed: false,
-            message: "done".into(),
-            desired: 1,
-            ready_replicas: 1,
-            updated: 1,
-            available: 1,
-            generation: 1,
-            created: None,
-            pod_causes: vec![],
-            notes: vec![],
-        }
+        WorkloadView::ready_web(namespace, "done")
     }
 
     /// During a roll the line says how many are updated, so "2/2 ready" with one pod of the

@@ -107,6 +107,29 @@ impl Standing {
 }
 
 impl WorkloadView {
+    /// A rolled-out one-replica Deployment `web` for tests: each test changes what it is about.
+    #[cfg(test)]
+    pub fn ready_web(namespace: &str, message: &str) -> Self {
+        WorkloadView {
+            kind: "Deployment".into(),
+            namespace: namespace.into(),
+            name: "web".into(),
+            optional: false,
+            optional_because: None,
+            ready: true,
+            failed: false,
+            message: message.into(),
+            desired: 1,
+            ready_replicas: 1,
+            updated: 1,
+            available: 1,
+            generation: 1,
+            created: None,
+            pod_causes: vec![],
+            notes: vec![],
+        }
+    }
+
     pub fn standing(&self) -> Standing {
         match (self.ready, self.optional, self.failed) {
             (true, _, _) => Standing::Ready,

@@ -303,24 +303,7 @@ mod tests {
     #[test]
     fn a_workload_is_its_kind_namespace_and_name() {
         let mut s = DeployState::default();
-        let w = |namespace: &str| WorkloadView {
-            kind: "Deployment".into(),
-            namespace: namespace.into(),
-            name: "web".into(),
-            optional: false,
-            optional_because: None,
-            ready: true,
-            failed: false,
-            message: "m".into(),
-            desired: 1,
-            ready_replicas: 1,
-            updated: 1,
-            available: 1,
-            generation: 1,
-            created: None,
-            pod_causes: vec![],
-            notes: vec![],
-        };
+        let w = |namespace: &str| WorkloadView::ready_web(namespace, "m");
         s.apply(&Event::Workload(w("apps")), 1.0, "t");
         assert!(!s.many_namespaces());
         s.apply(&Event::Workload(w("monitoring")), 1.0, "t");

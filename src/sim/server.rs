@@ -556,7 +556,9 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
         .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
         .to_bytes();
     let value = decode_body(content_type, &bytes)?;
-    if !value.is_object() {
+    // A JSON patch (RFC 6902) is a list of operations; every other body is an object.
+    let json_patch = patch_kind(content_type) == Some(PatchKind::Json);
+    if !(value.is_object() || json_patch && value.is_array()) {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",
         ));

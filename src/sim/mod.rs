@@ -4,9 +4,12 @@
 
 pub mod api_error;
 pub mod controllers;
+pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod faults;
+#[cfg(test)]
+mod kinds_tests;
 pub mod logs;
 pub mod logs_http;
 pub mod patch;

@@ -18,6 +18,7 @@ mod operators;
 mod report;
 mod sim_helm;
 mod sim_http;
+mod sim_kinds;
 mod sim_kubectl;
 mod sim_watcher;
 mod tui;

@@ -1,0 +1,561 @@
+//! Over HTTP against a running simulator: every row of the kind table round-trips
+//! create/get/list/watch/delete; CRDs register and unregister their kinds; `dryRun=All` writes
+//! nothing; admission answers as the API server does.
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::resources::{self, RESOURCES, ResourceType};
+use super::run::{self, Running};
+use super::{Scenario, crd};
+
+async fn sim() -> Running {
+    let scenario = Scenario::parse("namespaces: [apps]\n", "kinds").unwrap();
+    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    // The node controller registers the nodes just after start; rv checks wait for that.
+    while !sim.server.sim.store.counts().contains_key("Node") {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    sim
+}
+
+/// One request on its own connection; the status code and the raw body (a watch's body
+/// still has its chunk framing, which the tests only search).
+async fn http(
+    sim: &Running,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Option<&Value>,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(sim.addr).await.unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: sim\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).to_string();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
+
+/// Opens a watch and reads until `needle` shows up (or 5 s pass); what was read.
+async fn watch_until(sim: &Running, path: &str, needle: &str) -> String {
+    let mut stream = TcpStream::connect(sim.addr).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: sim\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        while !seen.contains(needle) {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), read).await;
+    seen
+}
+
+async fn get(sim: &Running, path: &str) -> (u16, Value) {
+    let (code, body) = http(sim, "GET", path, "application/json", None).await;
+    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+async fn send(sim: &Running, method: &str, path: &str, ct: &str, body: &Value) -> (u16, Value) {
+    let (code, text) = http(sim, method, path, ct, Some(body)).await;
+    (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn rv(sim: &Running) -> u64 {
+    sim.server.sim.store.current_rv()
+}
+
+pub fn widget_crd(group: &str) -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wdg"]},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}})
+}
+
+/// The smallest object of `rt` the simulator accepts.
+fn minimal(rt: &ResourceType) -> Value {
+    let name = format!("t-{}", rt.singular);
+    let mut obj =
+        json!({"apiVersion": rt.api_version(), "kind": rt.kind, "metadata": {"name": name}});
+    let template = json!({"metadata": {"labels": {"app": "t"}},
+        "spec": {"containers": [{"name": "c", "image": "x:1"}]}});
+    match rt.kind {
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => {
+            obj["spec"] = json!({"selector": {"matchLabels": {"app": "t"}}, "template": template});
+        }
+        "Pod" => obj["spec"] = template["spec"].clone(),
+        "CustomResourceDefinition" => obj = widget_crd("roundtrip.test.io"),
+        _ => {}
+    }
+    obj
+}
+
+#[tokio::test]
+async fn every_row_of_the_kind_table_round_trips_over_http() {
+    let sim = sim().await;
+    for rt in RESOURCES {
+        let obj = minimal(rt);
+        let name = obj["metadata"]["name"].as_str().unwrap().to_string();
+        let coll = rt.collection_path(Some("apps"));
+        let item = format!("{coll}/{name}");
+        let before = rv(&sim);
+        let (code, created) = send(&sim, "POST", &coll, "application/json", &obj).await;
+        assert_eq!(code, 201, "create {}: {created}", rt.kind);
+        assert_eq!(created["kind"], rt.kind);
+        assert_eq!(
+            created["metadata"].get("namespace").is_some(),
+            rt.namespaced,
+            "{}",
+            rt.kind
+        );
+        let (code, got) = get(&sim, &item).await;
+        assert_eq!(
+            (code, &got["metadata"]["uid"]),
+            (200, &created["metadata"]["uid"]),
+            "get {}",
+            rt.kind
+        );
+        let (code, list) = get(&sim, &coll).await;
+        assert_eq!(code, 200);
+        assert_eq!(list["kind"], format!("{}List", rt.kind));
+        assert!(
+            list["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o["metadata"]["name"] == name),
+            "list {}",
+            rt.kind
+        );
+        let watch = format!("{coll}?watch=true&resourceVersion={before}");
+        let added = format!(
+            "{{\"object\":{{\"apiVersion\":\"{}\",\"kind\":\"{}\"",
+            rt.api_version(),
+            rt.kind
+        );
+        let events = watch_until(&sim, &watch, &added).await;
+        assert!(
+            events.starts_with("HTTP/1.1 200")
+                && events.contains(&added)
+                && events.contains("\"type\":\"ADDED\"")
+                && events.contains(&format!("\"{name}\"")),
+            "watch {}: {events}",
+            rt.kind
+        );
+        let (code, _) = http(&sim, "DELETE", &item, "application/json", None).await;
+        assert_eq!(code, 200, "delete {}", rt.kind);
+        let (code, _) = get(&sim, &item).await;
+        assert_eq!(code, 404, "gone {}", rt.kind);
+    }
+}
+
+#[tokio::test]
+async fn discovery_and_openapi_cover_every_group_version() {
+    let sim = sim().await;
+    let (_, apis) = get(&sim, "/apis").await;
+    let (_, openapi) = get(&sim, "/openapi/v3").await;
+    for rt in RESOURCES {
+        let gv = rt.api_version();
+        let path = if rt.group.is_empty() {
+            "/api/v1".to_string()
+        } else {
+            format!("/apis/{gv}")
+        };
+        let (code, list) = get(&sim, &path).await;
+        assert_eq!(code, 200, "{gv}");
+        assert!(
+            list["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["name"] == rt.plural),
+            "{} in {gv}",
+            rt.plural
+        );
+        if !rt.group.is_empty() {
+            assert!(
+                apis["groups"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|g| g["name"] == rt.group),
+                "{} in /apis",
+                rt.group
+            );
+        }
+        let url = openapi["paths"][path.trim_start_matches('/')]["serverRelativeURL"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{gv} in /openapi/v3"));
+        let (code, doc) = get(&sim, url).await;
+        assert_eq!(code, 200, "{url}");
+        let kinds: Vec<&Value> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|p| &p["patch"]["x-kubernetes-group-version-kind"]["kind"])
+            .collect();
+        assert!(kinds.contains(&&json!(rt.kind)), "{} in {url}", rt.kind);
+    }
+}
+
+#[tokio::test]
+async fn a_crd_serves_its_kind_until_it_is_deleted() {
+    let sim = sim().await;
+    let group = "crdlife.test.io";
+    let (code, crd) = send(
+        &sim,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "application/json",
+        &widget_crd(group),
+    )
+    .await;
+    assert_eq!(code, 201, "{crd}");
+    let established = crd["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["type"] == "Established" && c["status"] == "True");
+    assert!(established, "{crd}");
+    assert_eq!(crd["status"]["acceptedNames"]["kind"], "Widget");
+
+    let (code, list) = get(&sim, &format!("/apis/{group}/v1")).await;
+    assert_eq!(code, 200);
+    let names: Vec<&str> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["widgets", "widgets/status"]);
+    assert_eq!(list["resources"][0]["shortNames"], json!(["wdg"]));
+    let (_, apis) = get(&sim, "/apis").await;
+    assert!(
+        apis["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == group)
+    );
+    let (code, doc) = get(&sim, &format!("/openapi/v3/apis/{group}/v1")).await;
+    assert_eq!(code, 200);
+    assert!(
+        doc["components"]["schemas"][format!("io.test.crdlife.v1.Widget")]["properties"]["spec"]
+            .is_object(),
+        "{doc}"
+    );
+
+    let coll = format!("/apis/{group}/v1/namespaces/apps/widgets");
+    let cr = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w1"}, "spec": {"size": 1}});
+    let (code, created) = send(&sim, "POST", &coll, "application/json", &cr).await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["metadata"]["generation"], 1);
+    let item = format!("{coll}/w1");
+    let (code, patched) = send(
+        &sim,
+        "PATCH",
+        &item,
+        "application/merge-patch+json",
+        &json!({"spec": {"size": 2}}),
+    )
+    .await;
+    assert_eq!((code, &patched["spec"]["size"]), (200, &json!(2)));
+    assert_eq!(patched["metadata"]["generation"], 2);
+    let (code, patched) = send(
+        &sim,
+        "PATCH",
+        &item,
+        "application/json-patch+json",
+        &json!([{"op": "replace", "path": "/spec/size", "value": 3}]),
+    )
+    .await;
+    assert_eq!((code, &patched["spec"]["size"]), (200, &json!(3)));
+    let (code, status) = send(
+        &sim,
+        "PATCH",
+        &item,
+        "application/strategic-merge-patch+json",
+        &json!({"spec": {"size": 4}}),
+    )
+    .await;
+    assert_eq!(
+        code, 415,
+        "strategic merge is refused for custom resources: {status}"
+    );
+    let (code, status) = send(
+        &sim,
+        "PATCH",
+        &format!("{coll}/w2?fieldManager=helm&fieldValidation=Strict"),
+        "application/apply-patch+yaml",
+        &json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+            "metadata": {"name": "w2"}, "spec": {"size": 1, "colour": "red"}}),
+    )
+    .await;
+    assert_eq!(code, 400, "{status}");
+    assert_eq!(
+        status["message"],
+        "strict decoding error: unknown field \"spec.colour\""
+    );
+    let (code, _) = send(
+        &sim,
+        "PATCH",
+        &format!("{coll}/w2?fieldManager=helm&fieldValidation=Strict"),
+        "application/apply-patch+yaml",
+        &json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+            "metadata": {"name": "w2"}, "spec": {"size": 1}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+
+    let (code, _) = http(
+        &sim,
+        "DELETE",
+        &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(get(&sim, &format!("/apis/{group}/v1")).await.0, 404);
+    assert_eq!(get(&sim, &item).await.0, 404);
+    let (_, apis) = get(&sim, "/apis").await;
+    assert!(
+        !apis["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == group)
+    );
+    assert!(
+        !sim.server.sim.store.counts().contains_key("Widget"),
+        "its objects went with it"
+    );
+}
+
+#[tokio::test]
+async fn dry_run_validates_and_writes_nothing() {
+    let sim = sim().await;
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}});
+    let coll = "/api/v1/namespaces/apps/configmaps";
+    let before = rv(&sim);
+    let (code, answer) = send(
+        &sim,
+        "POST",
+        &format!("{coll}?dryRun=All"),
+        "application/json",
+        &cm,
+    )
+    .await;
+    assert_eq!(code, 201);
+    assert_eq!(
+        answer["metadata"]["namespace"], "apps",
+        "answered as if stored"
+    );
+    let (code, _) = send(
+        &sim,
+        "PATCH",
+        &format!("{coll}/dry2?dryRun=All&fieldManager=kubectl"),
+        "application/apply-patch+yaml",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry2"}}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All",
+        "application/json",
+        &widget_crd("dry.test.io"),
+    )
+    .await;
+    assert_eq!(code, 201);
+    assert_eq!(rv(&sim), before, "no write, no rv bump");
+    assert_eq!(get(&sim, &format!("{coll}/dry")).await.0, 404);
+    assert_eq!(
+        get(&sim, "/apis/dry.test.io/v1").await.0,
+        404,
+        "a dry-run CRD serves nothing"
+    );
+
+    let (code, _) = send(&sim, "POST", coll, "application/json", &cm).await;
+    assert_eq!(code, 201);
+    let before = rv(&sim);
+    let (code, _) = send(
+        &sim,
+        "PATCH",
+        &format!("{coll}/dry?dryRun=All"),
+        "application/merge-patch+json",
+        &json!({"data": {"a": "b"}}),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let (code, _) = http(
+        &sim,
+        "DELETE",
+        &format!("{coll}/dry?dryRun=All"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(rv(&sim), before);
+    let (_, stored) = get(&sim, &format!("{coll}/dry")).await;
+    assert!(stored.get("data").is_none(), "{stored}");
+    let bad = send(
+        &sim,
+        "POST",
+        &format!("{coll}?dryRun=Maybe"),
+        "application/json",
+        &cm,
+    )
+    .await;
+    assert_eq!(bad.0, 400);
+    let invalid =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_Valid"}});
+    let (code, status) = send(
+        &sim,
+        "POST",
+        &format!("{coll}?dryRun=All"),
+        "application/json",
+        &invalid,
+    )
+    .await;
+    assert_eq!(code, 422, "dry run still validates: {status}");
+}
+
+#[tokio::test]
+async fn admission_answers_as_the_api_server_does() {
+    let sim = sim().await;
+    let cm =
+        |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    let (code, status) = send(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/nope/configmaps",
+        "application/json",
+        &cm("a"),
+    )
+    .await;
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (404, Some("namespaces \"nope\" not found"))
+    );
+    let cr = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "system:test", "namespace": "apps"}, "rules": []});
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/apps/clusterroles",
+        "application/json",
+        &cr,
+    )
+    .await;
+    assert_eq!(code, 404, "a cluster-scoped kind has no namespaced URL");
+    let (code, stored) = send(
+        &sim,
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        "application/json",
+        &cr,
+    )
+    .await;
+    assert_eq!(code, 201, "{stored}");
+    assert!(
+        stored["metadata"].get("namespace").is_none(),
+        "stored without its namespace"
+    );
+    let (code, status) = send(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/apps/configmaps",
+        "application/json",
+        &cm("Bad_Name"),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    let (code, status) = send(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/apps/secrets",
+        "application/json",
+        &cm("kind-mismatch"),
+    )
+    .await;
+    assert_eq!(code, 400, "{status}");
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/apis/apps/v1/namespaces/apps/deployments",
+        "application/json",
+        &json!({"apiVersion": "apps/v1beta1", "kind": "Deployment", "metadata": {"name": "x"}}),
+    )
+    .await;
+    assert_eq!(code, 400, "apiVersion mismatch");
+    let vwc = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "hook"}, "webhooks": [{"name": "v.example.com", "admissionReviewVersions": ["v1"],
+        "sideEffects": "None", "clientConfig": {"url": "https://127.0.0.1:1/never"}}]});
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        "application/json",
+        &vwc,
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/apps/configmaps",
+        "application/json",
+        &cm("after-hook"),
+    )
+    .await;
+    assert_eq!(code, 201, "webhooks are stored, never called");
+}
+
+#[test]
+fn interned_custom_kinds_are_not_served_by_other_simulators() {
+    let a = super::Store::new();
+    let b = super::Store::new();
+    let crd = widget_crd("isolated.test.io");
+    a.create(*resources::ids::CRDS, None, crd.clone()).unwrap();
+    assert!(
+        a.resolve_path("isolated.test.io", "v1", "widgets")
+            .is_some()
+    );
+    assert!(
+        b.resolve_path("isolated.test.io", "v1", "widgets")
+            .is_none()
+    );
+    assert!(crd::served_versions(&crd).is_ok());
+}

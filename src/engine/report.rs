@@ -131,6 +131,7 @@ pub fn build(state: &DeployState) -> Value {
         },
         "watchErrors": state.degraded,
         "notes": notes,
+        "rollback": state.rollback,
     })
 }
 

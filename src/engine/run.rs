@@ -73,13 +73,22 @@ async fn run_steps(ctx: Ctx) {
             steps::init::run(&ctx).await;
         }
         None => {
-            if steps::upgrade::run(&ctx, revision_before).await != StepOutcome::Succeeded {
-                return;
+            let (upgraded, written) = steps::upgrade::run(&ctx, revision_before).await;
+            let rolled = if upgraded == StepOutcome::Succeeded {
+                steps::rollout::run(&ctx).await
+            } else {
+                upgraded.clone()
+            };
+            match rolled {
+                StepOutcome::Succeeded => {
+                    steps::init::run(&ctx).await;
+                }
+                // Only a failure (never a cancel, never the init step's exit 3) is rolled back.
+                StepOutcome::Failed { .. } if ctx.plan.rollback_on_failure => {
+                    steps::rollback::after_failure(&ctx, written).await;
+                }
+                _ => {}
             }
-            if steps::rollout::run(&ctx).await != StepOutcome::Succeeded {
-                return;
-            }
-            steps::init::run(&ctx).await;
         }
     }
 }

@@ -74,6 +74,25 @@ fn verdict(
 const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
 
 pub fn decide(state: &DeployState) -> Verdict {
+    let mut verdict = judge(state);
+    if verdict.code == 1
+        && let Some(rollback) = &state.rollback
+    {
+        // The deploy failed either way: the rollback only says where the release stands now.
+        match rollback.status.as_str() {
+            "rolled-back" => verdict
+                .reason
+                .push_str(&format!("; rolled back to {}", rollback.to)),
+            _ => verdict.reason.push_str(&format!(
+                "; rollback failed too: {}",
+                rollback.reason.as_deref().unwrap_or("it did not finish")
+            )),
+        }
+    }
+    verdict
+}
+
+fn judge(state: &DeployState) -> Verdict {
     let mut evidence = evidence(state);
     for step in LIVE_STEPS {
         match state.outcome(step) {

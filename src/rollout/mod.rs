@@ -7,6 +7,7 @@
 
 pub mod diagnosis;
 pub mod optional;
+pub mod budget;
 pub mod readiness;
 
 pub use diagnosis::PodCause;

@@ -3,6 +3,7 @@
 //! end are emitted, and turns an error into the step's failure (kube-rs's `reconcile` and
 //! `error_policy`).
 
+pub mod budget;
 pub mod hooks_live;
 pub mod init;
 pub mod init_apply;
@@ -10,6 +11,7 @@ pub mod init_objects;
 pub mod init_render;
 pub mod lock;
 pub mod preflight;
+pub mod rollback;
 pub mod rollout;
 pub mod upgrade;
 

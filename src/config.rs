@@ -448,7 +448,8 @@ mod tests {
             let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--", flag]);
             assert!(matches!(&err, ConfigError::HelmRollback(_)), "{err:?}");
             assert!(
-                err.to_string().contains("helmdeck's own --rollback-on-failure"),
+                err.to_string()
+                    .contains("helmdeck's own --rollback-on-failure"),
                 "{err}"
             );
         }

@@ -119,9 +119,12 @@ async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
 /// rolls it back, and returns the release's latest revision for the deploy that follows.
 pub async fn unlock(ctx: &Ctx, held: &Lock) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
-    if let Some(refusal) =
-        unlock_refusal(held, ctx.plan.lock_min_age, ctx.plan.force, Timestamp::now())
-    {
+    if let Some(refusal) = unlock_refusal(
+        held,
+        ctx.plan.lock_min_age,
+        ctx.plan.force,
+        Timestamp::now(),
+    ) {
         return Err(StepError::Locked(refusal));
     }
     let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
@@ -153,7 +156,9 @@ pub async fn unlock(ctx: &Ctx, held: &Lock) -> Result<Option<i64>, StepError> {
         .map_err(|e| StepError::Locked(format!("--recover-lock: helm rollback failed: {e}")))?;
     ctx.emit.info(
         step,
-        format!("lock cleared: revision {written} rolled back to {to}; carrying on with the deploy"),
+        format!(
+            "lock cleared: revision {written} rolled back to {to}; carrying on with the deploy"
+        ),
     );
     ctx.emit.send(Event::Release {
         revision_before: Some(written),
@@ -183,8 +188,10 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
     let to = match target(ours, &revisions) {
         Ok(to) => to,
         Err(why) => {
-            ctx.emit
-                .warn(step, format!("--rollback-on-failure: not rolled back: {why}"));
+            ctx.emit.warn(
+                step,
+                format!("--rollback-on-failure: not rolled back: {why}"),
+            );
             return;
         }
     };
@@ -260,11 +267,7 @@ mod tests {
 
     #[test]
     fn rollback_goes_to_the_last_deployed_revision_before_this_runs() {
-        let history = [
-            rev(1, "superseded"),
-            rev(2, "deployed"),
-            rev(3, "failed"),
-        ];
+        let history = [rev(1, "superseded"), rev(2, "deployed"), rev(3, "failed")];
         assert_eq!(target(Some(3), &history), Ok(2));
         let history = [rev(1, "superseded"), rev(2, "failed")];
         assert_eq!(target(Some(2), &history), Ok(1));
@@ -272,15 +275,27 @@ mod tests {
 
     #[test]
     fn no_rollback_without_a_written_latest_revision_or_a_deployed_one_before_it() {
-        let history = [rev(1, "deployed"), rev(2, "failed"), rev(3, "pending-upgrade")];
-        assert!(target(None, &history).unwrap_err().contains("wrote no revision"));
+        let history = [
+            rev(1, "deployed"),
+            rev(2, "failed"),
+            rev(3, "pending-upgrade"),
+        ];
+        assert!(
+            target(None, &history)
+                .unwrap_err()
+                .contains("wrote no revision")
+        );
         assert!(
             target(Some(2), &history)
                 .unwrap_err()
                 .contains("no longer the release's latest (3)")
         );
         let first = [rev(1, "failed")];
-        assert!(target(Some(1), &first).unwrap_err().contains("no deployed revision"));
+        assert!(
+            target(Some(1), &first)
+                .unwrap_err()
+                .contains("no deployed revision")
+        );
     }
 
     #[test]
@@ -292,9 +307,15 @@ mod tests {
         };
         let refusal = unlock_refusal(&held(young.clone(), Some(2)), ten_minutes, false, now());
         assert!(refusal.expect("refused").contains("add --force"));
-        assert_eq!(unlock_refusal(&held(young, Some(2)), ten_minutes, true, now()), None);
+        assert_eq!(
+            unlock_refusal(&held(young, Some(2)), ten_minutes, true, now()),
+            None
+        );
         let old = rev(3, "pending-upgrade");
-        assert_eq!(unlock_refusal(&held(old, Some(2)), ten_minutes, false, now()), None);
+        assert_eq!(
+            unlock_refusal(&held(old, Some(2)), ten_minutes, false, now()),
+            None
+        );
         let install = rev(1, "pending-install");
         let text = unlock_refusal(&held(install, None), ten_minutes, true, now()).expect("refused");
         assert!(

@@ -88,7 +88,12 @@ pub fn hook_views(record: &ReleaseStatus, run: RunKind) -> Vec<HookView> {
 /// operation got there first): what `--rollback-on-failure` may roll back.
 pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> (StepOutcome, Option<i64>) {
     let mut written = None;
-    let outcome = super::run(ctx, Step::Upgrade, try_run(ctx, revision_before, &mut written)).await;
+    let outcome = super::run(
+        ctx,
+        Step::Upgrade,
+        try_run(ctx, revision_before, &mut written),
+    )
+    .await;
     (outcome, written)
 }
 

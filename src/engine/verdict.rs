@@ -590,6 +590,38 @@ mod tests {
     }
 
     #[test]
+    fn a_rollback_is_told_after_the_failure_and_never_changes_the_code() {
+        let view = |status: &str, reason: Option<&str>| crate::engine::event::RollbackView {
+            from: 3,
+            to: 2,
+            revision: Some(4),
+            status: status.into(),
+            reason: reason.map(String::from),
+        };
+        let failed_rollout = [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, failed("boom")),
+        ];
+        let mut s = state(&failed_rollout, &[workload("web", false, true)]);
+        s.rollback = Some(view("rolled-back", None));
+        let v = decide(&s);
+        assert_eq!(
+            (v.code, v.reason.as_str()),
+            (1, "rollout failed: boom; rolled back to 2")
+        );
+        s.rollback = Some(view("failed", Some("revision 4 did not roll out: x")));
+        assert_eq!(
+            decide(&s).reason,
+            "rollout failed: boom; rollback failed too: revision 4 did not roll out: x"
+        );
+        // A verdict that is not 1 is never rewritten (the rollback only follows a failure).
+        let mut landed = state(&all_ok(), &[workload("web", false, true)]);
+        landed.rollback = Some(view("rolled-back", None));
+        assert!(!decide(&landed).reason.contains("rolled back"));
+    }
+
+    #[test]
     fn cancel_is_1_except_during_init_where_it_is_3() {
         let v = decide(&state(
             &[(Preflight, ok()), (Upgrade, StepOutcome::Cancelled)],

@@ -271,6 +271,12 @@ mod tests {
         assert_eq!(target(Some(3), &history), Ok(2));
         let history = [rev(1, "superseded"), rev(2, "failed")];
         assert_eq!(target(Some(2), &history), Ok(1));
+        let history = [rev(1, "deployed"), rev(2, "failed"), rev(3, "failed")];
+        assert_eq!(
+            target(Some(3), &history),
+            Ok(1),
+            "never to a failed revision"
+        );
     }
 
     #[test]

@@ -105,6 +105,10 @@ pub struct DeployArgs {
     /// roll back to the last deployed revision and track its rollout; the verdict stays 1.
     #[arg(long)]
     pub rollback_on_failure: bool,
+    /// After a landed deploy, run `helm test REL --logs` as a `test` step; a failing test pod
+    /// turns the verdict to 1.
+    #[arg(long)]
+    pub test: bool,
     /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
     #[arg(long)]
     pub helm: Option<PathBuf>,

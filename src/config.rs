@@ -85,6 +85,8 @@ pub struct DeployPlan {
     pub force: bool,
     /// `--rollback-on-failure` (helmdeck's, never helm's).
     pub rollback_on_failure: bool,
+    /// `--test`: `helm test` after a landed deploy.
+    pub test: bool,
     pub helm: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub only: Option<Only>,
@@ -276,6 +278,7 @@ impl DeployPlan {
             recover_lock: args.recover_lock,
             force: args.force,
             rollback_on_failure: args.rollback_on_failure,
+            test: args.test,
             helm: args.helm.clone().or(file.helm),
             report: args.report.clone(),
             only: args.only,

@@ -91,6 +91,7 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         recover_lock: false,
         force: false,
         rollback_on_failure: false,
+        test: false,
         helm: Some(helm.clone()),
         headless: true,
         report: None,

@@ -13,6 +13,9 @@ pub enum Step {
     Upgrade,
     Rollout,
     Init,
+    /// `--test`: `helm test` after a landed deploy. Not in [`Step::ALL`]: it runs only when
+    /// asked, and the four-step timeline stays as it is otherwise.
+    Test,
 }
 
 impl Step {
@@ -24,6 +27,7 @@ impl Step {
             Step::Upgrade => "upgrade",
             Step::Rollout => "rollout",
             Step::Init => "init",
+            Step::Test => "test",
         }
     }
 }

@@ -128,6 +128,29 @@ fn judge(state: &DeployState) -> Verdict {
     }
     match state.outcome(Step::Init) {
         Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {
+            // `--test` ran after a landed deploy: a failing or unfinished test turns it to 1.
+            match state.outcome(Step::Test) {
+                Some(StepOutcome::Failed { reason }) => {
+                    return verdict(
+                        Outcome::Failed,
+                        format!("test failed: {reason}"),
+                        evidence,
+                        None,
+                    );
+                }
+                Some(StepOutcome::Cancelled) => {
+                    return verdict(Outcome::Failed, "cancelled during test", evidence, None);
+                }
+                None if state.steps.contains_key(&Step::Test) => {
+                    return verdict(
+                        Outcome::Failed,
+                        "test did not report an outcome (evidence missing)",
+                        evidence,
+                        None,
+                    );
+                }
+                _ => {}
+            }
             if state.plan.dry_run {
                 return verdict(Outcome::DryRun, "nothing was written", evidence, None);
             }
@@ -410,6 +433,7 @@ fn next_after_failure(
             ))
         }
         Step::Init => Some(only_init_command(state)),
+        Step::Test => None,
     }
 }
 

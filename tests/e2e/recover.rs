@@ -180,3 +180,74 @@ fn a_timeout_shorter_than_the_slowest_rollout_is_warned_about_in_preflight() {
         roomy.describe()
     );
 }
+
+/// Two `helm test` pods: one that passes, one (only with `failTest=true`) that fails.
+const TEST_PODS: &str = r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test-ok
+  annotations:
+    "helm.sh/hook": test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: busybox:1.36
+      command: ["wget", "-qO-", "http://{{ .Release.Name }}-api/healthz"]
+{{- if .Values.failTest }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test-fail
+  annotations:
+    "helm.sh/hook": test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: busybox:1.36
+      command: ["false"]
+{{- end }}
+"#;
+
+const TESTED: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\njobs:\n  - {match: \"*-test-fail\", outcome: fail, after: 300ms, logs: [\"checking demo-api\", \"GET /healthz: 503 Service Unavailable\"]}\n  - {match: \"*-test-ok\", after: 300ms, logs: [\"demo-api healthy\"]}\n";
+
+#[test]
+fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {
+    let sim = Sim::start_yaml(TESTED);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let chart = crate::support::chart_copy(dir.path(), |_, text| text);
+    std::fs::write(chart.join("templates/tests.yaml"), TEST_PODS).expect("write the tests");
+    let passing = sim.deploy_chart(&chart, "pass.json", &["--timeout", "60s", "--test"]);
+    assert_eq!(passing.code, Some(0), "{}", passing.describe());
+    assert_eq!(
+        passing.step("test")["status"],
+        "succeeded",
+        "{}",
+        passing.describe()
+    );
+    assert!(
+        passing.stdout.contains("test pod demo-test-ok: Succeeded"),
+        "{}",
+        passing.describe()
+    );
+    let failing = sim.deploy_chart(
+        &chart,
+        "fail.json",
+        &["--timeout", "60s", "--test", "--set", "failTest=true"],
+    );
+    assert_eq!(failing.code, Some(1), "{}", failing.describe());
+    let reason = failing.reason();
+    assert!(reason.starts_with("test failed: "), "{reason}");
+    assert!(
+        reason.contains("test pod demo-test-fail Failed")
+            && reason.contains("GET /healthz: 503 Service Unavailable"),
+        "{}",
+        failing.describe()
+    );
+    // Without --test no test runs: the step is not in the report.
+    let untested = sim.deploy_chart(&chart, "plain.json", &["--timeout", "60s"]);
+    assert_eq!(untested.code, Some(0), "{}", untested.describe());
+    assert_eq!(untested.report["steps"].as_array().map(Vec::len), Some(4));
+}

@@ -13,6 +13,7 @@ pub mod lock;
 pub mod preflight;
 pub mod rollback;
 pub mod rollout;
+pub mod smoke;
 pub mod upgrade;
 
 use std::path::PathBuf;

@@ -166,8 +166,13 @@ fn a_timeout_shorter_than_the_slowest_rollout_is_warned_about_in_preflight() {
             })
         })
         .unwrap_or_else(|| panic!("no budget warning: {}", run.describe()));
-    let text = warning["text"].as_str().unwrap_or("");
-    assert!(text.contains(" replicas ÷ surge "), "{text}");
+    // demo-db: 2 replicas, one at a time, readiness 5s delay + 5s period.
+    assert_eq!(
+        warning["text"],
+        "--timeout 12s is shorter than StatefulSet/demo-db may legitimately take to roll out \
+         (StatefulSet/demo-db: 2 replicas ÷ surge 1 = 2 waves × (5s delay + 5s period) = 20s); \
+         raise --timeout to at least 20s"
+    );
     assert!(
         run.stdout.contains("warning: --timeout 12s"),
         "{}",

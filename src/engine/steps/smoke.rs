@@ -41,10 +41,11 @@ pub fn parse(lines: &[String]) -> Vec<TestPod> {
         if let Some(name) = line.strip_prefix("TEST SUITE:") {
             find(&mut pods, name.trim());
             logs_of = None;
-        } else if let Some(phase) = line.strip_prefix("Phase:") {
-            if logs_of.is_none()
-                && let Some(last) = pods.last_mut()
-            {
+        } else if let Some(phase) = line.strip_prefix("Phase:")
+            && logs_of.is_none()
+        {
+            // A log line may start with `Phase:` too: only a suite's header sets the phase.
+            if let Some(last) = pods.last_mut() {
                 last.phase = phase.trim().to_string();
             }
         } else if let Some(name) = line.strip_prefix("POD LOGS:") {

@@ -94,6 +94,21 @@ pub struct DeployArgs {
     /// away (default 10m).
     #[arg(long, value_name = "DURATION")]
     pub lock_min_age: Option<String>,
+    /// Headless lock recovery: when a `pending-*` revision older than --lock-min-age holds the
+    /// release, `helm rollback` to the last deployed revision, then deploy.
+    #[arg(long)]
+    pub recover_lock: bool,
+    /// With --recover-lock: clear a lock even when it is younger than --lock-min-age.
+    #[arg(long, requires = "recover_lock")]
+    pub force: bool,
+    /// helmdeck's own rollback (never passed to helm): when this run's upgrade or rollout fails,
+    /// roll back to the last deployed revision and track its rollout; the verdict stays 1.
+    #[arg(long)]
+    pub rollback_on_failure: bool,
+    /// After a landed deploy, run `helm test REL --logs` as a `test` step; a failing test pod
+    /// turns the verdict to 1.
+    #[arg(long)]
+    pub test: bool,
     /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
     #[arg(long)]
     pub helm: Option<PathBuf>,

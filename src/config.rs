@@ -79,6 +79,14 @@ pub struct DeployPlan {
     pub timeout: Duration,
     /// A `pending-*` lock younger than this is another deploy in progress (never advised away).
     pub lock_min_age: Duration,
+    /// `--recover-lock`: roll back an old pending lock in preflight, then deploy.
+    pub recover_lock: bool,
+    /// `--force`: `--recover-lock` clears even a lock younger than `lock_min_age`.
+    pub force: bool,
+    /// `--rollback-on-failure` (helmdeck's, never helm's).
+    pub rollback_on_failure: bool,
+    /// `--test`: `helm test` after a landed deploy.
+    pub test: bool,
     pub helm: Option<PathBuf>,
     pub report: Option<PathBuf>,
     pub only: Option<Only>,
@@ -127,6 +135,11 @@ pub enum ConfigError {
          (with the deny list); helm's own wait would fail on optional workloads"
     )]
     HelmWaits(String),
+    #[error(
+        "{0} is not passed to helm (its wait knows no deny list): use helmdeck's own \
+         --rollback-on-failure, before the `--`"
+    )]
+    HelmRollback(String),
     #[error(
         "--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)"
     )]
@@ -222,6 +235,9 @@ impl DeployPlan {
             .collect();
         for arg in &extra {
             let flag = arg.split('=').next().unwrap_or("");
+            if matches!(flag, "--rollback-on-failure" | "--atomic") {
+                return Err(ConfigError::HelmRollback(flag.to_string()));
+            }
             if FORBIDDEN_EXTRA.contains(&flag) {
                 return Err(ConfigError::HelmWaits(flag.to_string()));
             }
@@ -259,6 +275,10 @@ impl DeployPlan {
             optional,
             timeout,
             lock_min_age,
+            recover_lock: args.recover_lock,
+            force: args.force,
+            rollback_on_failure: args.rollback_on_failure,
+            test: args.test,
             helm: args.helm.clone().or(file.helm),
             report: args.report.clone(),
             only: args.only,
@@ -423,6 +443,32 @@ mod tests {
             crate::cli::Command::Deploy(a) => DeployPlan::from_args(&a).expect_err("a usage error"),
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn helms_rollback_flag_is_refused_naming_helmdecks_own() {
+        for flag in ["--rollback-on-failure", "--atomic=true"] {
+            let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--", flag]);
+            assert!(matches!(&err, ConfigError::HelmRollback(_)), "{err:?}");
+            assert!(
+                err.to_string()
+                    .contains("helmdeck's own --rollback-on-failure"),
+                "{err}"
+            );
+        }
+        let plan = parse(&[
+            "helmdeck",
+            "deploy",
+            "rel",
+            "c",
+            "--rollback-on-failure",
+            "--recover-lock",
+            "--force",
+        ])
+        .expect("helmdeck's own flags");
+        assert!(plan.rollback_on_failure && plan.recover_lock && plan.force);
+        assert!(plan.extra.is_empty(), "never passed to helm");
+        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--force"]).is_err());
     }
 
     #[test]

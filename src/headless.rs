@@ -49,6 +49,19 @@ impl Headless {
                 };
                 vec![format!("{t} {:<9} {mark}{text}", step.name())]
             }
+            Event::Rollback(r) => {
+                let written = r
+                    .revision
+                    .map_or(String::new(), |v| format!(", wrote revision {v}"));
+                let why = r
+                    .reason
+                    .as_deref()
+                    .map_or(String::new(), |w| format!(": {w}"));
+                vec![format!(
+                    "{t} rollback  revision {} -> {}: {}{written}{why}",
+                    r.from, r.to, r.status
+                )]
+            }
             Event::HelmLine { stderr, text } => {
                 vec![format!(
                     "{t} helm {} {}",

@@ -13,6 +13,9 @@ pub enum Step {
     Upgrade,
     Rollout,
     Init,
+    /// `--test`: `helm test` after a landed deploy. Not in [`Step::ALL`]: it runs only when
+    /// asked, and the four-step timeline stays as it is otherwise.
+    Test,
 }
 
 impl Step {
@@ -24,8 +27,26 @@ impl Step {
             Step::Upgrade => "upgrade",
             Step::Rollout => "rollout",
             Step::Init => "init",
+            Step::Test => "test",
         }
     }
+}
+
+/// helmdeck's rollback of this run's failed revision: which revision it left, which it went
+/// back to, and how it ended. It never changes the verdict's code (the deploy failed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackView {
+    /// This run's failed revision.
+    pub from: i64,
+    /// The last deployed revision before it.
+    pub to: i64,
+    /// The revision `helm rollback` wrote, once read.
+    pub revision: Option<i64>,
+    /// `running`, `rolled-back` (its rollout tracked to ready) or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub reason: Option<String>,
 }
 
 /// How a step ended.
@@ -233,6 +254,8 @@ pub enum Event {
         stderr: bool,
         text: String,
     },
+    /// helmdeck's own rollback after this run's revision failed (`--rollback-on-failure`, `R`).
+    Rollback(RollbackView),
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

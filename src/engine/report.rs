@@ -35,8 +35,11 @@ pub fn ended(state: &DeployState, code: i32, reason: &str) -> Value {
 /// The report of the state so far: `finished` once the state holds the verdict.
 pub fn build(state: &DeployState) -> Value {
     let verdict = state.verdict.as_ref();
+    // The test step is listed only when `--test` ran it.
+    let ran_test = state.steps.contains_key(&Step::Test).then_some(Step::Test);
     let steps: Vec<Value> = Step::ALL
         .iter()
+        .chain(ran_test.iter())
         .map(|step| {
             let s = state.steps.get(step);
             let outcome = s.and_then(|s| s.outcome.as_ref());
@@ -131,6 +134,7 @@ pub fn build(state: &DeployState) -> Value {
         },
         "watchErrors": state.degraded,
         "notes": notes,
+        "rollback": state.rollback,
     })
 }
 

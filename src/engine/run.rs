@@ -73,13 +73,28 @@ async fn run_steps(ctx: Ctx) {
             steps::init::run(&ctx).await;
         }
         None => {
-            if steps::upgrade::run(&ctx, revision_before).await != StepOutcome::Succeeded {
-                return;
+            let (upgraded, written) = steps::upgrade::run(&ctx, revision_before).await;
+            let rolled = if upgraded == StepOutcome::Succeeded {
+                steps::rollout::run(&ctx).await
+            } else {
+                upgraded.clone()
+            };
+            match rolled {
+                StepOutcome::Succeeded => {
+                    let init = steps::init::run(&ctx).await;
+                    // Only a deploy that landed is smoke-tested (never after exit 3).
+                    if ctx.plan.test
+                        && matches!(init, StepOutcome::Succeeded | StepOutcome::Skipped { .. })
+                    {
+                        steps::smoke::run(&ctx).await;
+                    }
+                }
+                // Only a failure (never a cancel, never the init step's exit 3) is rolled back.
+                StepOutcome::Failed { .. } if ctx.plan.rollback_on_failure => {
+                    steps::rollback::after_failure(&ctx, written).await;
+                }
+                _ => {}
             }
-            if steps::rollout::run(&ctx).await != StepOutcome::Succeeded {
-                return;
-            }
-            steps::init::run(&ctx).await;
         }
     }
 }
@@ -179,6 +194,7 @@ pub async fn deploy(
         // A panicking step must not read as success: record it as that step's failure.
         let running = Step::ALL
             .into_iter()
+            .chain([Step::Test])
             .find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
         if let Some(step) = running {
             let event = Event::StepEnded {

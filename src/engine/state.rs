@@ -7,7 +7,8 @@ use serde::Serialize;
 use crate::cli::Only;
 use crate::config::DeployPlan;
 use crate::engine::event::{
-    Event, HookView, KubeEventView, Level, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
+    Event, HookView, KubeEventView, Level, PodView, RollbackView, Step, StepOutcome, WorkloadKey,
+    WorkloadView,
 };
 use crate::engine::verdict::Verdict;
 
@@ -108,6 +109,8 @@ pub struct DeployState {
     pub init_uid: Option<String>,
     /// Seconds since start, as of the last event (the clock the state was last told).
     pub now_secs: f64,
+    /// helmdeck's rollback of this run's failed revision, once started.
+    pub rollback: Option<RollbackView>,
 }
 
 impl DeployState {
@@ -133,6 +136,7 @@ impl DeployState {
                 s.ended_secs = Some(at_secs);
                 s.outcome = Some(outcome.clone());
             }
+            Event::Rollback(view) => self.rollback = Some(view.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

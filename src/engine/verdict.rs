@@ -74,6 +74,25 @@ fn verdict(
 const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
 
 pub fn decide(state: &DeployState) -> Verdict {
+    let mut verdict = judge(state);
+    if verdict.code == 1
+        && let Some(rollback) = &state.rollback
+    {
+        // The deploy failed either way: the rollback only says where the release stands now.
+        match rollback.status.as_str() {
+            "rolled-back" => verdict
+                .reason
+                .push_str(&format!("; rolled back to {}", rollback.to)),
+            _ => verdict.reason.push_str(&format!(
+                "; rollback failed too: {}",
+                rollback.reason.as_deref().unwrap_or("it did not finish")
+            )),
+        }
+    }
+    verdict
+}
+
+fn judge(state: &DeployState) -> Verdict {
     let mut evidence = evidence(state);
     for step in LIVE_STEPS {
         match state.outcome(step) {
@@ -109,6 +128,29 @@ pub fn decide(state: &DeployState) -> Verdict {
     }
     match state.outcome(Step::Init) {
         Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {
+            // `--test` ran after a landed deploy: a failing or unfinished test turns it to 1.
+            match state.outcome(Step::Test) {
+                Some(StepOutcome::Failed { reason }) => {
+                    return verdict(
+                        Outcome::Failed,
+                        format!("test failed: {reason}"),
+                        evidence,
+                        None,
+                    );
+                }
+                Some(StepOutcome::Cancelled) => {
+                    return verdict(Outcome::Failed, "cancelled during test", evidence, None);
+                }
+                None if state.steps.contains_key(&Step::Test) => {
+                    return verdict(
+                        Outcome::Failed,
+                        "test did not report an outcome (evidence missing)",
+                        evidence,
+                        None,
+                    );
+                }
+                _ => {}
+            }
             if state.plan.dry_run {
                 return verdict(Outcome::DryRun, "nothing was written", evidence, None);
             }
@@ -391,6 +433,7 @@ fn next_after_failure(
             ))
         }
         Step::Init => Some(only_init_command(state)),
+        Step::Test => None,
     }
 }
 
@@ -568,6 +611,38 @@ mod tests {
                  --init-job demo-init --timeout 600s --only init"
             )
         );
+    }
+
+    #[test]
+    fn a_rollback_is_told_after_the_failure_and_never_changes_the_code() {
+        let view = |status: &str, reason: Option<&str>| crate::engine::event::RollbackView {
+            from: 3,
+            to: 2,
+            revision: Some(4),
+            status: status.into(),
+            reason: reason.map(String::from),
+        };
+        let failed_rollout = [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, failed("boom")),
+        ];
+        let mut s = state(&failed_rollout, &[workload("web", false, true)]);
+        s.rollback = Some(view("rolled-back", None));
+        let v = decide(&s);
+        assert_eq!(
+            (v.code, v.reason.as_str()),
+            (1, "rollout failed: boom; rolled back to 2")
+        );
+        s.rollback = Some(view("failed", Some("revision 4 did not roll out: x")));
+        assert_eq!(
+            decide(&s).reason,
+            "rollout failed: boom; rollback failed too: revision 4 did not roll out: x"
+        );
+        // A verdict that is not 1 is never rewritten (the rollback only follows a failure).
+        let mut landed = state(&all_ok(), &[workload("web", false, true)]);
+        landed.rollback = Some(view("rolled-back", None));
+        assert!(!decide(&landed).reason.contains("rolled back"));
     }
 
     #[test]

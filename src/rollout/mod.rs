@@ -5,6 +5,7 @@
 //! "why is this pod not ready?" from the pod's status and its Events, and tells new pods from
 //! old ones. `optional` answers "does this workload gate at all?" (deny list and annotations).
 
+pub mod budget;
 pub mod diagnosis;
 pub mod optional;
 pub mod readiness;

@@ -153,7 +153,7 @@ pub fn template_args(r: &RenderArgs, toggle: &str, on: bool) -> Vec<String> {
     args
 }
 
-async fn template(
+pub(crate) async fn template(
     helm: &Path,
     env: &[(String, String)],
     args: Vec<String>,

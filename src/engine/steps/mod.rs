@@ -3,6 +3,7 @@
 //! end are emitted, and turns an error into the step's failure (kube-rs's `reconcile` and
 //! `error_policy`).
 
+pub mod budget;
 pub mod hooks_live;
 pub mod init;
 pub mod init_apply;
@@ -10,7 +11,9 @@ pub mod init_objects;
 pub mod init_render;
 pub mod lock;
 pub mod preflight;
+pub mod rollback;
 pub mod rollout;
+pub mod smoke;
 pub mod upgrade;
 
 use std::path::PathBuf;

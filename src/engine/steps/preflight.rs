@@ -95,9 +95,15 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
         if attaching {
             // Attaching to a rollout someone else started: the lock is expected, not a stop.
             emit.warn(step, reason);
+        } else if ctx.plan.recover_lock {
+            emit.warn(step, reason);
+            let latest = super::rollback::unlock(ctx, &held).await?;
+            super::budget::check(ctx).await;
+            return Ok(latest);
         } else {
             return Err(StepError::Locked(reason));
         }
     }
+    super::budget::check(ctx).await;
     Ok(latest)
 }

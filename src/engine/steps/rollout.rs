@@ -536,8 +536,9 @@ pub async fn run(ctx: &Ctx) -> StepOutcome {
 }
 
 /// Waits until the gating workloads are ready, one fails, or the timeout; it never errors:
-/// every way the wait ends is an outcome.
-async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
+/// every way the wait ends is an outcome. `pub` for the rollback's own tracking, which must not
+/// overwrite this run's rollout outcome.
+pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let step = Step::Rollout;
     let emit = &ctx.emit;
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;

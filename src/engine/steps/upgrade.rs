@@ -84,8 +84,17 @@ pub fn hook_views(record: &ReleaseStatus, run: RunKind) -> Vec<HookView> {
         .collect()
 }
 
-pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
-    super::run(ctx, Step::Upgrade, try_run(ctx, revision_before)).await
+/// The outcome with the revision this run's helm wrote (`None` when it wrote none, or another
+/// operation got there first): what `--rollback-on-failure` may roll back.
+pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> (StepOutcome, Option<i64>) {
+    let mut written = None;
+    let outcome = super::run(
+        ctx,
+        Step::Upgrade,
+        try_run(ctx, revision_before, &mut written),
+    )
+    .await;
+    (outcome, written)
 }
 
 /// The newest revision whose record Secret is not among `before` (the UIDs listed before helm
@@ -97,7 +106,11 @@ fn this_runs<'a>(after: &'a [Revision], before: &BTreeSet<String>) -> Option<&'a
         .find(|r| !r.uid.is_empty() && !before.contains(&r.uid))
 }
 
-async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome, StepError> {
+async fn try_run(
+    ctx: &Ctx,
+    revision_before: Option<i64>,
+    written: &mut Option<i64>,
+) -> Result<StepOutcome, StepError> {
     let step = Step::Upgrade;
     let emit = &ctx.emit;
     let args = upgrade_args(ctx);
@@ -165,6 +178,7 @@ async fn try_run(ctx: &Ctx, revision_before: Option<i64>) -> Result<StepOutcome,
         .as_ref()
         .ok()
         .and_then(|after| this_runs(after, &records_before));
+    *written = ours.map(|r| r.version);
     let record = match (ours, &records_after) {
         (Some(rev), _) => read_status(ctx, rev.version).await,
         (None, Ok(_)) => Err("this run's helm wrote no release record".to_string()),

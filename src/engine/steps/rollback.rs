@@ -1,0 +1,333 @@
+//! helmdeck's own rollbacks: clearing an old stuck lock before the deploy (`--recover-lock`)
+//! and going back to the last deployed revision after this run's revision failed
+//! (`--rollback-on-failure`). Both run `helm rollback REL N` with its output streamed (SIGTERM
+//! on cancel, as the upgrade); the guards that decide whether one may run are pure functions.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::cluster::releases::{self, Lock, Revision};
+use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
+use crate::engine::steps::{Ctx, StepError, lock};
+use crate::helm::process::{self, HelmRun, Stream};
+use crate::text;
+
+/// Why `--recover-lock` must not clear this lock, or `None` when it may roll it back.
+pub fn unlock_refusal(
+    held: &Lock,
+    min_age: Duration,
+    force: bool,
+    now: Timestamp,
+) -> Option<String> {
+    let pending = &held.pending;
+    if held.last_deployed.is_none() {
+        return Some(format!(
+            "--recover-lock: revision {} is {} and no revision was ever deployed, so there is \
+             nothing to roll back to; helmdeck never deletes records. To unblock the release, \
+             delete the stuck record yourself (the release's resources stay, and the next deploy \
+             installs over them): {}",
+            pending.version, pending.status, held.fix
+        ));
+    }
+    if !force && lock::is_young(pending, min_age, now) {
+        return Some(format!(
+            "--recover-lock refused: revision {} ({}) is younger than --lock-min-age {}s or of \
+             unknown age, so another deploy may still be at work; wait, or add --force to roll \
+             it back anyway",
+            pending.version,
+            pending.status,
+            min_age.as_secs()
+        ));
+    }
+    None
+}
+
+/// The revision `--rollback-on-failure` goes back to: only when this run wrote `ours`, it is
+/// still the release's latest (another operator's newer revision is never undone), and a
+/// deployed revision exists before it.
+pub fn target(ours: Option<i64>, revisions: &[Revision]) -> Result<i64, String> {
+    let ours = ours.ok_or("this run wrote no revision: nothing to roll back")?;
+    let latest = revisions.last().map(|r| r.version);
+    if latest != Some(ours) {
+        return Err(format!(
+            "revision {ours} is no longer the release's latest ({}): another operation wrote \
+             after it, not rolled back",
+            latest.map_or("none".to_string(), |v| v.to_string())
+        ));
+    }
+    // A revision that was deployed is `deployed` still (the upgrade failed) or `superseded`
+    // (the upgrade landed and its rollout failed); a `failed` one never was.
+    revisions
+        .iter()
+        .rev()
+        .find(|r| r.version < ours && matches!(r.status.as_str(), "deployed" | "superseded"))
+        .map(|r| r.version)
+        .ok_or_else(|| {
+            format!("no deployed revision before revision {ours}: nothing to roll back to")
+        })
+}
+
+fn rollback_args(ctx: &Ctx, to: i64) -> Vec<String> {
+    let mut args = vec![
+        "rollback".to_string(),
+        ctx.plan.release.clone(),
+        to.to_string(),
+    ];
+    args.extend(ctx.scope_args());
+    args.extend(["--timeout".into(), ctx.plan.helm_timeout()]);
+    args
+}
+
+/// Runs `helm rollback REL to`, its lines streamed into the helm pane; the revision it wrote.
+async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
+    let args = rollback_args(ctx, to);
+    ctx.emit.info(step, format!("helm {}", args.join(" ")));
+    let sender = ctx.emit.clone();
+    let on_line = move |stream: Stream, line: String| {
+        sender.send(Event::HelmLine {
+            stderr: stream == Stream::Stderr,
+            text: text::sanitize_line(&line, text::Keep::Colours),
+        });
+    };
+    let run = HelmRun {
+        bin: ctx.helm.clone(),
+        args,
+        env: ctx.helm_env.clone(),
+    };
+    let exit = process::run(run, on_line, ctx.cancel.clone())
+        .await
+        .map_err(|e| format!("could not run helm rollback: {e}"))?;
+    if exit.cancelled {
+        return Err("cancelled".into());
+    }
+    if !exit.success() {
+        return Err(crate::helm::failure::reason(&exit.stderr_tail)
+            .map(|r| text::plain(&r))
+            .unwrap_or_else(|| format!("helm rollback exited with {:?}", exit.code)));
+    }
+    let after = releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release)
+        .await
+        .map_err(|e| format!("listing the release records after the rollback: {e:#}"))?;
+    after
+        .last()
+        .map(|r| r.version)
+        .ok_or_else(|| "no release record after the rollback".to_string())
+}
+
+/// Preflight with `--recover-lock`: re-reads the lock (another operator may have cleared it),
+/// rolls it back, and returns the release's latest revision for the deploy that follows.
+pub async fn unlock(ctx: &Ctx, held: &Lock) -> Result<Option<i64>, StepError> {
+    let step = Step::Preflight;
+    if let Some(refusal) = unlock_refusal(
+        held,
+        ctx.plan.lock_min_age,
+        ctx.plan.force,
+        Timestamp::now(),
+    ) {
+        return Err(StepError::Locked(refusal));
+    }
+    let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
+    let again = releases::revisions(client, namespace, release).await?;
+    let still = releases::lock(&again, release, namespace, ctx.plan.context.as_deref());
+    let Some(still) = still else {
+        ctx.emit.info(
+            step,
+            "the lock was cleared meanwhile (another operator): deploying without a rollback",
+        );
+        return Ok(again.last().map(|r| r.version));
+    };
+    if still.pending.uid != held.pending.uid || still.last_deployed != held.last_deployed {
+        return Err(StepError::Locked(format!(
+            "the lock changed while it was checked (now revision {} {}): run the deploy again",
+            still.pending.version, still.pending.status
+        )));
+    }
+    let to = still.last_deployed.unwrap_or_default();
+    ctx.emit.warn(
+        step,
+        format!(
+            "--recover-lock: rolling back pending revision {} ({}) to revision {to}",
+            still.pending.version, still.pending.status
+        ),
+    );
+    let written = helm_rollback(ctx, step, to)
+        .await
+        .map_err(|e| StepError::Locked(format!("--recover-lock: helm rollback failed: {e}")))?;
+    ctx.emit.info(
+        step,
+        format!(
+            "lock cleared: revision {written} rolled back to {to}; carrying on with the deploy"
+        ),
+    );
+    ctx.emit.send(Event::Release {
+        revision_before: Some(written),
+        deployed_before: Some(written),
+        revision: None,
+        chart: None,
+    });
+    Ok(Some(written))
+}
+
+/// `--rollback-on-failure` after this run's upgrade or rollout failed (never after exit 3: the
+/// caller only calls it on those two failures). Tracks the rolled-back revision's rollout
+/// with the same deny list; the step outcomes stay as they were, so the verdict stays 1.
+pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
+    let step = Step::Rollout;
+    let revisions =
+        match releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.emit.warn(
+                    step,
+                    format!("--rollback-on-failure: history unreadable, not rolled back: {e:#}"),
+                );
+                return;
+            }
+        };
+    let to = match target(ours, &revisions) {
+        Ok(to) => to,
+        Err(why) => {
+            ctx.emit.warn(
+                step,
+                format!("--rollback-on-failure: not rolled back: {why}"),
+            );
+            return;
+        }
+    };
+    let from = ours.unwrap_or_default();
+    let mut view = RollbackView {
+        from,
+        to,
+        revision: None,
+        status: "running".into(),
+        reason: None,
+    };
+    ctx.emit.send(Event::Rollback(view.clone()));
+    ctx.emit.warn(
+        step,
+        format!("--rollback-on-failure: revision {from} failed: rolling back to revision {to}"),
+    );
+    match helm_rollback(ctx, step, to).await {
+        Err(e) => {
+            view.status = "failed".into();
+            view.reason = Some(e);
+        }
+        Ok(written) => {
+            view.revision = Some(written);
+            ctx.emit.info(
+                step,
+                format!("revision {written} written (rollback to {to}): tracking its rollout"),
+            );
+            match super::rollout::try_run(ctx).await {
+                Ok(StepOutcome::Succeeded) => view.status = "rolled-back".into(),
+                Ok(StepOutcome::Failed { reason }) => {
+                    view.status = "failed".into();
+                    view.reason = Some(format!("revision {written} did not roll out: {reason}"));
+                }
+                Ok(other) => {
+                    view.status = "failed".into();
+                    view.reason = Some(format!("revision {written}'s rollout: {other:?}"));
+                }
+                Err(e) => {
+                    view.status = "failed".into();
+                    view.reason = Some(format!("revision {written}'s rollout: {e}"));
+                }
+            }
+        }
+    }
+    ctx.emit.send(Event::Rollback(view));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(version: i64, status: &str) -> Revision {
+        Revision {
+            version,
+            status: status.into(),
+            uid: format!("u{version}"),
+            created: Some("2026-12-01T09:00:00Z".into()),
+            ..Default::default()
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2026-12-01T10:00:00Z".parse().expect("a timestamp")
+    }
+
+    fn held(pending: Revision, last_deployed: Option<i64>) -> Lock {
+        Lock {
+            fix: "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps".into(),
+            pending,
+            last_deployed,
+        }
+    }
+
+    #[test]
+    fn rollback_goes_to_the_last_deployed_revision_before_this_runs() {
+        let history = [rev(1, "superseded"), rev(2, "deployed"), rev(3, "failed")];
+        assert_eq!(target(Some(3), &history), Ok(2));
+        let history = [rev(1, "superseded"), rev(2, "failed")];
+        assert_eq!(target(Some(2), &history), Ok(1));
+        let history = [rev(1, "deployed"), rev(2, "failed"), rev(3, "failed")];
+        assert_eq!(
+            target(Some(3), &history),
+            Ok(1),
+            "never to a failed revision"
+        );
+    }
+
+    #[test]
+    fn no_rollback_without_a_written_latest_revision_or_a_deployed_one_before_it() {
+        let history = [
+            rev(1, "deployed"),
+            rev(2, "failed"),
+            rev(3, "pending-upgrade"),
+        ];
+        assert!(
+            target(None, &history)
+                .unwrap_err()
+                .contains("wrote no revision")
+        );
+        assert!(
+            target(Some(2), &history)
+                .unwrap_err()
+                .contains("no longer the release's latest (3)")
+        );
+        let first = [rev(1, "failed")];
+        assert!(
+            target(Some(1), &first)
+                .unwrap_err()
+                .contains("no deployed revision")
+        );
+    }
+
+    #[test]
+    fn recover_lock_refuses_a_young_lock_unless_forced_and_never_deletes() {
+        let ten_minutes = Duration::from_secs(600);
+        let young = Revision {
+            created: Some("2026-12-01T09:59:00Z".into()),
+            ..rev(3, "pending-upgrade")
+        };
+        let refusal = unlock_refusal(&held(young.clone(), Some(2)), ten_minutes, false, now());
+        assert!(refusal.expect("refused").contains("add --force"));
+        assert_eq!(
+            unlock_refusal(&held(young, Some(2)), ten_minutes, true, now()),
+            None
+        );
+        let old = rev(3, "pending-upgrade");
+        assert_eq!(
+            unlock_refusal(&held(old, Some(2)), ten_minutes, false, now()),
+            None
+        );
+        let install = rev(1, "pending-install");
+        let text = unlock_refusal(&held(install, None), ten_minutes, true, now()).expect("refused");
+        assert!(
+            text.contains("resources stay")
+                && text.ends_with("kubectl delete secret sh.helm.release.v1.demo.v1 -n apps"),
+            "{text}"
+        );
+    }
+}

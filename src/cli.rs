@@ -109,6 +109,14 @@ pub struct DeployArgs {
     /// Print the commands and objects each step would use; write nothing to the cluster.
     #[arg(long)]
     pub dry_run: bool,
+    /// Show what the upgrade would change first (helm's server-side dry run against the
+    /// current revision); the TUI waits for `y`, headless prints it and deploys.
+    #[arg(long, conflicts_with_all = ["dry_run", "only"])]
+    pub plan: bool,
+    /// Print the plan and stop: exit 0 when nothing would change, 4 when something would.
+    /// Nothing is written.
+    #[arg(long, conflicts_with_all = ["dry_run", "only"])]
+    pub plan_only: bool,
     /// Extra arguments for `helm upgrade` (after `--`).
     #[arg(last = true)]
     pub extra: Vec<String>,

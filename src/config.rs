@@ -38,6 +38,8 @@ pub struct FileConfig {
     pub helm: Option<PathBuf>,
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// `--plan` by default.
+    pub plan: Option<bool>,
 }
 
 /// `timeout` in helmdeck.toml: a duration as the flag takes it (`"5m"`), or a bare number of
@@ -83,6 +85,10 @@ pub struct DeployPlan {
     pub report: Option<PathBuf>,
     pub only: Option<Only>,
     pub dry_run: bool,
+    /// Show the plan before the upgrade (`--plan`, or `plan = true` in the file).
+    pub plan: bool,
+    /// Show the plan and stop (exit 0 no change, 4 changes).
+    pub plan_only: bool,
     pub extra: Vec<String>,
     /// Where the settings came from (for the report).
     pub config_file: Option<PathBuf>,
@@ -263,6 +269,12 @@ impl DeployPlan {
             report: args.report.clone(),
             only: args.only,
             dry_run: args.dry_run,
+            // `--only` attaches to or re-runs part of the live release: there is no upgrade
+            // to plan, so the file's default does not apply to it.
+            plan: args.plan_only
+                || args.plan
+                || (args.only.is_none() && !args.dry_run && file.plan.unwrap_or(false)),
+            plan_only: args.plan_only,
             extra,
             config_file: config_path,
             inputs: Default::default(),

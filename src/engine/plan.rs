@@ -85,7 +85,7 @@ impl Plan {
             tags.push(format!("{rolls} will roll"));
         }
         if refused > 0 {
-            tags.push(format!("{refused} helm will refuse"));
+            tags.push(format!("{refused} refused"));
         }
         let tags = if tags.is_empty() {
             String::new()

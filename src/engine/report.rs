@@ -35,7 +35,12 @@ pub fn ended(state: &DeployState, code: i32, reason: &str) -> Value {
 /// The report of the state so far: `finished` once the state holds the verdict.
 pub fn build(state: &DeployState) -> Value {
     let verdict = state.verdict.as_ref();
-    let steps: Vec<Value> = Step::ALL
+    // The plan step is listed only when it ran (`--plan`): other runs keep the four steps.
+    let planned = state.steps.contains_key(&Step::Plan);
+    let steps: Vec<Value> = std::iter::once(Step::Preflight)
+        .chain(planned.then_some(Step::Plan))
+        .chain(Step::ALL.into_iter().skip(1))
+        .collect::<Vec<_>>()
         .iter()
         .map(|step| {
             let s = state.steps.get(step);
@@ -131,6 +136,31 @@ pub fn build(state: &DeployState) -> Value {
         },
         "watchErrors": state.degraded,
         "notes": notes,
+        "plan": plan_section(state),
+    })
+}
+
+/// The plan (`--plan`): counts and objects with how they change. Never a diff: the report
+/// keeps no manifest text, so no value can reach it.
+fn plan_section(state: &DeployState) -> Value {
+    use crate::engine::plan::Change;
+    let Some(plan) = &state.changes else {
+        return Value::Null;
+    };
+    let objects: Vec<Value> = plan
+        .objects
+        .iter()
+        .map(|o| {
+            json!({"apiVersion": o.api_version, "kind": o.kind, "namespace": o.namespace, "name": o.name,
+                   "change": o.change, "willRoll": o.will_roll, "refused": o.refused})
+        })
+        .collect();
+    json!({
+        "firstInstall": plan.first_install,
+        "declined": state.plan_declined,
+        "counts": {"added": plan.count(Change::Added), "removed": plan.count(Change::Removed),
+                   "changed": plan.count(Change::Changed), "unchanged": plan.unchanged},
+        "objects": objects,
     })
 }
 

@@ -21,14 +21,19 @@ pub enum Outcome {
     Failed,
     LiveInitIncomplete,
     DryRun,
+    /// `--plan-only`: nothing would change.
+    NoChanges,
+    /// `--plan-only`: the upgrade would change something (exit 4, only here).
+    ChangesPending,
 }
 
 impl Outcome {
     pub fn code(self) -> i32 {
         match self {
-            Outcome::Landed | Outcome::DryRun => 0,
+            Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => 0,
             Outcome::Failed => 1,
             Outcome::LiveInitIncomplete => 3,
+            Outcome::ChangesPending => crate::exit::CHANGES_PENDING,
         }
     }
 
@@ -39,6 +44,8 @@ impl Outcome {
             Outcome::Failed => "FAILED",
             Outcome::LiveInitIncomplete => "LIVE — INIT INCOMPLETE",
             Outcome::DryRun => "DRY RUN",
+            Outcome::NoChanges => "NO CHANGES",
+            Outcome::ChangesPending => "CHANGES PENDING",
         }
     }
 }
@@ -75,6 +82,9 @@ const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
 
 pub fn decide(state: &DeployState) -> Verdict {
     let mut evidence = evidence(state);
+    if let Some(planned) = plan_verdict(state, &evidence) {
+        return planned;
+    }
     for step in LIVE_STEPS {
         match state.outcome(step) {
             Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {}
@@ -152,6 +162,59 @@ pub fn decide(state: &DeployState) -> Verdict {
             None,
         ),
     }
+}
+
+/// The plan step's say, before any other step's: a declined or failed plan (nothing written),
+/// or `--plan-only`'s answer. None when the plan (if any) lets the deploy go on.
+fn plan_verdict(state: &DeployState, evidence: &[String]) -> Option<Verdict> {
+    if !state.plan.plan && !state.plan.plan_only {
+        return None;
+    }
+    let failed = |reason: String| Some(verdict(Outcome::Failed, reason, evidence.to_vec(), None));
+    match state.outcome(Step::Preflight) {
+        Some(StepOutcome::Succeeded) => {}
+        // Preflight's own failure is judged with the other live steps.
+        _ => return None,
+    }
+    if state.plan_declined {
+        return failed("cancelled: plan declined".into());
+    }
+    match state.outcome(Step::Plan) {
+        Some(StepOutcome::Succeeded) => {}
+        Some(StepOutcome::Failed { reason }) => return failed(format!("plan failed: {reason}")),
+        Some(StepOutcome::Cancelled) => return failed("cancelled".into()),
+        Some(StepOutcome::Skipped { .. }) => return None,
+        None => return failed("plan did not report an outcome (evidence missing)".into()),
+    }
+    if !state.plan.plan_only {
+        return None;
+    }
+    let Some(changes) = &state.changes else {
+        return failed("plan succeeded without a plan (evidence missing)".into());
+    };
+    let mut evidence = evidence.to_vec();
+    evidence.extend(changes.refused().map(|o| {
+        format!(
+            "{}: helm will be refused: {}",
+            o.reference(&state.plan.namespace),
+            o.refused.as_deref().unwrap_or_default()
+        )
+    }));
+    Some(if changes.has_changes() {
+        verdict(
+            Outcome::ChangesPending,
+            format!("changes pending: {}", changes.summary()),
+            evidence,
+            None,
+        )
+    } else {
+        verdict(
+            Outcome::NoChanges,
+            format!("no changes: {} unchanged", changes.unchanged),
+            evidence,
+            None,
+        )
+    })
 }
 
 /// How the init step went, for a landed verdict: `init Job demo-init succeeded in 12 s`, or
@@ -361,7 +424,7 @@ fn next_after_failure(
     evidence: &mut Vec<String>,
 ) -> Option<String> {
     match step {
-        Step::Preflight => None,
+        Step::Preflight | Step::Plan => None,
         Step::Upgrade | Step::Rollout => {
             let wrote = state
                 .revision

@@ -119,9 +119,9 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
     let verdict = match &ctx.state.verdict {
         Some(v) => {
             let mark = match v.outcome {
-                Outcome::Landed | Outcome::DryRun => Mark::Done,
+                Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => Mark::Done,
                 Outcome::Failed => Mark::Failed,
-                Outcome::LiveInitIncomplete => Mark::Cancelled,
+                Outcome::LiveInitIncomplete | Outcome::ChangesPending => Mark::Cancelled,
             };
             (
                 mark,

@@ -12,6 +12,7 @@ mod inspect;
 mod keybar;
 mod layout;
 mod live;
+pub mod plan;
 pub mod model;
 pub mod nav;
 pub mod panes;
@@ -23,6 +24,8 @@ mod tui;
 mod fixture;
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod tests;
 

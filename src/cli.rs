@@ -19,7 +19,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Deploy a release step by step: preflight, helm upgrade (init hook off), scoped rollout
-    /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage.
+    /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage;
+    /// 4 only from --plan-only (changes pending).
     Deploy(Box<DeployArgs>),
     /// The whole split deploy of the demo chart against an embedded simulated cluster, with the
     /// real helm. Exits with the verdict's code, like deploy.

@@ -401,6 +401,33 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
     }
 
+    #[test]
+    fn plan_from_the_flag_or_the_file_never_with_only_or_dry_run() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helmdeck.toml"), "plan = true\n").unwrap();
+        let chart = dir.path().to_str().unwrap();
+        let from_file = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
+        assert!(from_file.plan && !from_file.plan_only);
+        // `--only` and `--dry-run` plan no upgrade: the file's default stays out of them.
+        let only = parse(&["helmdeck", "deploy", "rel", chart, "--only", "rollout"]).unwrap();
+        assert!(!only.plan);
+        let dry = parse(&["helmdeck", "deploy", "rel", chart, "--dry-run"]).unwrap();
+        assert!(!dry.plan);
+        let plan_only = parse(&["helmdeck", "deploy", "rel", "c", "--plan-only"]).unwrap();
+        assert!(plan_only.plan && plan_only.plan_only, "--plan-only plans");
+        assert!(!parse(&["helmdeck", "deploy", "rel", "c"]).unwrap().plan);
+        for conflict in [
+            ["--plan", "--dry-run"],
+            ["--plan-only", "--dry-run"],
+            ["--plan", "--only=init"],
+            ["--plan-only", "--only=rollout"],
+        ] {
+            let mut argv = vec!["helmdeck", "deploy", "rel", "c"];
+            argv.extend(conflict);
+            assert!(parse(&argv).is_err(), "{conflict:?}");
+        }
+    }
+
     /// Found by tests/fuzz (config_structured): a timeout past Duration's range panicked.
     #[test]
     fn timeout_too_long_for_a_duration_is_a_usage_error() {

@@ -134,12 +134,11 @@ pub fn parse(
     namespace: &str,
     which: &'static str,
 ) -> Result<BTreeMap<ObjectKey, Value>, ManifestError> {
-    let docs: Vec<Value> =
-        serde_saphyr::from_multiple(manifest).map_err(|e| ManifestError {
-            which,
-            // The parser quotes the document, which may be a Secret.
-            message: crate::text::file_error(&e.to_string()),
-        })?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(manifest).map_err(|e| ManifestError {
+        which,
+        // The parser quotes the document, which may be a Secret.
+        message: crate::text::file_error(&e.to_string()),
+    })?;
     let mut out = BTreeMap::new();
     for doc in docs {
         if let Some(key) = key_of(&doc, namespace) {
@@ -177,7 +176,9 @@ pub fn compare(
     };
     for (key, rendered) in new {
         match before.get(key) {
-            None => plan.objects.push(object(key, Change::Added, None, Some(rendered), live)),
+            None => plan
+                .objects
+                .push(object(key, Change::Added, None, Some(rendered), live)),
             Some(current) if current == rendered => plan.unchanged += 1,
             Some(current) => plan.objects.push(object(
                 key,
@@ -278,7 +279,11 @@ fn shown(value: &Value, other: Option<&Value>, new_side: bool) -> String {
                 Some(Value::Object(map)) => {
                     for (k, v) in map.iter_mut() {
                         let differs = theirs.and_then(|t| t.get(k)).is_some_and(|t| t != v);
-                        let mask = if differs && new_side { MASK_CHANGED } else { MASK };
+                        let mask = if differs && new_side {
+                            MASK_CHANGED
+                        } else {
+                            MASK
+                        };
                         *v = Value::String(mask.into());
                     }
                 }
@@ -385,7 +390,11 @@ stringData: {password: old-hunter2, user: admin}
         let plan = compare(None, &new, &BTreeMap::new());
         assert!(plan.first_install);
         assert_eq!(plan.count(Change::Added), 5);
-        assert!(plan.objects.iter().all(|o| !o.will_roll && o.refused.is_none()));
+        assert!(
+            plan.objects
+                .iter()
+                .all(|o| !o.will_roll && o.refused.is_none())
+        );
     }
 
     #[test]
@@ -398,7 +407,10 @@ stringData: {password: old-hunter2, user: admin}
         assert!(web.diff.contains("-      - image: web:1"), "{}", web.diff);
         assert!(web.diff.contains("+      - image: web:2"), "{}", web.diff);
         // A ConfigMap never rolls, even when it changes.
-        let new = objects(&OLD.replace("data: {a: '1'}\n---\napiVersion: apps/v1", "data: {a: '2'}\n---\napiVersion: apps/v1"));
+        let new = objects(&OLD.replace(
+            "data: {a: '1'}\n---\napiVersion: apps/v1",
+            "data: {a: '2'}\n---\napiVersion: apps/v1",
+        ));
         let plan = compare(Some(&old), &new, &BTreeMap::new());
         assert!(!find(&plan, "same").will_roll);
     }
@@ -408,7 +420,11 @@ stringData: {password: old-hunter2, user: admin}
         let old = objects(OLD);
         let new = objects(&OLD.replace("storage: 1Gi", "storage: 5Gi"));
         let plan = compare(Some(&old), &new, &BTreeMap::new());
-        assert_eq!(find(&plan, "db").refused, None, "no live object, nothing to refuse");
+        assert_eq!(
+            find(&plan, "db").refused,
+            None,
+            "no live object, nothing to refuse"
+        );
         let plan = compare(Some(&old), &new, &live_of(&old));
         assert_eq!(
             find(&plan, "db").refused.as_deref(),
@@ -437,7 +453,9 @@ stringData: {password: old-hunter2, user: admin}
     #[test]
     fn a_service_cluster_ip_differing_from_the_live_one_is_refused() {
         let svc = |ip: &str| {
-            format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\nspec: {{clusterIP: '{ip}', ports: [{{port: 80}}]}}\n")
+            format!(
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: s}}\nspec: {{clusterIP: '{ip}', ports: [{{port: 80}}]}}\n"
+            )
         };
         let old = objects(&svc(""));
         let new = objects(&svc("10.0.0.9"));
@@ -459,7 +477,9 @@ stringData: {password: old-hunter2, user: admin}
     #[test]
     fn a_job_template_change_is_refused() {
         let job = |image: &str| {
-            format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec: {{template: {{spec: {{containers: [{{name: c, image: {image}}}]}}}}}}\n")
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec: {{template: {{spec: {{containers: [{{name: c, image: {image}}}]}}}}}}\n"
+            )
         };
         let old = objects(&job("a"));
         let new = objects(&job("b"));
@@ -479,8 +499,17 @@ stringData: {password: old-hunter2, user: admin}
         let creds = find(&plan, "creds");
         assert_eq!(creds.change, Change::Changed);
         assert!(!creds.diff.contains("hunter"), "{}", creds.diff);
-        assert!(creds.diff.contains("+  password: '*** (changed)'") || creds.diff.contains("+  password: \"*** (changed)\""), "{}", creds.diff);
-        assert!(!creds.diff.contains("+  user"), "unchanged values stay context: {}", creds.diff);
+        assert!(
+            creds.diff.contains("+  password: '*** (changed)'")
+                || creds.diff.contains("+  password: \"*** (changed)\""),
+            "{}",
+            creds.diff
+        );
+        assert!(
+            !creds.diff.contains("+  user"),
+            "unchanged values stay context: {}",
+            creds.diff
+        );
         // An added Secret is masked too.
         let plan = compare(None, &new, &BTreeMap::new());
         assert!(!find(&plan, "creds").diff.contains("hunter"));
@@ -503,7 +532,10 @@ stringData: {password: old-hunter2, user: admin}
     #[test]
     fn an_unreadable_manifest_is_an_error_that_quotes_no_value() {
         let err = parse("a: \"s3cret\n  b: [", "ns", "rendered").expect_err("invalid");
-        assert!(err.to_string().starts_with("the rendered manifest"), "{err}");
+        assert!(
+            err.to_string().starts_with("the rendered manifest"),
+            "{err}"
+        );
         assert!(!err.to_string().contains("s3cret"), "{err}");
     }
 }

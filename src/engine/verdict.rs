@@ -1033,7 +1033,11 @@ mod plan_tests {
     use crate::engine::plan::{self, Plan};
     use crate::engine::state::PlanSummary;
 
-    fn planned(plan_only: bool, outcomes: &[(Step, StepOutcome)], changes: Option<Plan>) -> DeployState {
+    fn planned(
+        plan_only: bool,
+        outcomes: &[(Step, StepOutcome)],
+        changes: Option<Plan>,
+    ) -> DeployState {
         let mut s = DeployState::new(PlanSummary {
             release: "demo".into(),
             namespace: "apps".into(),
@@ -1058,8 +1062,12 @@ mod plan_tests {
     }
 
     fn some_change() -> Plan {
-        let new = plan::parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "apps", "t")
-            .expect("valid");
+        let new = plan::parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "apps",
+            "t",
+        )
+        .expect("valid");
         plan::compare(Some(&Default::default()), &new, &Default::default())
     }
 
@@ -1112,7 +1120,11 @@ mod plan_tests {
             "t",
         );
         let v = decide(&s);
-        assert_eq!((v.code, v.reason.as_str()), (1, "cancelled: plan declined"), "{v:?}");
+        assert_eq!(
+            (v.code, v.reason.as_str()),
+            (1, "cancelled: plan declined"),
+            "{v:?}"
+        );
         assert_eq!(v.next, None, "nothing was written: nothing to roll back");
     }
 
@@ -1138,7 +1150,10 @@ mod plan_tests {
         );
         let mut s = planned(
             false,
-            &[(Step::Preflight, StepOutcome::Succeeded), (Step::Plan, StepOutcome::Succeeded)],
+            &[
+                (Step::Preflight, StepOutcome::Succeeded),
+                (Step::Plan, StepOutcome::Succeeded),
+            ],
             Some(some_change()),
         );
         s.apply(&Event::PlanAnswer { approved: true }, 2.0, "t");

@@ -12,10 +12,10 @@ mod inspect;
 mod keybar;
 mod layout;
 mod live;
-pub mod plan;
 pub mod model;
 pub mod nav;
 pub mod panes;
+pub mod plan;
 pub mod screen;
 pub mod theme;
 mod tui;
@@ -23,9 +23,9 @@ mod tui;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
-mod testkit;
-#[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod testkit;
 #[cfg(test)]
 mod tests;
 

@@ -53,7 +53,10 @@ fn planned(plan_only: bool) -> Story {
     let new = OLD
         .replace("web:1.0", "web:2.0")
         .replace("storage: 1Gi", "storage: 5Gi")
-        .replace("name: demo-legacy}\ndata: {mode: legacy}", "name: demo-extra}\ndata: {mode: extra}")
+        .replace(
+            "name: demo-legacy}\ndata: {mode: legacy}",
+            "name: demo-extra}\ndata: {mode: extra}",
+        )
         .replace("plan-s3cr3t-one", "plan-s3cr3t-two");
     let old = plan::parse(OLD, "apps", "old").expect("valid");
     let new = plan::parse(&new, "apps", "new").expect("valid");
@@ -117,11 +120,17 @@ fn y_approves_once_and_n_declines() {
     let story = planned(false);
     let state = &story.state;
     let mut ui = UiState::new();
-    assert_eq!(press(&mut ui, state, KeyCode::Char('y')), Effect::ApprovePlan);
+    assert_eq!(
+        press(&mut ui, state, KeyCode::Char('y')),
+        Effect::ApprovePlan
+    );
     // A second key is not a second answer.
     assert_eq!(press(&mut ui, state, KeyCode::Char('n')), Effect::None);
     let mut ui = UiState::new();
-    assert_eq!(press(&mut ui, state, KeyCode::Char('n')), Effect::DeclinePlan);
+    assert_eq!(
+        press(&mut ui, state, KeyCode::Char('n')),
+        Effect::DeclinePlan
+    );
 }
 
 #[test]
@@ -133,13 +142,20 @@ fn enter_opens_the_diff_and_esc_goes_back_to_the_list() {
     assert_eq!(ui.plan.list.index, 1);
     press(&mut ui, state, KeyCode::Enter);
     assert!(ui.plan.diff.is_some());
-    assert!(ui.detail.is_none(), "Enter on the plan is not the workload drill-down");
+    assert!(
+        ui.detail.is_none(),
+        "Enter on the plan is not the workload drill-down"
+    );
     // As a 3-row pane leaves it (the frame sets the height).
     if let Some(d) = ui.plan.diff.as_mut() {
         d.height = 3;
     }
     press(&mut ui, state, KeyCode::Down);
-    assert_eq!(ui.plan.diff.as_ref().map(|d| d.top), Some(1), "↓ scrolls the diff");
+    assert_eq!(
+        ui.plan.diff.as_ref().map(|d| d.top),
+        Some(1),
+        "↓ scrolls the diff"
+    );
     assert_eq!(ui.plan.list.index, 1, "and does not move the list");
     press(&mut ui, state, KeyCode::Esc);
     assert!(ui.plan.diff.is_none());
@@ -149,8 +165,14 @@ fn enter_opens_the_diff_and_esc_goes_back_to_the_list() {
 fn plan_only_never_takes_an_answer() {
     let story = planned(true);
     let mut ui = UiState::new();
-    assert_eq!(press(&mut ui, &story.state, KeyCode::Char('y')), Effect::None);
-    assert_eq!(press(&mut ui, &story.state, KeyCode::Char('q')), Effect::Quit);
+    assert_eq!(
+        press(&mut ui, &story.state, KeyCode::Char('y')),
+        Effect::None
+    );
+    assert_eq!(
+        press(&mut ui, &story.state, KeyCode::Char('q')),
+        Effect::Quit
+    );
 }
 
 #[test]

@@ -42,11 +42,7 @@ fn no_secret(run: &DeployRun) {
     for secret in ["plan-s3cr3t-one", "plan-s3cr3t-two"] {
         assert!(!run.stdout.contains(secret), "{}", run.describe());
         assert!(!run.stderr.contains(secret), "{}", run.describe());
-        assert!(
-            !run.report.to_string().contains(secret),
-            "{}",
-            run.report
-        );
+        assert!(!run.report.to_string().contains(secret), "{}", run.report);
     }
 }
 
@@ -71,7 +67,11 @@ fn plan_only_lists_added_removed_changed_rolls_and_refusals_exits_4_then_0_and_w
         "+      - image: registry.example/web:2.0",
         "+  password: \"*** (changed)\"",
     ] {
-        assert!(run.stdout.contains(line), "{line:?} missing:\n{}", run.describe());
+        assert!(
+            run.stdout.contains(line),
+            "{line:?} missing:\n{}",
+            run.describe()
+        );
     }
     no_secret(&run);
     let counts = &run.report["plan"]["counts"];
@@ -88,7 +88,10 @@ fn plan_only_lists_added_removed_changed_rolls_and_refusals_exits_4_then_0_and_w
         "StatefulSet spec.volumeClaimTemplates is immutable"
     );
     assert_eq!(object(&run, "ConfigMap", "demo-extra")["change"], "added");
-    assert_eq!(object(&run, "ConfigMap", "demo-legacy")["change"], "removed");
+    assert_eq!(
+        object(&run, "ConfigMap", "demo-legacy")["change"],
+        "removed"
+    );
     assert_eq!(run.step("upgrade")["status"], "skipped");
     // Nothing written: no object, no release record (helm's dry run included).
     assert_eq!(writes(&sim), before, "{}", run.describe());
@@ -97,7 +100,11 @@ fn plan_only_lists_added_removed_changed_rolls_and_refusals_exits_4_then_0_and_w
     let same = sim.deploy_chart(&plan_chart(), "same.json", &["--plan-only"]);
     assert_eq!(same.code, Some(0), "{}", same.describe());
     assert_eq!(same.report["verdict"]["outcome"], "no-changes");
-    assert!(same.stdout.contains("plan      no changes"), "{}", same.describe());
+    assert!(
+        same.stdout.contains("plan      no changes"),
+        "{}",
+        same.describe()
+    );
     assert_eq!(writes(&sim), before);
 }
 
@@ -122,17 +129,31 @@ fn plan_headless_prints_the_plan_then_deploys_without_waiting() {
     let run = sim.deploy_chart(
         &plan_chart(),
         "plan.json",
-        &["--plan", "--timeout", "60s", "--set", "image=registry.example/web:2.0"],
+        &[
+            "--plan",
+            "--timeout",
+            "60s",
+            "--set",
+            "image=registry.example/web:2.0",
+        ],
     );
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(
-        run.stdout.contains("plan      ~ Deployment/demo-web [will roll]"),
+        run.stdout
+            .contains("plan      ~ Deployment/demo-web [will roll]"),
         "{}",
         run.describe()
     );
-    let plan_at = run.stdout.find("plan      ~ Deployment/demo-web").unwrap_or(0);
+    let plan_at = run
+        .stdout
+        .find("plan      ~ Deployment/demo-web")
+        .unwrap_or(0);
     let upgrade_at = run.stdout.find("upgrade   started").unwrap_or(0);
-    assert!(plan_at < upgrade_at, "the plan prints before the upgrade:\n{}", run.stdout);
+    assert!(
+        plan_at < upgrade_at,
+        "the plan prints before the upgrade:\n{}",
+        run.stdout
+    );
     assert_eq!(run.step("plan")["status"], "succeeded");
     assert_eq!(run.report["plan"]["counts"]["changed"], 1);
     assert_eq!(sim.helm_history().as_array().map(Vec::len), Some(2));

@@ -386,7 +386,10 @@ fn plan_under_tmux_is_browsable_and_n_declines_with_nothing_written() {
         strip(s).contains("apply the plan")
     });
     let plain = strip(&screen);
-    assert!(plain.contains("~ Deployment/demo-web") && plain.contains("will roll"), "{plain}");
+    assert!(
+        plain.contains("~ Deployment/demo-web") && plain.contains("will roll"),
+        "{plain}"
+    );
     assert!(plain.contains("helm will be refused"), "{plain}");
     assert!(!plain.contains("s3cr3t"), "{plain}");
     // Enter on the first object (the Deployment, in kind order after none) opens its diff.
@@ -394,7 +397,9 @@ fn plan_under_tmux_is_browsable_and_n_declines_with_nothing_written() {
     let diff = tmux.wait_for("a diff", STEP_TIMEOUT, |s| strip(s).contains("@@"));
     assert!(!strip(&diff).contains("s3cr3t"), "{}", strip(&diff));
     tmux.keys(&["Escape"]);
-    tmux.wait_for("the list again", STEP_TIMEOUT, |s| strip(s).contains("enter diff"));
+    tmux.wait_for("the list again", STEP_TIMEOUT, |s| {
+        strip(s).contains("enter diff")
+    });
 
     tmux.keys(&["n"]);
     tmux.wait_for("the declined verdict", STEP_TIMEOUT, |s| {
@@ -404,7 +409,16 @@ fn plan_under_tmux_is_browsable_and_n_declines_with_nothing_written() {
     assert_eq!(wait_exit(&tmux, &exit, "n then q"), "EXIT=1");
     assert_restored(&tmux, "cancelled: plan declined");
     assert_eq!(writes(&sim), before, "n at the plan wrote to the cluster");
-    let secrets = sim.kubectl(&["get", "secrets", "-n", "apps", "-l", "owner=helm", "-o", "name"]);
+    let secrets = sim.kubectl(&[
+        "get",
+        "secrets",
+        "-n",
+        "apps",
+        "-l",
+        "owner=helm",
+        "-o",
+        "name",
+    ]);
     let records = String::from_utf8_lossy(&secrets.stdout).lines().count();
     assert_eq!(records, 1, "only revision 1's record");
 }
@@ -418,7 +432,9 @@ fn plan_under_tmux_y_applies_it() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let exit = exit_file(work.path());
     let tmux = plan_under_tmux(&sim, &exit);
-    tmux.wait_for("the plan pane", BANNER_TIMEOUT, |s| strip(s).contains("apply the plan"));
+    tmux.wait_for("the plan pane", BANNER_TIMEOUT, |s| {
+        strip(s).contains("apply the plan")
+    });
     tmux.keys(&["y"]);
     // The claim size change is refused by the API server: helm fails, as the plan said.
     // The header's verdict, not helm's own "exit 1" line that comes just before it.

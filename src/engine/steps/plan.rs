@@ -92,7 +92,10 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
     if ctx.plan.plan_only {
         return Ok(StepOutcome::Succeeded);
     }
-    emit.info(step, "waiting for the operator: y applies the plan, n declines it");
+    emit.info(
+        step,
+        "waiting for the operator: y applies the plan, n declines it",
+    );
     let approved = tokio::select! {
         // A screen that went away without an answer never approves.
         a = answer => a.unwrap_or(false),
@@ -114,12 +117,12 @@ async fn render(ctx: &Ctx, args: &[String]) -> Result<Option<String>, StepError>
     let mut cmd = ctx.helm_command(args);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd
-        .spawn()
-        .map_err(|source| StepError::HelmRun(crate::helm::HelmError::Start {
+    let child = cmd.spawn().map_err(|source| {
+        StepError::HelmRun(crate::helm::HelmError::Start {
             bin: ctx.helm.clone(),
             source,
-        }))?;
+        })
+    })?;
     let pid = child.id();
     let output = child.wait_with_output();
     tokio::pin!(output);

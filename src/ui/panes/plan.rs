@@ -44,7 +44,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     ];
     let block = pane_block(title, true, t);
     if changes.objects.is_empty() {
-        render_empty(frame, area, block, "no changes: the upgrade would apply the same objects", t);
+        render_empty(
+            frame,
+            area,
+            block,
+            "no changes: the upgrade would apply the same objects",
+            t,
+        );
         return;
     }
     let width = block.inner(area).width as usize;
@@ -53,7 +59,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         .iter()
         .map(|o| fit::inert(&o.reference(home)).into_owned())
         .collect();
-    let name_w = fit::column(references.iter(), 10, width.saturating_sub(14).max(10) / 2 + 8);
+    let name_w = fit::column(
+        references.iter(),
+        10,
+        width.saturating_sub(14).max(10) / 2 + 8,
+    );
     let rows: Vec<Row> = changes
         .objects
         .iter()

@@ -19,7 +19,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Deploy a release step by step: preflight, helm upgrade (init hook off), scoped rollout
-    /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage.
+    /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage;
+    /// 4 only from --plan-only (changes pending).
     Deploy(Box<DeployArgs>),
     /// The whole split deploy of the demo chart against an embedded simulated cluster, with the
     /// real helm. Exits with the verdict's code, like deploy.
@@ -124,6 +125,14 @@ pub struct DeployArgs {
     /// Print the commands and objects each step would use; write nothing to the cluster.
     #[arg(long)]
     pub dry_run: bool,
+    /// Show what the upgrade would change first (helm's server-side dry run against the
+    /// current revision); the TUI waits for `y`, headless prints it and deploys.
+    #[arg(long, conflicts_with_all = ["dry_run", "only"])]
+    pub plan: bool,
+    /// Print the plan and stop: exit 0 when nothing would change, 4 when something would.
+    /// Nothing is written.
+    #[arg(long, conflicts_with_all = ["dry_run", "only"])]
+    pub plan_only: bool,
     /// Extra arguments for `helm upgrade` (after `--`).
     #[arg(last = true)]
     pub extra: Vec<String>,

@@ -38,6 +38,8 @@ pub struct FileConfig {
     pub helm: Option<PathBuf>,
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// `--plan` by default.
+    pub plan: Option<bool>,
 }
 
 /// `timeout` in helmdeck.toml: a duration as the flag takes it (`"5m"`), or a bare number of
@@ -91,6 +93,10 @@ pub struct DeployPlan {
     pub report: Option<PathBuf>,
     pub only: Option<Only>,
     pub dry_run: bool,
+    /// Show the plan before the upgrade (`--plan`, or `plan = true` in the file).
+    pub plan: bool,
+    /// Show the plan and stop (exit 0 no change, 4 changes).
+    pub plan_only: bool,
     pub extra: Vec<String>,
     /// Where the settings came from (for the report).
     pub config_file: Option<PathBuf>,
@@ -283,6 +289,12 @@ impl DeployPlan {
             report: args.report.clone(),
             only: args.only,
             dry_run: args.dry_run,
+            // `--only` attaches to or re-runs part of the live release: there is no upgrade
+            // to plan, so the file's default does not apply to it.
+            plan: args.plan_only
+                || args.plan
+                || (args.only.is_none() && !args.dry_run && file.plan.unwrap_or(false)),
+            plan_only: args.plan_only,
             extra,
             config_file: config_path,
             inputs: Default::default(),
@@ -407,6 +419,33 @@ mod tests {
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
         assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
+    }
+
+    #[test]
+    fn plan_from_the_flag_or_the_file_never_with_only_or_dry_run() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helmdeck.toml"), "plan = true\n").unwrap();
+        let chart = dir.path().to_str().unwrap();
+        let from_file = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
+        assert!(from_file.plan && !from_file.plan_only);
+        // `--only` and `--dry-run` plan no upgrade: the file's default stays out of them.
+        let only = parse(&["helmdeck", "deploy", "rel", chart, "--only", "rollout"]).unwrap();
+        assert!(!only.plan);
+        let dry = parse(&["helmdeck", "deploy", "rel", chart, "--dry-run"]).unwrap();
+        assert!(!dry.plan);
+        let plan_only = parse(&["helmdeck", "deploy", "rel", "c", "--plan-only"]).unwrap();
+        assert!(plan_only.plan && plan_only.plan_only, "--plan-only plans");
+        assert!(!parse(&["helmdeck", "deploy", "rel", "c"]).unwrap().plan);
+        for conflict in [
+            ["--plan", "--dry-run"],
+            ["--plan-only", "--dry-run"],
+            ["--plan", "--only=init"],
+            ["--plan-only", "--only=rollout"],
+        ] {
+            let mut argv = vec!["helmdeck", "deploy", "rel", "c"];
+            argv.extend(conflict);
+            assert!(parse(&argv).is_err(), "{conflict:?}");
+        }
     }
 
     /// Found by tests/fuzz (config_structured): a timeout past Duration's range panicked.

@@ -97,6 +97,8 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         report: None,
         only: None,
         dry_run: false,
+        plan: false,
+        plan_only: false,
         extra: vec![],
     };
     let plan = DeployPlan::from_args(&args)?;
@@ -111,6 +113,7 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         helm_version,
         cluster,
         helm_env: env,
+        plan_answer: None,
     };
     Ok(Demo {
         prepared,

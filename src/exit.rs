@@ -9,6 +9,10 @@ pub const USAGE: i32 = 2;
 /// A failure (the verdict's 1), and every error once the cluster was touched.
 pub const FAILED: i32 = 1;
 
+/// `--plan-only` found changes pending. Only that flag ends with it: a deploy never does, so a
+/// script that knows 0/1/2/3 is not misled.
+pub const CHANGES_PENDING: i32 = 4;
+
 static TOUCHED: AtomicBool = AtomicBool::new(false);
 
 /// Marks the moment the first cluster request is about to go out.

@@ -153,6 +153,7 @@ impl Headless {
                 container,
                 text,
             } => vec![format!("{t} log {pod}/{container} │ {text}")],
+            Event::Plan(plan) => plan_lines(&t, plan, &state.plan.namespace),
             Event::Verdict(v) => {
                 let mut out = vec![String::new()];
                 if !v.evidence.is_empty() {
@@ -186,6 +187,30 @@ impl Headless {
         }
         let _ = out.flush();
     }
+}
+
+/// The plan as lines: one per object with its marker and tags, then its diff indented (Secret
+/// values are masked in the plan itself).
+pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !plan.has_changes() {
+        out.push(format!("{t} plan      no changes"));
+    }
+    for object in &plan.objects {
+        let tags = object.tags();
+        let tags = if tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", tags.join("; "))
+        };
+        out.push(format!(
+            "{t} plan      {} {}{tags}",
+            object.change.marker(),
+            object.reference(home)
+        ));
+        out.extend(object.diff.lines().map(|l| format!("    {l}")));
+    }
+    out
 }
 
 /// The deploy in plain lines. SIGINT, SIGTERM and SIGHUP cancel it (a CI job's runner or a

@@ -35,7 +35,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "engine",
         &[
             "cli", "config", "glob", "helm", "rollout", "cluster", "text", "time", "advice",
-            "validate",
+            "validate", "exit",
         ],
     ),
     (

@@ -289,6 +289,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         helm_version,
         cluster,
         helm_env: vec![],
+        plan_answer: None,
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

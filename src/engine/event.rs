@@ -10,6 +10,8 @@ use crate::helm::hooks::HookPhase;
 #[serde(rename_all = "lowercase")]
 pub enum Step {
     Preflight,
+    /// Only with `--plan`/`--plan-only`; the steps every run shows are [`Step::ALL`].
+    Plan,
     Upgrade,
     Rollout,
     Init,
@@ -24,6 +26,7 @@ impl Step {
     pub fn name(self) -> &'static str {
         match self {
             Step::Preflight => "preflight",
+            Step::Plan => "plan",
             Step::Upgrade => "upgrade",
             Step::Rollout => "rollout",
             Step::Init => "init",
@@ -294,6 +297,12 @@ pub enum Event {
     InitJob {
         name: String,
         uid: String,
+    },
+    /// What the upgrade would change (`--plan`): the renderers only show it.
+    Plan(crate::engine::plan::Plan),
+    /// The operator's answer to the plan (the TUI's `y`/`n`); headless never asks.
+    PlanAnswer {
+        approved: bool,
     },
     Verdict(Verdict),
 }

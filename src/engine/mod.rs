@@ -6,6 +6,7 @@ pub mod emit;
 pub mod event;
 pub mod inputs;
 pub mod logs;
+pub mod plan;
 pub mod report;
 pub mod run;
 pub mod state;

@@ -35,11 +35,16 @@ pub fn ended(state: &DeployState, code: i32, reason: &str) -> Value {
 /// The report of the state so far: `finished` once the state holds the verdict.
 pub fn build(state: &DeployState) -> Value {
     let verdict = state.verdict.as_ref();
-    // The test step is listed only when `--test` ran it.
-    let ran_test = state.steps.contains_key(&Step::Test).then_some(Step::Test);
-    let steps: Vec<Value> = Step::ALL
+    // The plan step is listed only when it ran (`--plan`), the test step only when `--test` ran
+    // it: other runs keep the four steps.
+    let planned = state.steps.contains_key(&Step::Plan);
+    let ran_test = state.steps.contains_key(&Step::Test);
+    let steps: Vec<Value> = std::iter::once(Step::Preflight)
+        .chain(planned.then_some(Step::Plan))
+        .chain(Step::ALL.into_iter().skip(1))
+        .chain(ran_test.then_some(Step::Test))
+        .collect::<Vec<_>>()
         .iter()
-        .chain(ran_test.iter())
         .map(|step| {
             let s = state.steps.get(step);
             let outcome = s.and_then(|s| s.outcome.as_ref());
@@ -135,6 +140,31 @@ pub fn build(state: &DeployState) -> Value {
         "watchErrors": state.degraded,
         "notes": notes,
         "rollback": state.rollback,
+        "plan": plan_section(state),
+    })
+}
+
+/// The plan (`--plan`): counts and objects with how they change. Never a diff: the report
+/// keeps no manifest text, so no value can reach it.
+fn plan_section(state: &DeployState) -> Value {
+    use crate::engine::plan::Change;
+    let Some(plan) = &state.changes else {
+        return Value::Null;
+    };
+    let objects: Vec<Value> = plan
+        .objects
+        .iter()
+        .map(|o| {
+            json!({"apiVersion": o.api_version, "kind": o.kind, "namespace": o.namespace, "name": o.name,
+                   "change": o.change, "willRoll": o.will_roll, "refused": o.refused})
+        })
+        .collect();
+    json!({
+        "firstInstall": plan.first_install,
+        "declined": state.plan_declined,
+        "counts": {"added": plan.count(Change::Added), "removed": plan.count(Change::Removed),
+                   "changed": plan.count(Change::Changed), "unchanged": plan.unchanged},
+        "objects": objects,
     })
 }
 

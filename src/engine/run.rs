@@ -28,6 +28,8 @@ pub struct Prepared {
     pub cluster: Cluster,
     /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
     pub helm_env: Vec<(String, String)>,
+    /// The screen's answer to the plan (`y`/`n`); None where nobody is asked (headless).
+    pub plan_answer: Option<steps::plan::Answer>,
 }
 
 impl Prepared {
@@ -51,10 +53,21 @@ pub fn summary(p: &Prepared) -> PlanSummary {
     PlanSummary::of(&p.plan, p.namespace())
 }
 
-async fn run_steps(ctx: Ctx) {
+async fn run_steps(ctx: Ctx, plan_answer: Option<steps::plan::Answer>) {
     let (outcome, revision_before) = steps::preflight::run(&ctx).await;
     if outcome != StepOutcome::Succeeded {
         return;
+    }
+    if ctx.plan.plan {
+        if steps::plan::run(&ctx, plan_answer).await != StepOutcome::Succeeded {
+            return;
+        }
+        if ctx.plan.plan_only {
+            for step in [Step::Upgrade, Step::Rollout, Step::Init] {
+                steps::skip(&ctx, step, "--plan-only: nothing written").await;
+            }
+            return;
+        }
     }
     if ctx.plan.dry_run {
         dry_run(&ctx).await;
@@ -173,6 +186,7 @@ pub async fn deploy(
         helm_version,
         cluster,
         helm_env,
+        plan_answer,
     } = prepared;
     let ctx = Ctx {
         plan,
@@ -183,7 +197,7 @@ pub async fn deploy(
         emit: Emitter::new(tx),
         cancel,
     };
-    let steps_task = tokio::spawn(run_steps(ctx));
+    let steps_task = tokio::spawn(run_steps(ctx, plan_answer));
     // The steps task owns the only sender: the channel closes when it is done.
     while let Some(event) = rx.recv().await {
         let wall = crate::time::now_rfc3339();

@@ -31,6 +31,9 @@ pub struct PlanSummary {
     pub init_job: Option<String>,
     pub timeout_secs: u64,
     pub dry_run: bool,
+    /// `--plan` / `--plan-only`.
+    pub plan: bool,
+    pub plan_only: bool,
     /// What the `--only init` advice needs besides the above: the init toggle, `--helm` as
     /// given, and the helm arguments init renders with (never values or credentials).
     pub init_toggle: Option<String>,
@@ -50,6 +53,8 @@ impl PlanSummary {
             init_job: plan.init_job.clone(),
             timeout_secs: plan.timeout.as_secs(),
             dry_run: plan.dry_run,
+            plan: plan.plan,
+            plan_only: plan.plan_only,
             init_toggle: plan.init_toggle.clone(),
             helm: plan.helm.as_ref().map(|h| h.display().to_string()),
             advice_args: plan.advice_extra(),
@@ -107,6 +112,10 @@ pub struct DeployState {
     pub verdict: Option<Verdict>,
     /// The uid of the Job the init step created (none before it did, or when it never ran).
     pub init_uid: Option<String>,
+    /// What the upgrade would change, once the plan step rendered it.
+    pub changes: Option<crate::engine::plan::Plan>,
+    /// The operator said `n` to the plan: nothing was written.
+    pub plan_declined: bool,
     /// Seconds since start, as of the last event (the clock the state was last told).
     pub now_secs: f64,
     /// helmdeck's rollback of this run's failed revision, once started.
@@ -180,6 +189,8 @@ impl DeployState {
                 self.helm.stderr_tail = stderr_tail.clone();
             }
             Event::Hooks { hooks } => self.hooks = hooks.clone(),
+            Event::Plan(plan) => self.changes = Some(plan.clone()),
+            Event::PlanAnswer { approved } => self.plan_declined = !approved,
             Event::Workload(w) => {
                 self.workloads.insert(w.key(), w.clone());
             }

@@ -21,14 +21,19 @@ pub enum Outcome {
     Failed,
     LiveInitIncomplete,
     DryRun,
+    /// `--plan-only`: nothing would change.
+    NoChanges,
+    /// `--plan-only`: the upgrade would change something (exit 4, only here).
+    ChangesPending,
 }
 
 impl Outcome {
     pub fn code(self) -> i32 {
         match self {
-            Outcome::Landed | Outcome::DryRun => 0,
+            Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => 0,
             Outcome::Failed => 1,
             Outcome::LiveInitIncomplete => 3,
+            Outcome::ChangesPending => crate::exit::CHANGES_PENDING,
         }
     }
 
@@ -39,6 +44,8 @@ impl Outcome {
             Outcome::Failed => "FAILED",
             Outcome::LiveInitIncomplete => "LIVE — INIT INCOMPLETE",
             Outcome::DryRun => "DRY RUN",
+            Outcome::NoChanges => "NO CHANGES",
+            Outcome::ChangesPending => "CHANGES PENDING",
         }
     }
 }
@@ -94,6 +101,9 @@ pub fn decide(state: &DeployState) -> Verdict {
 
 fn judge(state: &DeployState) -> Verdict {
     let mut evidence = evidence(state);
+    if let Some(planned) = plan_verdict(state, &evidence) {
+        return planned;
+    }
     for step in LIVE_STEPS {
         match state.outcome(step) {
             Some(StepOutcome::Succeeded) | Some(StepOutcome::Skipped { .. }) => {}
@@ -194,6 +204,59 @@ fn judge(state: &DeployState) -> Verdict {
             None,
         ),
     }
+}
+
+/// The plan step's say, before any other step's: a declined or failed plan (nothing written),
+/// or `--plan-only`'s answer. None when the plan (if any) lets the deploy go on.
+fn plan_verdict(state: &DeployState, evidence: &[String]) -> Option<Verdict> {
+    if !state.plan.plan && !state.plan.plan_only {
+        return None;
+    }
+    let failed = |reason: String| Some(verdict(Outcome::Failed, reason, evidence.to_vec(), None));
+    match state.outcome(Step::Preflight) {
+        Some(StepOutcome::Succeeded) => {}
+        // Preflight's own failure is judged with the other live steps.
+        _ => return None,
+    }
+    if state.plan_declined {
+        return failed("cancelled: plan declined".into());
+    }
+    match state.outcome(Step::Plan) {
+        Some(StepOutcome::Succeeded) => {}
+        Some(StepOutcome::Failed { reason }) => return failed(format!("plan failed: {reason}")),
+        Some(StepOutcome::Cancelled) => return failed("cancelled".into()),
+        Some(StepOutcome::Skipped { .. }) => return None,
+        None => return failed("plan did not report an outcome (evidence missing)".into()),
+    }
+    if !state.plan.plan_only {
+        return None;
+    }
+    let Some(changes) = &state.changes else {
+        return failed("plan succeeded without a plan (evidence missing)".into());
+    };
+    let mut evidence = evidence.to_vec();
+    evidence.extend(changes.refused().map(|o| {
+        format!(
+            "{}: helm will be refused: {}",
+            o.reference(&state.plan.namespace),
+            o.refused.as_deref().unwrap_or_default()
+        )
+    }));
+    Some(if changes.has_changes() {
+        verdict(
+            Outcome::ChangesPending,
+            format!("changes pending: {}", changes.summary()),
+            evidence,
+            None,
+        )
+    } else {
+        verdict(
+            Outcome::NoChanges,
+            format!("no changes: {} unchanged", changes.unchanged),
+            evidence,
+            None,
+        )
+    })
 }
 
 /// How the init step went, for a landed verdict: `init Job demo-init succeeded in 12 s`, or
@@ -403,7 +466,7 @@ fn next_after_failure(
     evidence: &mut Vec<String>,
 ) -> Option<String> {
     match step {
-        Step::Preflight => None,
+        Step::Preflight | Step::Plan => None,
         Step::Upgrade | Step::Rollout => {
             let wrote = state
                 .revision
@@ -1034,5 +1097,152 @@ mod tests {
             "{:?}",
             v.evidence
         );
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    //! `--plan` / `--plan-only`: the plan step's say comes before every other step's.
+    use super::*;
+    use crate::engine::event::Event;
+    use crate::engine::plan::{self, Plan};
+    use crate::engine::state::PlanSummary;
+
+    fn planned(
+        plan_only: bool,
+        outcomes: &[(Step, StepOutcome)],
+        changes: Option<Plan>,
+    ) -> DeployState {
+        let mut s = DeployState::new(PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            plan: true,
+            plan_only,
+            ..Default::default()
+        });
+        if let Some(p) = changes {
+            s.apply(&Event::Plan(p), 0.5, "t");
+        }
+        for (step, outcome) in outcomes {
+            s.apply(
+                &Event::StepEnded {
+                    step: *step,
+                    outcome: outcome.clone(),
+                },
+                1.0,
+                "t",
+            );
+        }
+        s
+    }
+
+    fn some_change() -> Plan {
+        let new = plan::parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "apps",
+            "t",
+        )
+        .expect("valid");
+        plan::compare(Some(&Default::default()), &new, &Default::default())
+    }
+
+    fn skipped() -> StepOutcome {
+        StepOutcome::Skipped {
+            reason: "--plan-only: nothing written".into(),
+        }
+    }
+
+    fn plan_only_run(changes: Plan) -> DeployState {
+        use Step::*;
+        planned(
+            true,
+            &[
+                (Preflight, StepOutcome::Succeeded),
+                (Plan, StepOutcome::Succeeded),
+                (Upgrade, skipped()),
+                (Rollout, skipped()),
+                (Init, skipped()),
+            ],
+            Some(changes),
+        )
+    }
+
+    #[test]
+    fn plan_only_is_4_with_changes_and_0_without() {
+        let v = decide(&plan_only_run(some_change()));
+        assert_eq!((v.code, v.outcome), (4, Outcome::ChangesPending), "{v:?}");
+        assert!(v.reason.starts_with("changes pending: 1 added"), "{v:?}");
+        let v = decide(&plan_only_run(Plan::default()));
+        assert_eq!((v.code, v.outcome), (0, Outcome::NoChanges), "{v:?}");
+    }
+
+    #[test]
+    fn a_declined_plan_is_1_cancelled_plan_declined() {
+        let mut s = planned(
+            false,
+            &[(Step::Preflight, StepOutcome::Succeeded)],
+            Some(some_change()),
+        );
+        s.apply(&Event::PlanAnswer { approved: false }, 2.0, "t");
+        s.apply(
+            &Event::StepEnded {
+                step: Step::Plan,
+                outcome: StepOutcome::Skipped {
+                    reason: "plan declined: nothing written".into(),
+                },
+            },
+            2.0,
+            "t",
+        );
+        let v = decide(&s);
+        assert_eq!(
+            (v.code, v.reason.as_str()),
+            (1, "cancelled: plan declined"),
+            "{v:?}"
+        );
+        assert_eq!(v.next, None, "nothing was written: nothing to roll back");
+    }
+
+    #[test]
+    fn a_failed_plan_is_1_and_an_approved_one_leaves_the_verdict_to_the_deploy() {
+        let s = planned(
+            false,
+            &[
+                (Step::Preflight, StepOutcome::Succeeded),
+                (
+                    Step::Plan,
+                    StepOutcome::Failed {
+                        reason: "helm's dry run failed: boom".into(),
+                    },
+                ),
+            ],
+            None,
+        );
+        let v = decide(&s);
+        assert_eq!(
+            (v.code, v.reason.as_str()),
+            (1, "plan failed: helm's dry run failed: boom")
+        );
+        let mut s = planned(
+            false,
+            &[
+                (Step::Preflight, StepOutcome::Succeeded),
+                (Step::Plan, StepOutcome::Succeeded),
+            ],
+            Some(some_change()),
+        );
+        s.apply(&Event::PlanAnswer { approved: true }, 2.0, "t");
+        // The upgrade never reported: the deploy's own fail-closed rule speaks, not the plan.
+        let v = decide(&s);
+        assert_eq!(v.code, 1);
+        assert!(v.reason.starts_with("upgrade did not report"), "{v:?}");
+    }
+
+    #[test]
+    fn a_plan_that_never_ended_fails_closed() {
+        let s = planned(false, &[(Step::Preflight, StepOutcome::Succeeded)], None);
+        let v = decide(&s);
+        assert_eq!(v.code, 1);
+        assert!(v.reason.contains("plan did not report"), "{v:?}");
     }
 }

@@ -106,6 +106,10 @@ pub enum Effect {
     /// Cancel the deploy (the engine sends helm one SIGTERM and waits for it).
     Cancel,
     Quit,
+    /// `y` on the plan: the upgrade may start.
+    ApprovePlan,
+    /// `n` on the plan: nothing is written; the run ends 1.
+    DeclinePlan,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +130,8 @@ pub struct UiState {
     pub tick: u64,
     /// The on-demand log of the container the drill-down shows.
     pub log: LogBuffer,
+    /// The plan pane (`--plan`).
+    pub plan: crate::ui::plan::PlanUi,
 }
 
 impl Default for UiState {
@@ -142,6 +148,7 @@ impl Default for UiState {
             notice: None,
             tick: 0,
             log: LogBuffer::default(),
+            plan: Default::default(),
         }
     }
 }
@@ -230,6 +237,11 @@ impl UiState {
                 return Effect::None;
             }
             Overlay::None => {}
+        }
+        if crate::ui::plan::showing(state)
+            && let Some(effect) = self.plan.on_key(key, state)
+        {
+            return effect;
         }
         if self.filters.type_key(key).is_some() {
             self.sync(state);

@@ -41,7 +41,7 @@ fn wall_of(event: &Event, state: &DeployState) -> String {
 /// Runs the deploy under the TUI and returns the engine's final state. The screen stays after
 /// the verdict until `q`; a cancel the operator confirmed ends at its verdict.
 pub async fn run_deploy(
-    prepared: Prepared,
+    mut prepared: Prepared,
     cancel: CancellationToken,
     title: Option<String>,
 ) -> Result<DeployState> {
@@ -58,6 +58,12 @@ pub async fn run_deploy(
         return crate::headless::run(prepared, cancel).await;
     };
 
+    // With an operator at the screen the upgrade waits for `y` on the plan.
+    let plan_answer = (prepared.plan.plan && !prepared.plan.plan_only).then(|| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        prepared.plan_answer = Some(rx);
+        tx
+    });
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
     let engine_cancel = cancel.clone();
     let deploy = tokio::spawn(async move {
@@ -92,6 +98,7 @@ pub async fn run_deploy(
         deploy,
         finished: None,
         cancel,
+        plan_answer,
         quit: false,
         blind: false,
         input_open: true,
@@ -132,6 +139,8 @@ struct DeployScreen {
     deploy: JoinHandle<Result<DeployState>>,
     finished: Option<Result<DeployState>>,
     cancel: CancellationToken,
+    /// Where `y`/`n` on the plan goes (`--plan`; taken by the first answer).
+    plan_answer: Option<tokio::sync::oneshot::Sender<bool>>,
     quit: bool,
     /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
     blind: bool,
@@ -160,6 +169,12 @@ impl DeployScreen {
             TuiEvent::Key(key) => {
                 match self.ui.on_key(key, &self.mirror) {
                     Effect::Cancel => self.cancel.cancel(),
+                    effect @ (Effect::ApprovePlan | Effect::DeclinePlan) => {
+                        if let Some(answer) = self.plan_answer.take() {
+                            // The engine may have ended meanwhile (a cancel): nobody to tell.
+                            let _ = answer.send(effect == Effect::ApprovePlan);
+                        }
+                    }
                     Effect::Quit => self.quit = true,
                     Effect::None => {}
                 }

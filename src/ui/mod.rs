@@ -15,12 +15,15 @@ mod live;
 pub mod model;
 pub mod nav;
 pub mod panes;
+pub mod plan;
 pub mod screen;
 pub mod theme;
 mod tui;
 
 #[cfg(test)]
 mod fixture;
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]

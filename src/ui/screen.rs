@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
-use crate::ui::panes::{DeployFrame, banner, detail, header, helm, help, hooks, workloads};
+use crate::ui::panes::{DeployFrame, banner, detail, header, helm, help, hooks, plan, workloads};
 use crate::ui::{keybar, layout, model};
 
 /// From this width blocked workloads show their pod-level cause on a second line.
@@ -22,6 +22,8 @@ pub fn draw(frame: &mut Frame, ctx: &DeployFrame, ui: &mut UiState) {
     }
     if ui.detail.is_some() {
         detail::render(frame, areas.body, ctx, ui);
+    } else if crate::ui::plan::showing(ctx.state) {
+        plan::render(frame, areas.body, ctx, ui);
     } else {
         render_panes(frame, areas.body, ctx, ui);
     }
@@ -102,7 +104,20 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
         Some(v) => format!("quit (exit {})", v.code),
         None => "cancel".to_string(),
     };
-    let mut keys: Vec<(&str, &str)> = if ui.detail.is_some() {
+    let answer = crate::ui::plan::awaiting(ctx.state) && !ui.plan.answered;
+    let mut keys: Vec<(&str, &str)> = if crate::ui::plan::showing(ctx.state) && ui.detail.is_none()
+    {
+        let mut keys = if ui.plan.diff.is_some() {
+            vec![("esc", "back"), ("↑↓", "scroll")]
+        } else {
+            vec![("↑↓", "select"), ("enter", "diff")]
+        };
+        if answer {
+            keys.extend([("y", "apply the plan"), ("n", "decline")]);
+        }
+        keys.extend([("?", "help"), ("q", quit.as_str())]);
+        keys
+    } else if ui.detail.is_some() {
         vec![
             ("esc", "back"),
             ("↑↓", "pod"),

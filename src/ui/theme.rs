@@ -104,18 +104,18 @@ impl Theme {
     /// The colour of an outcome: green, red, amber.
     pub fn outcome(&self, o: Outcome) -> Style {
         match o {
-            Outcome::Landed | Outcome::DryRun => self.ok(),
+            Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => self.ok(),
             Outcome::Failed => self.bad(),
-            Outcome::LiveInitIncomplete => self.warn(),
+            Outcome::LiveInitIncomplete | Outcome::ChangesPending => self.warn(),
         }
     }
 
     /// The banner word: reversed colour block, bold either way.
     pub fn banner_word(&self, o: Outcome) -> Style {
         self.word_block(match o {
-            Outcome::Landed | Outcome::DryRun => Color::Green,
+            Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => Color::Green,
             Outcome::Failed => Color::Red,
-            Outcome::LiveInitIncomplete => Color::Yellow,
+            Outcome::LiveInitIncomplete | Outcome::ChangesPending => Color::Yellow,
         })
     }
 

@@ -16,6 +16,7 @@ mod inspect;
 mod namespaces;
 mod operators;
 mod recover;
+mod plan;
 mod report;
 mod sim_helm;
 mod sim_http;

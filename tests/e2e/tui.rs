@@ -343,3 +343,105 @@ fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_termin
     assert_eq!(wait_exit(&tmux, &exit, "a confirmed cancel"), "EXIT=1");
     assert_restored(&tmux, "verdict: FAILED (exit 1): cancelled");
 }
+
+/// `helmdeck deploy --plan` of tests/charts/plan under tmux, with the simulator's client
+/// environment, changing the web image and the claim size; `EXIT=code` lands in `exit`.
+fn plan_under_tmux(sim: &crate::support::Sim, exit: &Path) -> Tmux {
+    let env = [
+        ("HOME", sim.home().to_path_buf()),
+        ("KUBECONFIG", sim.kubeconfig.clone()),
+        ("HELM_CACHE_HOME", sim.home().join(".cache/helm")),
+        ("HELM_CONFIG_HOME", sim.home().join(".config/helm")),
+        ("HELM_DATA_HOME", sim.home().join(".local/share/helm")),
+    ];
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.display()))
+        .collect();
+    let command = format!(
+        "env {} {} deploy demo {} -n apps --plan --helm {} --set image=registry.example/web:2.0 \
+         --set storage=5Gi --set password=plan-s3cr3t-two; echo EXIT=$? > {}",
+        env.join(" "),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        crate::support::repo().join("tests/charts/plan").display(),
+        tool("helm").display(),
+        exit.display()
+    );
+    Tmux::start(120, 30, &command)
+}
+
+#[test]
+fn plan_under_tmux_is_browsable_and_n_declines_with_nothing_written() {
+    let sim = crate::support::Sim::start("all-green");
+    let chart = crate::support::repo().join("tests/charts/plan");
+    let first = sim.deploy_chart(&chart, "first.json", &["--timeout", "60s"]);
+    assert_eq!(first.code, Some(0), "{}", first.describe());
+    let writes = |sim: &crate::support::Sim| sim.get_json("/_sim/stats")["writes"].clone();
+    let before = writes(&sim);
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let tmux = plan_under_tmux(&sim, &exit);
+
+    let screen = tmux.wait_for("the plan pane", BANNER_TIMEOUT, |s| {
+        strip(s).contains("apply the plan")
+    });
+    let plain = strip(&screen);
+    assert!(
+        plain.contains("~ Deployment/demo-web") && plain.contains("will roll"),
+        "{plain}"
+    );
+    assert!(plain.contains("helm will be refused"), "{plain}");
+    assert!(!plain.contains("s3cr3t"), "{plain}");
+    // Enter on the first object (the Deployment, in kind order after none) opens its diff.
+    tmux.keys(&["Enter"]);
+    let diff = tmux.wait_for("a diff", STEP_TIMEOUT, |s| strip(s).contains("@@"));
+    assert!(!strip(&diff).contains("s3cr3t"), "{}", strip(&diff));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the list again", STEP_TIMEOUT, |s| {
+        strip(s).contains("enter diff")
+    });
+
+    tmux.keys(&["n"]);
+    tmux.wait_for("the declined verdict", STEP_TIMEOUT, |s| {
+        strip(s).contains("plan declined")
+    });
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "n then q"), "EXIT=1");
+    assert_restored(&tmux, "cancelled: plan declined");
+    assert_eq!(writes(&sim), before, "n at the plan wrote to the cluster");
+    let secrets = sim.kubectl(&[
+        "get",
+        "secrets",
+        "-n",
+        "apps",
+        "-l",
+        "owner=helm",
+        "-o",
+        "name",
+    ]);
+    let records = String::from_utf8_lossy(&secrets.stdout).lines().count();
+    assert_eq!(records, 1, "only revision 1's record");
+}
+
+#[test]
+fn plan_under_tmux_y_applies_it() {
+    let sim = crate::support::Sim::start("all-green");
+    let chart = crate::support::repo().join("tests/charts/plan");
+    let first = sim.deploy_chart(&chart, "first.json", &["--timeout", "60s"]);
+    assert_eq!(first.code, Some(0), "{}", first.describe());
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let tmux = plan_under_tmux(&sim, &exit);
+    tmux.wait_for("the plan pane", BANNER_TIMEOUT, |s| {
+        strip(s).contains("apply the plan")
+    });
+    tmux.keys(&["y"]);
+    // The claim size change is refused by the API server: helm fails, as the plan said.
+    // The header's verdict, not helm's own "exit 1" line that comes just before it.
+    let screen = tmux.wait_for("the verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("verdict FAILED (exit 1)")
+    });
+    assert!(strip(&screen).contains("upgrade"), "{}", strip(&screen));
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "y then q"), "EXIT=1");
+}

@@ -10,6 +10,7 @@ pub mod init_apply;
 pub mod init_objects;
 pub mod init_render;
 pub mod lock;
+pub mod plan;
 pub mod preflight;
 pub mod rollback;
 pub mod rollout;
@@ -109,6 +110,9 @@ pub enum StepError {
         name: String,
         error: serde_json::Error,
     },
+    /// The plan could not be made (helm's dry run, a manifest); the text says which.
+    #[error("{0}")]
+    Plan(String),
     #[error("cannot create Job {name}: {error}")]
     CreateJob { name: String, error: kube::Error },
 }

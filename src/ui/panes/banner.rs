@@ -14,9 +14,9 @@ use crate::ui::theme::Theme;
 
 fn glyph(o: Outcome) -> &'static str {
     match o {
-        Outcome::Landed | Outcome::DryRun => "✓",
+        Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => "✓",
         Outcome::Failed => "✗",
-        Outcome::LiveInitIncomplete => "!",
+        Outcome::LiveInitIncomplete | Outcome::ChangesPending => "!",
     }
 }
 

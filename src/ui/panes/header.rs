@@ -109,7 +109,16 @@ fn step_detail(ctx: &DeployFrame, step: Step, mark: Mark) -> String {
 /// The step strip; details are dropped when the width is short.
 fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
     let t = &ctx.theme;
-    let mut parts: Vec<(Mark, String, String)> = Step::ALL
+    // The plan step shows only on runs that have one (`--plan`).
+    let planned = ctx.state.plan.plan;
+    let steps: Vec<Step> = Step::ALL
+        .into_iter()
+        .flat_map(|s| {
+            let plan = (s == Step::Preflight && planned).then_some(Step::Plan);
+            std::iter::once(s).chain(plan)
+        })
+        .collect();
+    let mut parts: Vec<(Mark, String, String)> = steps
         .iter()
         .map(|step| {
             let mark = model::step_mark(ctx.state, *step);
@@ -119,9 +128,9 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
     let verdict = match &ctx.state.verdict {
         Some(v) => {
             let mark = match v.outcome {
-                Outcome::Landed | Outcome::DryRun => Mark::Done,
+                Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => Mark::Done,
                 Outcome::Failed => Mark::Failed,
-                Outcome::LiveInitIncomplete => Mark::Cancelled,
+                Outcome::LiveInitIncomplete | Outcome::ChangesPending => Mark::Cancelled,
             };
             (
                 mark,
@@ -139,13 +148,20 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
             if i > 0 {
                 spans.push(Span::styled(sep, t.muted()));
             }
-            let verdict = ctx.state.verdict.as_ref().filter(|_| i == Step::ALL.len());
+            let verdict = ctx.state.verdict.as_ref().filter(|_| i == parts.len() - 1);
             let style = match verdict {
                 Some(v) => t.outcome(v.outcome),
                 None => mark_style(*mark, t),
             };
             let glyph = match verdict {
-                Some(v) if v.outcome == Outcome::LiveInitIncomplete => "!",
+                Some(v)
+                    if matches!(
+                        v.outcome,
+                        Outcome::LiveInitIncomplete | Outcome::ChangesPending
+                    ) =>
+                {
+                    "!"
+                }
                 _ => mark.glyph(tick),
             };
             spans.push(Span::styled(format!("{glyph} "), style));

@@ -8,6 +8,7 @@ pub mod header;
 pub mod helm;
 pub mod help;
 pub mod hooks;
+pub mod plan;
 pub mod pods;
 pub mod table;
 pub mod workloads;

@@ -323,3 +323,77 @@ pub fn write(path: &Path, xml: &str) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::event::{Event, WorkloadView};
+    use crate::engine::state::PlanSummary;
+
+    fn state() -> DeployState {
+        DeployState::new(PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        })
+    }
+
+    /// A run still going (the file `start` writes) reads as unfinished to CI, never as passed:
+    /// the step that began is an error, the ones not reached are skipped, the verdict an error.
+    #[test]
+    fn a_running_run_is_an_error_not_a_pass() {
+        let mut state = state();
+        let started = Event::StepStarted {
+            step: Step::Preflight,
+        };
+        state.apply(&started, 0.5, "2026-01-01T00:00:00Z");
+        let xml = build(&state);
+        assert!(
+            xml.contains(
+                r#"<testsuites name="helmdeck" tests="5" failures="0" errors="2" skipped="3" time="0.500">"#
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"timestamp="2026-01-01T00:00:00Z""#), "{xml}");
+        assert!(xml.contains(r#"<error message="no verdict: the run did not finish" type="unfinished"/>"#));
+        assert!(xml.contains(r#"<error message="the step never ended" type="unfinished"/>"#));
+    }
+
+    /// Cluster text with markup and a control character XML forbids even escaped: escaped and
+    /// dropped, so the file stays well-formed.
+    #[test]
+    fn cluster_text_is_escaped_and_xml_forbidden_characters_dropped() {
+        let mut state = state();
+        let mut w = WorkloadView::ready_web("apps", "waiting <for> \"x\" & \u{7}bell");
+        w.ready = false;
+        w.pod_causes = vec!["pod web-1: CrashLoopBackOff".into()];
+        state.workloads.insert(w.key(), w);
+        let xml = build(&state);
+        assert!(
+            xml.contains(r#"<failure message="waiting &lt;for&gt; &quot;x&quot; &amp; bell" type="not-ready">1/1 ready, 1/1 updated"#),
+            "{xml}"
+        );
+        assert!(xml.contains("pod web-1: CrashLoopBackOff</failure>"), "{xml}");
+        assert!(!xml.contains('\u{7}'));
+    }
+
+    /// An optional workload never gates: skipped even when it is failing, with the reason.
+    #[test]
+    fn an_optional_workload_is_a_skipped_case() {
+        let mut w = WorkloadView::ready_web("apps", "0 of 1 available");
+        w.ready = false;
+        w.failed = true;
+        w.optional = true;
+        w.optional_because = Some("--optional web".into());
+        assert_eq!(
+            workload_result(&w),
+            Result_::Skipped {
+                message: "optional (--optional web): 0 of 1 available".into()
+            }
+        );
+        w.optional = false;
+        assert!(matches!(workload_result(&w), Result_::Failure { kind: "failed", .. }));
+        w.ready = true;
+        assert_eq!(workload_result(&w), Result_::Passed);
+    }
+}

@@ -292,14 +292,15 @@ fn secs(s: f64) -> String {
     format!("{:.3}", s.max(0.0))
 }
 
-/// Text fit for XML 1.0: the state's text is already plain, but a character XML forbids even
-/// escaped (a control other than tab and newline) would make the whole file unreadable.
+/// Text fit for XML 1.0, line by line: made plain (no controls, which XML forbids even escaped),
+/// and the two non-characters plain text keeps but XML forbids dropped: one of them in a pod's
+/// message would make the whole file unreadable to the CI.
 fn xml_text(s: &str) -> String {
     s.split('\n')
         .map(|line| {
             crate::text::plain(line)
                 .chars()
-                .filter(|c| *c == '\t' || !(c.is_control() || matches!(c, '\u{FFFE}' | '\u{FFFF}')))
+                .filter(|c| !matches!(c, '\u{FFFE}' | '\u{FFFF}'))
                 .collect::<String>()
         })
         .collect::<Vec<_>>()
@@ -355,7 +356,9 @@ mod tests {
             "{xml}"
         );
         assert!(xml.contains(r#"timestamp="2026-01-01T00:00:00Z""#), "{xml}");
-        assert!(xml.contains(r#"<error message="no verdict: the run did not finish" type="unfinished"/>"#));
+        assert!(xml.contains(
+            r#"<error message="no verdict: the run did not finish" type="unfinished"/>"#
+        ));
         assert!(xml.contains(r#"<error message="the step never ended" type="unfinished"/>"#));
     }
 
@@ -364,7 +367,7 @@ mod tests {
     #[test]
     fn cluster_text_is_escaped_and_xml_forbidden_characters_dropped() {
         let mut state = state();
-        let mut w = WorkloadView::ready_web("apps", "waiting <for> \"x\" & \u{7}bell");
+        let mut w = WorkloadView::ready_web("apps", "waiting <for> \"x\" & \u{7}b\u{FFFF}ell");
         w.ready = false;
         w.pod_causes = vec!["pod web-1: CrashLoopBackOff".into()];
         state.workloads.insert(w.key(), w);
@@ -373,8 +376,11 @@ mod tests {
             xml.contains(r#"<failure message="waiting &lt;for&gt; &quot;x&quot; &amp; bell" type="not-ready">1/1 ready, 1/1 updated"#),
             "{xml}"
         );
-        assert!(xml.contains("pod web-1: CrashLoopBackOff</failure>"), "{xml}");
-        assert!(!xml.contains('\u{7}'));
+        assert!(
+            xml.contains("pod web-1: CrashLoopBackOff</failure>"),
+            "{xml}"
+        );
+        assert!(!xml.contains(['\u{7}', '\u{FFFF}']));
     }
 
     /// An optional workload never gates: skipped even when it is failing, with the reason.
@@ -392,7 +398,10 @@ mod tests {
             }
         );
         w.optional = false;
-        assert!(matches!(workload_result(&w), Result_::Failure { kind: "failed", .. }));
+        assert!(matches!(
+            workload_result(&w),
+            Result_::Failure { kind: "failed", .. }
+        ));
         w.ready = true;
         assert_eq!(workload_result(&w), Result_::Passed);
     }

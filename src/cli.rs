@@ -37,6 +37,9 @@ pub enum Command {
         /// Write the JSON report here.
         #[arg(long, value_name = "FILE.json")]
         report: Option<PathBuf>,
+        /// Write a JUnit XML report here (steps, workloads, verdict as test cases).
+        #[arg(long, value_name = "FILE.xml")]
+        junit: Option<PathBuf>,
     },
     /// Post-mortem of a release: history, lock state, hooks with phases, failed hooks' pods,
     /// logs and events, and the workloads' readiness. Reads the release records directly
@@ -56,6 +59,17 @@ pub enum Command {
         /// List the embedded scenarios and exit.
         #[arg(long)]
         list: bool,
+    },
+    /// Print a shell completion script (generated from these definitions).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write helmdeck.1, helmdeck-deploy.1, … here instead of printing helmdeck.1.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
     },
 }
 
@@ -119,6 +133,10 @@ pub struct DeployArgs {
     /// Write a machine-readable JSON report here.
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
+    /// Write a JUnit XML report here, for CI test reporters: one test case per step, per gating
+    /// workload and for the verdict; optional workloads are skipped cases.
+    #[arg(long, value_name = "FILE.xml")]
+    pub junit: Option<PathBuf>,
     /// Run a single step against the live release.
     #[arg(long, value_enum)]
     pub only: Option<Only>,

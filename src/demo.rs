@@ -95,6 +95,7 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         helm: Some(helm.clone()),
         headless: true,
         report: None,
+        junit: None,
         only: None,
         dry_run: false,
         plan: false,

@@ -229,7 +229,38 @@ pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<Deploy
         on_signal.cancel();
     });
     let mut printer = Headless::default();
-    run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await
+    let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        github_actions(&state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
+    }
+    Ok(state)
+}
+
+/// On GitHub Actions: the annotations after the verdict lines, and the job summary appended to
+/// the file the runner names (appending is the runner's protocol: other steps write there too).
+/// A summary that cannot be written is said on stderr; it never changes the verdict's code.
+pub fn github_actions(state: &DeployState, summary: Option<&std::ffi::OsStr>) {
+    {
+        let mut out = std::io::stdout().lock();
+        for line in crate::gha::annotations(state) {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+    }
+    let Some(path) = summary.filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(crate::gha::summary(state).as_bytes()));
+    if let Err(e) = appended {
+        let _ = writeln!(
+            std::io::stderr(),
+            "helmdeck: appending the job summary to $GITHUB_STEP_SUMMARY: {e}"
+        );
+    }
 }
 
 #[cfg(test)]

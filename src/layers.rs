@@ -44,8 +44,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time", "advice",
         ],
     ),
-    // Renderers.
-    ("headless", &["engine", "helm", "text", "time", "signals"]),
+    // Renderers: the terminal, and the formats CI reads.
+    ("junit", &["engine", "text", "validate"]),
+    ("gha", &["engine", "text"]),
+    (
+        "headless",
+        &["engine", "gha", "helm", "text", "time", "signals"],
+    ),
     (
         "ui",
         &[

@@ -10,7 +10,7 @@ use helmdeck::config::DeployPlan;
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
 use helmdeck::helm::locate;
-use helmdeck::{cluster, exit, headless, sim, text, validate};
+use helmdeck::{cluster, exit, headless, junit, sim, text, validate};
 
 fn main() {
     // A panic anywhere (a task's included, once it reaches here) is a failure, never a usage
@@ -105,8 +105,51 @@ fn real_main() -> Result<i32> {
             headless,
             helm,
             report,
-        } => runtime.block_on(demo(scenario, headless, helm, report)),
+            junit,
+        } => runtime.block_on(demo(scenario, headless, helm, Outputs { report, junit })),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "helmdeck", &mut out);
+            Ok(0)
+        }
+        Command::Man { out_dir } => man(out_dir.as_deref()),
     }
+}
+
+/// Where a run writes its files: the JSON report, the JUnit XML.
+#[derive(Default)]
+struct Outputs {
+    report: Option<PathBuf>,
+    junit: Option<PathBuf>,
+}
+
+/// `helmdeck man`: helmdeck.1 on stdout, or a page per command in `dir`.
+fn man(dir: Option<&Path>) -> Result<i32> {
+    use clap::CommandFactory;
+    match dir {
+        Some(dir) => {
+            clap_mangen::generate_to(Cli::command(), dir)
+                .wrap_err_with(|| format!("man --out-dir {}: writing the pages", dir.display()))?;
+        }
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            // A closed stdout (piped into `head`) is the reader's choice, not an error.
+            let _ = std::io::stdout().lock().write_all(&page);
+        }
+    }
+    Ok(0)
+}
+
+/// `--junit` is held to `--report`'s rule: a file in a writable directory, checked before the
+/// first cluster request.
+fn check_junit(path: Option<&Path>) -> Result<()> {
+    if let Some(path) = path {
+        validate::report_path(path)
+            .map_err(|e| eyre!("{}", e.to_string().replacen("--report", "--junit", 1)))?;
+    }
+    Ok(())
 }
 
 /// The TUI takes over when stdout is a terminal and `--headless` is not given; the one place
@@ -117,7 +160,11 @@ fn wants_tui(headless: bool) -> bool {
 
 /// Usage problems become exit 2 with a one-line message; the deploy itself exits 0, 1 or 3.
 async fn deploy(args: DeployArgs) -> Result<i32> {
-    let prepared = match prepare(&args).await {
+    let checked = match check_junit(args.junit.as_deref()) {
+        Ok(()) => prepare(&args).await,
+        Err(e) => Err(e),
+    };
+    let prepared = match checked {
         Ok(p) => p,
         Err(e) => {
             let plan = PlanSummary {
@@ -134,23 +181,27 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         }
     };
     let plan = run::summary(&prepared);
-    let report_path = prepared.plan.report.clone();
-    start(report_path.as_deref(), &plan)?;
+    let outputs = Outputs {
+        report: prepared.plan.report.clone(),
+        junit: args.junit.clone(),
+    };
+    start(&outputs, &plan)?;
     let state = if wants_tui(args.headless) {
         // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
         helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None).await
     } else {
         headless::run(prepared, CancellationToken::new()).await
     };
-    Ok(finish(state, report_path.as_deref(), &plan))
+    Ok(finish(state, &outputs, &plan))
 }
 
 async fn demo(
     scenario: String,
     headless: bool,
     helm: Option<PathBuf>,
-    report: Option<PathBuf>,
+    outputs: Outputs,
 ) -> Result<i32> {
+    let report = outputs.report.clone();
     let plan = PlanSummary {
         release: helmdeck::demo::RELEASE.into(),
         namespace: helmdeck::demo::NAMESPACE.into(),
@@ -162,11 +213,14 @@ async fn demo(
     {
         return Ok(refuse("helmdeck demo", &eyre!(e), None, &plan));
     }
+    if let Err(e) = check_junit(outputs.junit.as_deref()) {
+        return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan));
+    }
     let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
         Ok(d) => d,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
-    start(report.as_deref(), &plan)?;
+    start(&outputs, &plan)?;
     let state = if wants_tui(headless) {
         let title = format!("demo · {}", demo.scenario_name);
         helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await
@@ -177,7 +231,7 @@ async fn demo(
         );
         headless::run(demo.prepared, CancellationToken::new()).await
     };
-    Ok(finish(state, report.as_deref(), &plan))
+    Ok(finish(state, &outputs, &plan))
 }
 
 /// `--json` wins, then the TUI, else plain text. Errors before the first read are setup
@@ -225,10 +279,14 @@ fn refuse(who: &str, e: &Report, report_path: Option<&Path>, plan: &PlanSummary)
 /// The run starts: any older report at the path is replaced at once by a `running` one, so a
 /// run killed from here on never leaves an older verdict behind. Then the first cluster request
 /// may go out.
-fn start(report_path: Option<&Path>, plan: &PlanSummary) -> Result<()> {
-    if let Some(path) = report_path {
+fn start(outputs: &Outputs, plan: &PlanSummary) -> Result<()> {
+    if let Some(path) = &outputs.report {
         report::write(path, &report::running(plan))
             .wrap_err_with(|| format!("--report {}: writing it", path.display()))?;
+    }
+    if let Some(path) = &outputs.junit {
+        junit::write(path, &junit::build(&DeployState::new(plan.clone())))
+            .wrap_err_with(|| format!("--junit {}: writing it", path.display()))?;
     }
     exit::touching_the_cluster();
     Ok(())
@@ -237,24 +295,35 @@ fn start(report_path: Option<&Path>, plan: &PlanSummary) -> Result<()> {
 /// Writes the final report (if asked) and returns the exit code: the verdict's, or 1 when the
 /// run ended without one or the report cannot be written. The cluster was touched by now, so
 /// nothing here is the usage 2.
-fn finish(state: Result<DeployState>, report_path: Option<&Path>, plan: &PlanSummary) -> i32 {
-    let (code, final_report) = match &state {
+fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> i32 {
+    let (code, final_report, xml) = match &state {
         Ok(state) => match &state.verdict {
-            Some(verdict) => (verdict.code, report::build(state)),
+            Some(verdict) => (verdict.code, report::build(state), junit::build(state)),
             None => {
                 let reason = "the deploy ended without a verdict (fail closed)";
                 say(&format!("helmdeck: {reason}"));
-                (exit::FAILED, report::ended(state, exit::FAILED, reason))
+                let ended = report::ended(state, exit::FAILED, reason);
+                (exit::FAILED, ended, junit::build(state))
             }
         },
         Err(e) => {
             let line = one_line(e);
             say(&format!("helmdeck: {line} (fail closed: exit 1)"));
             let state = DeployState::new(plan.clone());
-            (exit::FAILED, report::ended(&state, exit::FAILED, &line))
+            let ended = report::ended(&state, exit::FAILED, &line);
+            (exit::FAILED, ended, junit::build(&state))
         }
     };
-    if let Some(path) = report_path
+    if let Some(path) = &outputs.junit
+        && let Err(e) = junit::write(path, &xml)
+    {
+        say(&format!(
+            "helmdeck: writing the JUnit report {}: {e} (fail closed: exit 1)",
+            path.display()
+        ));
+        return exit::FAILED;
+    }
+    if let Some(path) = &outputs.report
         && let Err(e) = report::write(path, &final_report)
     {
         say(&format!(

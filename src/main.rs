@@ -1,11 +1,11 @@
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Parser;
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
-use helmdeck::cli::{Cli, Command, DeployArgs, InspectArgs};
+use helmdeck::cli::{Cli, Command, DemoArgs, DeployArgs, InspectArgs};
 use helmdeck::config::DeployPlan;
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
@@ -100,12 +100,7 @@ fn real_main() -> Result<i32> {
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
         Command::Inspect(args) => runtime.block_on(inspect(args)),
-        Command::Demo {
-            scenario,
-            headless,
-            helm,
-            report,
-        } => runtime.block_on(demo(scenario, headless, helm, report)),
+        Command::Demo(args) => runtime.block_on(demo(*args)),
     }
 }
 
@@ -145,16 +140,20 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     Ok(finish(state, report_path.as_deref(), &plan))
 }
 
-async fn demo(
-    scenario: String,
-    headless: bool,
-    helm: Option<PathBuf>,
-    report: Option<PathBuf>,
-) -> Result<i32> {
+async fn demo(args: DemoArgs) -> Result<i32> {
+    let report = args.flags.report.clone();
     let plan = PlanSummary {
-        release: helmdeck::demo::RELEASE.into(),
-        namespace: helmdeck::demo::NAMESPACE.into(),
-        chart: "(the embedded demo chart)".into(),
+        release: text::plain(&args.release),
+        namespace: text::plain(
+            args.flags
+                .namespace
+                .as_deref()
+                .unwrap_or(helmdeck::demo::NAMESPACE),
+        ),
+        chart: match &args.chart {
+            Some(chart) => text::plain(chart),
+            None => "(the embedded demo chart)".into(),
+        },
         ..PlanSummary::default()
     };
     if let Some(path) = &report
@@ -162,12 +161,13 @@ async fn demo(
     {
         return Ok(refuse("helmdeck demo", &eyre!(e), None, &plan));
     }
-    let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
+    let demo = match helmdeck::demo::prepare(&args).await {
         Ok(d) => d,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
+    let plan = run::summary(&demo.prepared);
     start(report.as_deref(), &plan)?;
-    let state = if wants_tui(headless) {
+    let state = if wants_tui(args.flags.headless) {
         let title = format!("demo · {}", demo.scenario_name);
         helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await
     } else {

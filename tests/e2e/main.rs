@@ -6,6 +6,7 @@
 mod support;
 
 mod advice;
+mod charts;
 mod cross_check;
 mod deploy;
 mod differential;

@@ -28,6 +28,41 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// What a client's first contact costs: `/apis`, every group-version, and every OpenAPI v3
+/// document, as kubectl and helm fetch them.
+async fn discovery_round(client: &Client) -> Duration {
+    let t = Instant::now();
+    let get = |path: String| async move {
+        let req = hyper::Request::get(path)
+            .body(Vec::new())
+            .expect("a GET request");
+        client
+            .request::<serde_json::Value>(req)
+            .await
+            .expect("discovery answers 200 with JSON")
+    };
+    let apis = get("/apis".into()).await;
+    for g in apis["groups"].as_array().into_iter().flatten() {
+        let gv = g["preferredVersion"]["groupVersion"].as_str().unwrap_or("");
+        get(format!("/apis/{gv}")).await;
+    }
+    let openapi = get("/openapi/v3".into()).await;
+    for p in openapi["paths"].as_object().into_iter().flatten() {
+        get(p.1["serverRelativeURL"].as_str().unwrap_or("").to_string()).await;
+    }
+    t.elapsed()
+}
+
 fn deployment(i: usize, replicas: i32) -> Deployment {
     let name = format!("w{i:04}");
     serde_json::from_value(serde_json::json!({
@@ -62,12 +97,17 @@ async fn main() {
         "bench",
     )
     .expect("bench scenario");
+    let rss_before = rss_mib();
+    let t_start = Instant::now();
     let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
         .await
         .expect("start sim");
+    let start_time = t_start.elapsed();
+    let start_rss = rss_mib() - rss_before;
     let mut config = Config::new(sim.url().parse().unwrap());
     config.default_namespace = "apps".into();
     let client = Client::try_from(config).unwrap();
+    let discovery_time = discovery_round(&client).await;
     let api: Api<Deployment> = Api::namespaced(client.clone(), "apps");
     let rv_start = sim.server.sim.store.current_rv();
 
@@ -122,6 +162,14 @@ async fn main() {
     let store_events = rv_end - rv_start;
 
     println!("sim_scale: {workloads} Deployments x {replicas} replicas");
+    println!(
+        "  simulator start               {:>8.2} ms  (+{start_rss:.1} MiB RSS)",
+        start_time.as_secs_f64() * 1000.0
+    );
+    println!(
+        "  discovery + OpenAPI, all GVs  {:>8.2} ms",
+        discovery_time.as_secs_f64() * 1000.0
+    );
     println!(
         "  create (HTTP, 16 in flight)   {:>8.2} s",
         created.as_secs_f64()

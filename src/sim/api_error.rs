@@ -109,6 +109,18 @@ impl ApiError {
         Self::new(405, "MethodNotAllowed", message, Value::Null)
     }
 
+    /// 415 for a patch type the resource does not take (strategic merge on a custom resource).
+    pub fn unsupported_patch(accepted: &str) -> Self {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
+            ),
+            Value::Null,
+        )
+    }
+
     pub fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(
             415,

@@ -4,6 +4,7 @@
 
 pub mod api_error;
 pub mod controllers;
+pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod faults;

@@ -24,7 +24,7 @@ use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
 use super::store::{Part, PatchKind};
-use super::{SimState, discovery, logs_http, protobuf, table, watch};
+use super::{SimState, Store, crd, discovery, logs_http, protobuf, table, validate, watch};
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -118,15 +118,15 @@ pub struct Route {
     pub subresource: Option<String>,
 }
 
-/// Parses `/api/v1/...` and `/apis/G/V/...` resource paths.
-pub fn parse_route(path: &str) -> Option<Route> {
+/// Parses `/api/v1/...` and `/apis/G/V/...` resource paths (kinds the store serves only).
+pub fn parse_route(store: &Store, path: &str) -> Option<Route> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] => ("", *v, rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return None,
     };
-    let by = |plural: &str| resources::by_path(group, version, plural);
+    let by = |plural: &str| store.resolve_path(group, version, plural);
     let route = |res, ns: Option<&str>, name: Option<&&str>, sub: Option<&&str>| Route {
         resource: res,
         namespace: ns.map(String::from),
@@ -211,7 +211,49 @@ fn patch_kind(content_type: &str) -> Option<PatchKind> {
     }
 }
 
+/// `dryRun=All` (the only value the API server accepts) makes a write validate and answer
+/// without storing anything.
+fn dry_run(q: &HashMap<String, String>) -> Result<bool, ApiError> {
+    match q.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Invalid dry run value: {other}: supported values: \"All\""
+        ))),
+    }
+}
+
 impl Server {
+    /// The checks every written body gets: `apiVersion`/`kind` match the URL, and with
+    /// `fieldValidation=Strict` no field the kind's schema leaves out.
+    fn check_body(&self, res: ResourceId, body: &Value, strict: bool) -> Result<(), ApiError> {
+        let rt = resources::get(res);
+        validate::type_meta(&rt.api_version(), rt.kind, body).map_err(ApiError::bad_request)?;
+        if strict {
+            self.check_fields(res, body)?;
+        }
+        Ok(())
+    }
+
+    /// Strict field validation where a schema exists (a CRD's); built-ins stay lenient.
+    fn check_fields(&self, res: ResourceId, body: &Value) -> Result<(), ApiError> {
+        let Some(schema) = self.sim.store.schema(res) else {
+            return Ok(());
+        };
+        let unknown = crd::unknown_fields(&schema, body);
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let fields: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field \"{}\"", f.trim_start_matches('.')))
+            .collect();
+        Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            fields.join(", ")
+        )))
+    }
+
     pub fn new(sim: Arc<SimState>) -> Arc<Self> {
         let faults = Faults::new(&sim.scenario);
         Arc::new(Server {
@@ -261,7 +303,7 @@ impl Server {
         if let Some(delay) = self.faults.latency() {
             tokio::time::sleep(delay).await;
         }
-        let key = collection_key(&req, &path, &query);
+        let key = collection_key(&self.sim.store, &req, &path, &query);
         if self.faults.erroring() {
             if let Some(key) = &key {
                 self.faults.delivered(key, Delivered::Error500);
@@ -309,17 +351,23 @@ impl Server {
             let doc = match path.trim_end_matches('/') {
                 "/version" => Some(discovery::version()),
                 "/api" => Some(discovery::core_versions()),
-                "/apis" => Some(discovery::group_list()),
-                "/api/v1" => discovery::resource_list("", "v1"),
-                "/openapi/v3" => Some(discovery::openapi_root()),
+                "/apis" => Some(discovery::group_list(&self.sim.store)),
+                "/api/v1" => discovery::resource_list(&self.sim.store, "", "v1"),
+                "/openapi/v3" => Some(discovery::openapi_root(&self.sim.store)),
                 "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
                 p => {
                     if let Some(gv) = p.strip_prefix("/openapi/v3/") {
-                        Some(discovery::openapi_group_version(gv).ok_or_else(not_found)?)
+                        Some(
+                            discovery::openapi_group_version(&self.sim.store, gv)
+                                .ok_or_else(not_found)?,
+                        )
                     } else if let ["apis", g, v] =
                         p.trim_matches('/').split('/').collect::<Vec<_>>()[..]
                     {
-                        Some(discovery::resource_list(g, v).ok_or_else(not_found)?)
+                        Some(
+                            discovery::resource_list(&self.sim.store, g, v)
+                                .ok_or_else(not_found)?,
+                        )
                     } else {
                         None
                     }
@@ -329,7 +377,7 @@ impl Server {
                 return Ok(json_response(200, &doc));
             }
         }
-        let route = parse_route(path).ok_or_else(not_found)?;
+        let route = parse_route(&self.sim.store, path).ok_or_else(not_found)?;
         let rt = resources::get(route.resource);
         if rt.namespaced && route.namespace.is_none() && route.name.is_some() {
             return Err(not_found());
@@ -352,7 +400,8 @@ impl Server {
             .get(hyper::header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .is_some_and(table::wanted);
-        let dry_run = query.contains_key("dryRun");
+        let dry_run = dry_run(query)?;
+        let strict = query.get("fieldValidation").map(String::as_str) == Some("Strict");
         let part = if route.subresource.as_deref() == Some("status") {
             Part::Status
         } else {
@@ -403,32 +452,39 @@ impl Server {
             }
             (&Method::POST, None, None) => {
                 let body = read_body(req, &content_type).await?;
-                if dry_run {
-                    return Ok(json_response(201, &body));
+                self.check_body(route.resource, &body, strict)?;
+                let created = store.create_opt(route.resource, ns, body, dry_run)?;
+                if !dry_run {
+                    self.faults.note_write(rt.kind);
                 }
-                let created = store.create(route.resource, ns, body)?;
-                self.faults.note_write(rt.kind);
                 Ok(json_response(201, &created))
             }
             (&Method::PUT, Some(name), None | Some("status")) => {
                 let body = read_body(req, &content_type).await?;
-                if dry_run {
-                    return Ok(json_response(200, &body));
-                }
+                self.check_body(route.resource, &body, strict)?;
                 Ok(json_response(
                     200,
-                    &*store.replace(route.resource, ns, name, body, part)?,
+                    &*store.replace_opt(route.resource, ns, name, body, part, dry_run)?,
                 ))
             }
             (&Method::PATCH, Some(name), None | Some("status")) => {
                 let kind = patch_kind(&content_type)
                     .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
-                let body = read_body(req, &content_type).await?;
-                if dry_run {
-                    return Ok(json_response(200, &body));
+                if kind == PatchKind::Strategic && resources::is_custom(route.resource) {
+                    // Custom resources have no patch strategy to merge by.
+                    return Err(ApiError::unsupported_patch(
+                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                    ));
                 }
-                let (obj, created) = store.patch(route.resource, ns, name, kind, &body, part)?;
-                if created {
+                let body = read_body(req, &content_type).await?;
+                if kind == PatchKind::Apply {
+                    self.check_body(route.resource, &body, strict)?;
+                } else if strict {
+                    self.check_fields(route.resource, &body)?;
+                }
+                let (obj, created) =
+                    store.patch_opt(route.resource, ns, name, kind, &body, part, dry_run)?;
+                if created && !dry_run {
                     self.faults.note_write(rt.kind);
                 }
                 Ok(json_response(if created { 201 } else { 200 }, &obj))
@@ -470,6 +526,7 @@ impl Server {
 
 /// The collection a GET lists or watches, as fault tallies name it (`None` for other requests).
 fn collection_key(
+    store: &Store,
     req: &Request<Incoming>,
     path: &str,
     query: &HashMap<String, String>,
@@ -477,7 +534,7 @@ fn collection_key(
     if req.method() != Method::GET {
         return None;
     }
-    let route = parse_route(path).filter(|r| r.name.is_none() && r.subresource.is_none())?;
+    let route = parse_route(store, path).filter(|r| r.name.is_none() && r.subresource.is_none())?;
     let selector = |name: &str| query.get(name).cloned().unwrap_or_default();
     Some(WatchKey {
         resource: resources::get(route.resource).qualified(),
@@ -552,7 +609,7 @@ pub fn seed(sim: &SimState) -> Result<()> {
     for obj in &sim.scenario.seed.objects {
         let api_version = obj["apiVersion"].as_str().unwrap_or("v1");
         let kind = obj["kind"].as_str().unwrap_or("");
-        let res = resources::by_kind(api_version, kind).ok_or_else(|| {
+        let res = store.resolve_kind(api_version, kind).ok_or_else(|| {
             color_eyre::eyre::eyre!("seed object of unknown kind {api_version}/{kind}")
         })?;
         store
@@ -578,6 +635,8 @@ mod tests {
 
     #[test]
     fn routes() {
+        let store = Store::new();
+        let parse_route = |p: &str| parse_route(&store, p);
         let r = parse_route("/apis/apps/v1/namespaces/apps/deployments/web/status").unwrap();
         assert_eq!(r.resource, *ids::DEPLOYMENTS);
         assert_eq!(r.namespace.as_deref(), Some("apps"));

@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
-use super::{defaults, patch, validate};
+use super::{crd, defaults, patch, validate};
 use crate::time::now_rfc3339;
 
 /// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
@@ -81,11 +81,33 @@ pub enum PatchKind {
 
 type Key = (String, String);
 
+type Objects = BTreeMap<Key, Arc<Value>>;
+
+/// What a custom id's map is read as before this store has one.
+static EMPTY: Objects = BTreeMap::new();
+
 struct Inner {
     rv: u64,
-    objects: Vec<BTreeMap<Key, Arc<Value>>>,
+    /// One map per resource id; custom ids get theirs when their CRD is created.
+    objects: Vec<Objects>,
     log: VecDeque<Arc<WatchEvent>>,
     uid_seq: u64,
+    /// The custom kinds this simulator serves, each with the CRD (name) that defines it and
+    /// that version's schema.
+    custom: BTreeMap<ResourceId, (String, Option<Value>)>,
+}
+
+impl Inner {
+    fn map(&self, res: ResourceId) -> &Objects {
+        self.objects.get(res).unwrap_or(&EMPTY)
+    }
+
+    fn map_mut(&mut self, res: ResourceId) -> &mut Objects {
+        if self.objects.len() <= res {
+            self.objects.resize_with(res + 1, BTreeMap::new);
+        }
+        &mut self.objects[res]
+    }
 }
 
 pub struct Store {
@@ -132,6 +154,7 @@ impl Store {
                     .collect(),
                 log: VecDeque::new(),
                 uid_seq: 0,
+                custom: BTreeMap::new(),
             }),
             events,
             uid_seed,
@@ -182,9 +205,9 @@ impl Store {
             name_of(&obj).to_string(),
         );
         if kind == EventType::Deleted {
-            inner.objects[res].remove(&key);
+            inner.map_mut(res).remove(&key);
         } else {
-            inner.objects[res].insert(key, obj.clone());
+            inner.map_mut(res).insert(key, obj.clone());
         }
         let event = Arc::new(WatchEvent {
             rv,
@@ -216,7 +239,8 @@ impl Store {
         ns: Option<&str>,
         name: &str,
     ) -> Result<Arc<Value>, ApiError> {
-        self.lock().objects[res]
+        self.lock()
+            .map(res)
             .get(&Self::key(res, ns, name))
             .cloned()
             .ok_or_else(|| ApiError::not_found(res, name))
@@ -240,7 +264,7 @@ impl Store {
         ns: Option<&str>,
         filter: &dyn Fn(&Value) -> bool,
     ) -> Vec<Arc<Value>> {
-        let map = &inner.objects[res];
+        let map = inner.map(res);
         let iter: Box<dyn Iterator<Item = &Arc<Value>>> = match ns {
             Some(ns) if resources::get(res).namespaced => Box::new(
                 map.range((ns.to_string(), String::new())..)
@@ -300,7 +324,19 @@ impl Store {
         &self,
         res: ResourceId,
         ns: Option<&str>,
+        obj: Value,
+    ) -> Result<Arc<Value>, ApiError> {
+        self.create_opt(res, ns, obj, false)
+    }
+
+    /// [`Store::create`], or with `dry_run` everything but the write: validated and answered
+    /// as if stored, no rv bump, no watch event (`?dryRun=All`).
+    pub fn create_opt(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
         mut obj: Value,
+        dry_run: bool,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = resources::get(res);
         if !obj.is_object() {
@@ -328,6 +364,7 @@ impl Store {
                 "metadata.name: Required value: name or generateName is required",
             ));
         }
+        validate::name(rt.kind, &name).map_err(|m| ApiError::invalid(res, &name, &m))?;
         let mut inner = self.lock();
         let namespace = if rt.namespaced {
             let body_ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
@@ -337,14 +374,20 @@ impl Store {
                     "the namespace of the provided object does not match the namespace sent on the request",
                 ));
             }
-            if !inner.objects[*ids::NAMESPACES].contains_key(&(String::new(), ns.clone())) {
+            if !inner
+                .map(*ids::NAMESPACES)
+                .contains_key(&(String::new(), ns.clone()))
+            {
                 return Err(ApiError::not_found(*ids::NAMESPACES, &ns));
             }
             Some(ns)
         } else {
             None
         };
-        if inner.objects[res].contains_key(&Self::key(res, namespace.as_deref(), &name)) {
+        if inner
+            .map(res)
+            .contains_key(&Self::key(res, namespace.as_deref(), &name))
+        {
             return Err(ApiError::already_exists(res, &name));
         }
         defaults::apply(rt.kind, &mut obj);
@@ -388,7 +431,21 @@ impl Store {
         if rt.kind == "Namespace" {
             obj["status"] = json!({"phase": "Active"});
         }
+        let served = if res == *ids::CRDS {
+            let served =
+                crd::served_versions(&obj).map_err(|m| ApiError::invalid(res, &name, &m))?;
+            obj["status"] = crd::accepted_status(&obj, &now_rfc3339());
+            Some(served)
+        } else {
+            None
+        };
+        if dry_run {
+            return Ok(Self::preview(&inner, obj));
+        }
         let created = self.commit(&mut inner, res, EventType::Added, obj);
+        if let Some(served) = served {
+            Self::register(&mut inner, &name, served);
+        }
         if rt.kind == "Namespace" {
             drop(inner);
             // The ServiceAccount controller gives every namespace its `default` account; here
@@ -414,7 +471,7 @@ impl Store {
         let account = named("serviceAccountName")
             .or_else(|| named("serviceAccount"))
             .unwrap_or_else(|| "default".into());
-        if inner.objects[*ids::SERVICEACCOUNTS].contains_key(&Self::key(
+        if inner.map(*ids::SERVICEACCOUNTS).contains_key(&Self::key(
             *ids::SERVICEACCOUNTS,
             Some(ns),
             &account,
@@ -458,6 +515,19 @@ impl Store {
         obj: Value,
         part: Part,
     ) -> Result<Arc<Value>, ApiError> {
+        self.replace_opt(res, ns, name, obj, part, false)
+    }
+
+    /// [`Store::replace`], or with `dry_run` validated and answered, not written.
+    pub fn replace_opt(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        obj: Value,
+        part: Part,
+        dry_run: bool,
+    ) -> Result<Arc<Value>, ApiError> {
         if !obj.is_object() {
             return Err(ApiError::bad_request(
                 "the body of the request must be an object",
@@ -471,7 +541,7 @@ impl Store {
         }
         let mut inner = self.lock();
         let key = Self::key(res, ns, name);
-        let Some(old) = inner.objects[res].get(&key).cloned() else {
+        let Some(old) = inner.map(res).get(&key).cloned() else {
             return Err(ApiError::not_found(res, name));
         };
         if let Some(want) = obj
@@ -487,7 +557,92 @@ impl Store {
             }
         }
         let new = self.merge_update(res, &old, obj, part)?;
-        Ok(self.commit(&mut inner, res, EventType::Modified, new))
+        Ok(self.write_update(&mut inner, res, new, dry_run))
+    }
+
+    /// Commits an update (re-registering a CRD's kinds), or only previews it.
+    fn write_update(
+        &self,
+        inner: &mut Inner,
+        res: ResourceId,
+        new: Value,
+        dry_run: bool,
+    ) -> Arc<Value> {
+        if dry_run {
+            return Self::preview(inner, new);
+        }
+        let stored = self.commit(inner, res, EventType::Modified, new);
+        if res == *ids::CRDS
+            && let Ok(served) = crd::served_versions(&stored)
+        {
+            Self::register(inner, name_of(&stored), served);
+        }
+        stored
+    }
+
+    /// What a dry-run write answers: the object as it would be stored, at the current rv.
+    fn preview(inner: &Inner, mut obj: Value) -> Arc<Value> {
+        obj["metadata"]["resourceVersion"] = json!(inner.rv.to_string());
+        Arc::new(obj)
+    }
+
+    /// Serves the kinds of the CRD `crd_name` (replacing what it served before).
+    fn register(inner: &mut Inner, crd_name: &str, served: Vec<crd::Served>) {
+        inner.custom.retain(|_, (owner, _)| owner != crd_name);
+        for v in served {
+            let id = resources::intern(&v.kind);
+            inner.map_mut(id);
+            inner.custom.insert(id, (crd_name.to_string(), v.schema));
+        }
+    }
+
+    /// Stops serving the kinds of the CRD `crd_name` and deletes their objects, as the API
+    /// server does once a CRD is gone.
+    fn unregister(&self, inner: &mut Inner, crd_name: &str) {
+        let ids: Vec<ResourceId> = inner
+            .custom
+            .iter()
+            .filter(|(_, (owner, _))| owner == crd_name)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            inner.custom.remove(&id);
+            let objects: Vec<Arc<Value>> = inner.map(id).values().cloned().collect();
+            for o in objects {
+                self.commit(inner, id, EventType::Deleted, (*o).clone());
+            }
+        }
+    }
+
+    /// The resource a URL names, built-in or custom (only kinds this simulator serves).
+    pub fn resolve_path(&self, group: &str, version: &str, plural: &str) -> Option<ResourceId> {
+        resources::by_path(group, version, plural).or_else(|| {
+            self.lock().custom.keys().copied().find(|&id| {
+                let r = resources::get(id);
+                r.group == group && r.version == version && r.plural == plural
+            })
+        })
+    }
+
+    /// The resource an object's `apiVersion`/`kind` names, built-in or custom.
+    pub fn resolve_kind(&self, api_version: &str, kind: &str) -> Option<ResourceId> {
+        resources::by_kind(api_version, kind).or_else(|| {
+            self.lock().custom.keys().copied().find(|&id| {
+                let r = resources::get(id);
+                r.kind == kind && r.api_version() == api_version
+            })
+        })
+    }
+
+    /// Every resource this simulator serves: the built-ins, then its custom kinds.
+    pub fn served(&self) -> Vec<ResourceId> {
+        let custom: Vec<ResourceId> = self.lock().custom.keys().copied().collect();
+        (0..resources::RESOURCES.len()).chain(custom).collect()
+    }
+
+    /// The OpenAPI v3 schema of a custom kind's version (from its CRD), if it has one.
+    pub fn schema(&self, res: ResourceId) -> Option<Value> {
+        self.lock().custom.get(&res).and_then(|(_, s)| s.clone())
     }
 
     /// Applies a patch. With [`PatchKind::Apply`], an absent object is created
@@ -501,6 +656,21 @@ impl Store {
         body: &Value,
         part: Part,
     ) -> Result<(Arc<Value>, bool), ApiError> {
+        self.patch_opt(res, ns, name, kind, body, part, false)
+    }
+
+    /// [`Store::patch`], or with `dry_run` validated and answered, not written.
+    #[allow(clippy::too_many_arguments)] // the patch's own arguments plus the dry-run switch
+    pub fn patch_opt(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        part: Part,
+        dry_run: bool,
+    ) -> Result<(Arc<Value>, bool), ApiError> {
         let existing = self.get(res, ns, name);
         let old = match existing {
             Ok(o) => o,
@@ -511,7 +681,7 @@ impl Store {
                     return Err(ApiError::bad_request("the apply body must be an object"));
                 }
                 obj["metadata"]["name"] = json!(name);
-                return self.create(res, ns, obj).map(|o| (o, true));
+                return self.create_opt(res, ns, obj, dry_run).map(|o| (o, true));
             }
             Err(e) => return Err(e),
         };
@@ -537,7 +707,7 @@ impl Store {
         }
         let mut inner = self.lock();
         // Re-check: a concurrent write between get and lock wins; the client retries on 409.
-        let current = inner.objects[res].get(&Self::key(res, ns, name)).cloned();
+        let current = inner.map(res).get(&Self::key(res, ns, name)).cloned();
         match current {
             Some(c) if Arc::ptr_eq(&c, &old) => {}
             Some(_) => return Err(ApiError::conflict(res, name)),
@@ -545,10 +715,7 @@ impl Store {
         }
         merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
         let new = self.merge_update(res, &old, merged, part)?;
-        Ok((
-            self.commit(&mut inner, res, EventType::Modified, new),
-            false,
-        ))
+        Ok((self.write_update(&mut inner, res, new, dry_run), false))
     }
 
     /// Builds the stored object for an update: keeps server-owned metadata, keeps the part
@@ -573,6 +740,9 @@ impl Store {
         defaults::apply(rt.kind, &mut new);
         if let Err(msg) = validate::on_update(rt.kind, old, &new) {
             return Err(ApiError::invalid(res, &name, &msg));
+        }
+        if res == *ids::CRDS {
+            crd::served_versions(&new).map_err(|m| ApiError::invalid(res, &name, &m))?;
         }
         let new_meta = new["metadata"]
             .as_object_mut()
@@ -624,6 +794,9 @@ impl Store {
     ) -> Result<Arc<Value>, ApiError> {
         let mut inner = self.lock();
         let deleted = self.remove_one(&mut inner, res, ns, name)?;
+        if res == *ids::CRDS {
+            self.unregister(&mut inner, name);
+        }
         let mut owners = vec![
             deleted["metadata"]["uid"]
                 .as_str()
@@ -633,13 +806,14 @@ impl Store {
         if res == *ids::NAMESPACES {
             // Namespace deletion takes everything in it.
             for r in 0..inner.objects.len() {
-                let keys: Vec<Key> = inner.objects[r]
+                let keys: Vec<Key> = inner
+                    .map(r)
                     .keys()
                     .filter(|(n, _)| n == name)
                     .cloned()
                     .collect();
                 for k in keys {
-                    if let Some(o) = inner.objects[r].get(&k).cloned() {
+                    if let Some(o) = inner.map(r).get(&k).cloned() {
                         self.commit(&mut inner, r, EventType::Deleted, (*o).clone());
                     }
                 }
@@ -678,7 +852,7 @@ impl Store {
                     name_of(&d).to_string(),
                 );
                 // Already gone through another owner.
-                if !inner.objects[r].contains_key(&key) {
+                if !inner.map(r).contains_key(&key) {
                     continue;
                 }
                 owners.push(d["metadata"]["uid"].as_str().unwrap_or("").to_string());
@@ -709,7 +883,7 @@ impl Store {
         ns: Option<&str>,
         name: &str,
     ) -> Result<Arc<Value>, ApiError> {
-        let Some(old) = inner.objects[res].get(&Self::key(res, ns, name)).cloned() else {
+        let Some(old) = inner.map(res).get(&Self::key(res, ns, name)).cloned() else {
             return Err(ApiError::not_found(res, name));
         };
         let mut gone = (*old).clone();
@@ -729,7 +903,7 @@ impl Store {
         f: impl FnOnce(&mut Value),
     ) -> Option<Arc<Value>> {
         let mut inner = self.lock();
-        let old = inner.objects[res].get(&Self::key(res, ns, name)).cloned()?;
+        let old = inner.map(res).get(&Self::key(res, ns, name)).cloned()?;
         let mut new = (*old).clone();
         f(&mut new);
         if new == *old {
@@ -765,9 +939,9 @@ impl Store {
     pub fn counts(&self) -> Map<String, Value> {
         let inner = self.lock();
         let mut out = Map::new();
-        for (i, rt) in resources::RESOURCES.iter().enumerate() {
-            if !inner.objects[i].is_empty() {
-                out.insert(rt.kind.into(), json!(inner.objects[i].len()));
+        for (i, map) in inner.objects.iter().enumerate() {
+            if !map.is_empty() {
+                out.insert(resources::get(i).kind.into(), json!(map.len()));
             }
         }
         out

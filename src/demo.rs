@@ -62,19 +62,30 @@ fn refused_flag(flags: &DeployFlags) -> Option<&'static str> {
         );
     }
     if flags.only.is_some() {
-        return Some("--only: the demo's simulated cluster starts without the release to attach to");
+        return Some(
+            "--only: the demo's simulated cluster starts without the release to attach to",
+        );
     }
     None
 }
 
 /// The deploy the demo runs: the user's flags, over the scenario's story for the embedded chart.
-fn deploy_args(args: &DemoArgs, chart: String, settings: &sim::scenario::DemoSettings) -> DeployArgs {
+fn deploy_args(
+    args: &DemoArgs,
+    chart: String,
+    settings: &sim::scenario::DemoSettings,
+) -> DeployArgs {
     let mut flags = args.flags.clone();
     if args.chart.is_none() {
         // The scenario's settings tell its story on the demo chart; the user's flags come after
         // them, so they win (helm takes the last --set).
         flags.set = settings.set.iter().cloned().chain(flags.set).collect();
-        flags.optional = settings.optional.iter().cloned().chain(flags.optional).collect();
+        flags.optional = settings
+            .optional
+            .iter()
+            .cloned()
+            .chain(flags.optional)
+            .collect();
         flags.init_toggle = flags.init_toggle.or(Some("initJob.enabled".into()));
         flags.init_job = flags.init_job.or(Some("demo-init".into()));
     }
@@ -193,6 +204,78 @@ async fn preinstall(prepared: &Prepared) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn demo_args(cli: &[&str]) -> DemoArgs {
+        use clap::Parser;
+        let argv = ["helmdeck", "demo"].iter().chain(cli).copied();
+        match crate::cli::Cli::try_parse_from(argv).expect("demo arguments parse") {
+            crate::cli::Cli {
+                command: crate::cli::Command::Demo(args),
+            } => *args,
+            other => panic!("not demo: {other:?}"),
+        }
+    }
+
+    fn story() -> sim::scenario::DemoSettings {
+        sim::scenario::DemoSettings {
+            preinstall: false,
+            set: vec!["gpuClient.optional=false".into()],
+            optional: vec!["Deployment/*-gpu-client".into()],
+            timeout: Some(Duration::from_secs(30)),
+        }
+    }
+
+    #[test]
+    fn on_the_demo_chart_the_users_flags_come_after_the_scenarios_story() {
+        let args = demo_args(&["--set", "gpuClient.optional=true", "--optional", "*-web"]);
+        let deploy = deploy_args(&args, "/tmp/deckapp".into(), &story());
+        assert_eq!(
+            deploy.set,
+            ["gpuClient.optional=false", "gpuClient.optional=true"]
+        );
+        assert_eq!(deploy.optional, ["Deployment/*-gpu-client", "*-web"]);
+        assert_eq!(deploy.init_toggle.as_deref(), Some("initJob.enabled"));
+        assert_eq!(deploy.init_job.as_deref(), Some("demo-init"));
+        assert_eq!(deploy.timeout.as_deref(), Some("30s"));
+        assert_eq!(deploy.release, "demo");
+    }
+
+    #[test]
+    fn a_chart_of_the_users_gets_its_flags_alone() {
+        let args = demo_args(&[
+            "--chart",
+            "./mychart",
+            "--release",
+            "web",
+            "--set",
+            "a=1",
+            "--timeout",
+            "2m",
+            "--",
+            "--skip-crds",
+        ]);
+        let deploy = deploy_args(&args, "./mychart".into(), &story());
+        assert_eq!(deploy.set, ["a=1"]);
+        assert!(deploy.optional.is_empty(), "{:?}", deploy.optional);
+        assert_eq!(deploy.init_toggle, None);
+        assert_eq!(deploy.init_job, None);
+        assert_eq!(deploy.timeout.as_deref(), Some("2m"));
+        assert_eq!(deploy.extra, ["--skip-crds"]);
+        assert_eq!(
+            (deploy.release.as_str(), deploy.chart.as_str()),
+            ("web", "./mychart")
+        );
+    }
+
+    #[test]
+    fn flags_that_need_a_real_cluster_are_refused() {
+        assert!(refused_flag(&demo_args(&["--kube-context", "prod"]).flags).is_some());
+        assert!(refused_flag(&demo_args(&["--only", "rollout"]).flags).is_some());
+        assert_eq!(
+            refused_flag(&demo_args(&["--dry-run", "-n", "x"]).flags),
+            None
+        );
+    }
 
     #[test]
     fn the_chart_is_embedded_whole() {

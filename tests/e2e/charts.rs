@@ -108,10 +108,21 @@ fn deploy_upgrade_uninstall(case: &Case) {
         }
         let run = sim.deploy_chart(&chart, "charts-report.json", &args);
         let (revision, name) = round;
-        assert_eq!(run.code, Some(0), "{} {name}: {}", case.chart, run.describe());
+        assert_eq!(
+            run.code,
+            Some(0),
+            "{} {name}: {}",
+            case.chart,
+            run.describe()
+        );
         assert_eq!(run.report["revision"], revision, "{} {name}", case.chart);
         let reported = run.report["workloads"].as_array().map_or(0, Vec::len);
-        assert_eq!(reported, case.workloads.len(), "{}", run.report["workloads"]);
+        assert_eq!(
+            reported,
+            case.workloads.len(),
+            "{}",
+            run.report["workloads"]
+        );
         for (kind, namespace, workload) in case.workloads {
             let w = run.workload(kind, workload);
             assert_eq!(w["namespace"], *namespace, "{w}");
@@ -131,7 +142,15 @@ fn deploy_upgrade_uninstall(case: &Case) {
         "{}: namespaced objects: {namespaced_before:?}",
         case.chart
     );
-    let out = sim.helm(&["uninstall", "demo", "-n", "apps", "--wait", "--timeout", "60s"]);
+    let out = sim.helm(&[
+        "uninstall",
+        "demo",
+        "-n",
+        "apps",
+        "--wait",
+        "--timeout",
+        "60s",
+    ]);
     assert!(out.status.success(), "helm uninstall: {}", text(&out));
     assert_eq!(listed(&sim, case.cluster_kinds, None), Vec::<String>::new());
     assert_eq!(
@@ -161,7 +180,11 @@ fn server_dry_run(case: &Case) {
     let mut args = vec!["template", "demo", chart.to_str().unwrap(), "-n", "apps"];
     args.extend_from_slice(case.values);
     let rendered = sim.helm(&args);
-    assert!(rendered.status.success(), "helm template: {}", text(&rendered));
+    assert!(
+        rendered.status.success(),
+        "helm template: {}",
+        text(&rendered)
+    );
     let mut child = sim
         .client_command(&tool("kubectl"), &["apply", "--dry-run=server", "-f", "-"])
         .stdin(Stdio::piped())
@@ -185,7 +208,11 @@ fn server_dry_run(case: &Case) {
     // Nothing was stored.
     for (kind, namespace, name) in case.workloads {
         let out = sim.kubectl(&["get", kind, name, "-n", namespace]);
-        assert!(!out.status.success(), "{kind}/{name} was stored: {}", text(&out));
+        assert!(
+            !out.status.success(),
+            "{kind}/{name} was stored: {}",
+            text(&out)
+        );
     }
 }
 

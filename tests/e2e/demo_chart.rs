@@ -14,7 +14,10 @@ fn demo(home: &Sim, args: &[&str]) -> DeployRun {
     let mut all = vec!["demo", "--headless", "--report", report.to_str().unwrap()];
     all.extend_from_slice(args);
     let started = Instant::now();
-    let out = home.helmdeck_command(&all).output().expect("run helmdeck demo");
+    let out = home
+        .helmdeck_command(&all)
+        .output()
+        .expect("run helmdeck demo");
     finish(out, &report, started)
 }
 
@@ -108,7 +111,10 @@ fn demo_holds_its_input_to_deploys_rules_exit_2_one_line() {
         ),
         (vec!["--chart", &chart, "--timeout", "0s"], "--timeout"),
         (vec!["--chart", &chart, "--optional", "Job/x"], "--optional"),
-        (vec!["--chart", &chart, "--kube-context", "prod"], "--kube-context"),
+        (
+            vec!["--chart", &chart, "--kube-context", "prod"],
+            "--kube-context",
+        ),
         (vec!["--chart", &chart, "--only", "init"], "--only"),
         (vec!["--chart", &chart, "--", "--wait"], "--wait"),
     ];

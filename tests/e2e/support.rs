@@ -63,7 +63,11 @@ impl Sim {
             namespace,
         };
         let out = cluster.kubectl(&["create", "namespace", &cluster.namespace]);
-        assert!(out.status.success(), "kubectl create namespace: {}", text(&out));
+        assert!(
+            out.status.success(),
+            "kubectl create namespace: {}",
+            text(&out)
+        );
         cluster
     }
 
@@ -179,7 +183,10 @@ impl Sim {
     }
 
     pub fn get(&self, path: &str) -> String {
-        assert!(!self.is_real(), "GET {path}: the simulator's HTTP API is not there on a real cluster");
+        assert!(
+            !self.is_real(),
+            "GET {path}: the simulator's HTTP API is not there on a real cluster"
+        );
         let host = self.url.trim_start_matches("http://");
         let mut stream = TcpStream::connect(host).expect("connect to sim");
         write!(

@@ -2,7 +2,29 @@
 # The test command: installs the real helm and kubectl (.tools/bin), then runs every suite.
 # Unit tests and the end-to-end tests (real helm/kubectl against `helmdeck sim`) run in one
 # `cargo test`; extra arguments go to cargo test (e.g. `scripts/test.sh sim_kubectl`).
+# Then the real-cluster subset (tests/e2e/real_cluster.rs) runs once more against a
+# `helmdeck sim` started here as a separate process, through HELMDECK_E2E_KUBECONFIG, as it
+# would against a kind cluster.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-tools.sh
 cargo test --all-targets --locked "$@"
+
+if [ "$#" -eq 0 ]; then
+    work=$(mktemp -d)
+    sim_pid=""
+    cleanup() {
+        if [ -n "$sim_pid" ]; then kill "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; fi
+        rm -rf "$work"
+    }
+    trap cleanup EXIT
+    cargo build --locked --bin helmdeck
+    target/debug/helmdeck sim --scenario all-green --kubeconfig-out "$work/kubeconfig" >"$work/sim.out" &
+    sim_pid=$!
+    for _ in $(seq 1 100); do
+        grep -q '^ready ' "$work/sim.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q '^ready ' "$work/sim.out" || { echo "helmdeck sim did not start" >&2; exit 1; }
+    HELMDECK_E2E_KUBECONFIG="$work/kubeconfig" cargo test --locked --test e2e real_cluster::
+fi

@@ -22,25 +22,9 @@ pub enum Command {
     /// wait, init Job, verdict. Exit 0 landed, 1 failed, 3 live but init incomplete, 2 usage;
     /// 4 only from --plan-only (changes pending).
     Deploy(Box<DeployArgs>),
-    /// The whole split deploy of the demo chart against an embedded simulated cluster, with the
-    /// real helm. Exits with the verdict's code, like deploy.
-    Demo {
-        /// Scenario name (see `helmdeck sim --list`) or path to a scenario file.
-        #[arg(long, default_value = "optional-pending")]
-        scenario: String,
-        /// Plain line output instead of the TUI.
-        #[arg(long)]
-        headless: bool,
-        /// helm binary (else $HELM_BIN, .tools/bin/helm, PATH).
-        #[arg(long)]
-        helm: Option<PathBuf>,
-        /// Write the JSON report here.
-        #[arg(long, value_name = "FILE.json")]
-        report: Option<PathBuf>,
-        /// Write a JUnit XML report here (steps, workloads, verdict as test cases).
-        #[arg(long, value_name = "FILE.xml")]
-        junit: Option<PathBuf>,
-    },
+    /// The whole split deploy against an embedded simulated cluster, with the real helm: the
+    /// demo chart, or any chart with `--chart`. Exits with the verdict's code, like deploy.
+    Demo(Box<DemoArgs>),
     /// Post-mortem of a release: history, lock state, hooks with phases, failed hooks' pods,
     /// logs and events, and the workloads' readiness. Reads the release records directly
     /// (helm is not needed); never shows values or Secret data.
@@ -80,6 +64,23 @@ pub struct DeployArgs {
     pub release: String,
     /// Chart directory or reference, as helm takes it.
     pub chart: String,
+    #[command(flatten)]
+    pub flags: DeployFlags,
+}
+
+/// Read access to the flags as if they were fields of the deploy, so the plan reads
+/// `args.namespace` whichever command (deploy or demo) built the arguments.
+impl std::ops::Deref for DeployArgs {
+    type Target = DeployFlags;
+    fn deref(&self) -> &DeployFlags {
+        &self.flags
+    }
+}
+
+/// The flags `deploy` and `demo` share: one definition, so the demo rehearses exactly the
+/// deploy an operator will run.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DeployFlags {
     /// Namespace of the release (default: the kubeconfig context's, else `default`).
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
@@ -154,6 +155,22 @@ pub struct DeployArgs {
     /// Extra arguments for `helm upgrade` (after `--`).
     #[arg(last = true)]
     pub extra: Vec<String>,
+}
+
+/// `helmdeck demo`: the deploy's flags, against the in-process simulator.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DemoArgs {
+    /// Scenario name (see `helmdeck sim --list`) or path to a scenario file.
+    #[arg(long, default_value = "optional-pending")]
+    pub scenario: String,
+    /// Chart directory or reference to rehearse (default: the embedded demo chart).
+    #[arg(long)]
+    pub chart: Option<String>,
+    /// Release name.
+    #[arg(long, default_value = "demo")]
+    pub release: String,
+    #[command(flatten)]
+    pub flags: DeployFlags,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

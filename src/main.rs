@@ -5,7 +5,7 @@ use clap::Parser;
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
-use helmdeck::cli::{Cli, Command, DeployArgs, InspectArgs};
+use helmdeck::cli::{Cli, Command, DemoArgs, DeployArgs, InspectArgs};
 use helmdeck::config::DeployPlan;
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
@@ -100,13 +100,7 @@ fn real_main() -> Result<i32> {
         }
         Command::Deploy(args) => runtime.block_on(deploy(*args)),
         Command::Inspect(args) => runtime.block_on(inspect(args)),
-        Command::Demo {
-            scenario,
-            headless,
-            helm,
-            report,
-            junit,
-        } => runtime.block_on(demo(scenario, headless, helm, Outputs { report, junit })),
+        Command::Demo(args) => runtime.block_on(demo(*args)),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut out = std::io::stdout().lock();
@@ -195,17 +189,24 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     Ok(finish(state, &outputs, &plan))
 }
 
-async fn demo(
-    scenario: String,
-    headless: bool,
-    helm: Option<PathBuf>,
-    outputs: Outputs,
-) -> Result<i32> {
+async fn demo(args: DemoArgs) -> Result<i32> {
+    let outputs = Outputs {
+        report: args.flags.report.clone(),
+        junit: args.flags.junit.clone(),
+    };
     let report = outputs.report.clone();
     let plan = PlanSummary {
-        release: helmdeck::demo::RELEASE.into(),
-        namespace: helmdeck::demo::NAMESPACE.into(),
-        chart: "(the embedded demo chart)".into(),
+        release: text::plain(&args.release),
+        namespace: text::plain(
+            args.flags
+                .namespace
+                .as_deref()
+                .unwrap_or(helmdeck::demo::NAMESPACE),
+        ),
+        chart: match &args.chart {
+            Some(chart) => text::plain(chart),
+            None => "(the embedded demo chart)".into(),
+        },
         ..PlanSummary::default()
     };
     if let Some(path) = &report
@@ -216,12 +217,13 @@ async fn demo(
     if let Err(e) = check_junit(outputs.junit.as_deref()) {
         return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan));
     }
-    let demo = match helmdeck::demo::prepare(&scenario, helm.as_deref()).await {
+    let demo = match helmdeck::demo::prepare(&args).await {
         Ok(d) => d,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
+    let plan = run::summary(&demo.prepared);
     start(&outputs, &plan)?;
-    let state = if wants_tui(headless) {
+    let state = if wants_tui(args.flags.headless) {
         let title = format!("demo · {}", demo.scenario_name);
         helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await
     } else {

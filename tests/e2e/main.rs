@@ -7,7 +7,9 @@ mod support;
 
 mod advice;
 mod ci;
+mod charts;
 mod cross_check;
+mod demo_chart;
 mod deploy;
 mod differential;
 mod exits;
@@ -18,6 +20,7 @@ mod namespaces;
 mod operators;
 mod recover;
 mod plan;
+mod real_cluster;
 mod report;
 mod sim_helm;
 mod sim_http;

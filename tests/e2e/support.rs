@@ -27,17 +27,53 @@ pub fn tool(name: &str) -> PathBuf {
     path
 }
 
-/// A running `helmdeck sim` process, killed on drop.
+/// The environment variable that points the real-cluster subset at a cluster of the user's.
+pub const REAL_CLUSTER: &str = "HELMDECK_E2E_KUBECONFIG";
+
+/// A running `helmdeck sim` process, killed on drop; or, for the real-cluster subset, a
+/// namespace of its own on the cluster `HELMDECK_E2E_KUBECONFIG` names, deleted on drop.
 pub struct Sim {
-    child: Child,
+    child: Option<Child>,
     pub url: String,
     pub dir: tempfile::TempDir,
     pub kubeconfig: PathBuf,
+    /// The release namespace the deploy helpers use: `apps` on a simulator.
+    pub namespace: String,
 }
 
 impl Sim {
     pub fn start(scenario: &str) -> Sim {
         Sim::start_in(tempfile::tempdir().expect("temp dir"), scenario)
+    }
+
+    /// A test that needs no fault injection: the cluster `HELMDECK_E2E_KUBECONFIG` names when
+    /// it is set (in a fresh namespace, removed at the end), else a simulator on `scenario`.
+    pub fn portable(scenario: &str) -> Sim {
+        let Some(kubeconfig) = std::env::var_os(REAL_CLUSTER).filter(|v| !v.is_empty()) else {
+            return Sim::start(scenario);
+        };
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let namespace = format!("helmdeck-e2e-{}-{n}", std::process::id());
+        let cluster = Sim {
+            child: None,
+            url: String::new(),
+            dir: tempfile::tempdir().expect("temp dir"),
+            kubeconfig: PathBuf::from(kubeconfig),
+            namespace,
+        };
+        let out = cluster.kubectl(&["create", "namespace", &cluster.namespace]);
+        assert!(
+            out.status.success(),
+            "kubectl create namespace: {}",
+            text(&out)
+        );
+        cluster
+    }
+
+    /// Whether this runs against a cluster given by `HELMDECK_E2E_KUBECONFIG`.
+    pub fn is_real(&self) -> bool {
+        self.child.is_none()
     }
 
     /// A sim on a scenario given as YAML text, written into the sim's own directory.
@@ -49,6 +85,14 @@ impl Sim {
     }
 
     fn start_in(dir: tempfile::TempDir, scenario: &str) -> Sim {
+        if std::env::var_os(REAL_CLUSTER).is_some_and(|v| !v.is_empty()) {
+            // Said once per test, so a run against a real cluster shows which tests it did not
+            // cover there.
+            eprintln!(
+                "{REAL_CLUSTER} is set, but {} needs the simulator's scenarios (fault injection): it runs on its own simulator",
+                std::thread::current().name().unwrap_or("this test")
+            );
+        }
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_helmdeck"))
             .args([
@@ -75,10 +119,11 @@ impl Sim {
             .unwrap_or_else(|| panic!("unexpected first line from sim: {line:?}"))
             .to_string();
         Sim {
-            child,
+            child: Some(child),
             url,
             dir,
             kubeconfig,
+            namespace: "apps".into(),
         }
     }
 
@@ -138,6 +183,10 @@ impl Sim {
     }
 
     pub fn get(&self, path: &str) -> String {
+        assert!(
+            !self.is_real(),
+            "GET {path}: the simulator's HTTP API is not there on a real cluster"
+        );
         let host = self.url.trim_start_matches("http://");
         let mut stream = TcpStream::connect(host).expect("connect to sim");
         write!(
@@ -166,8 +215,16 @@ impl Sim {
 
 impl Drop for Sim {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.child {
+            Some(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            None => {
+                // The namespace and everything in it, release records included.
+                let _ = self.kubectl(&["delete", "namespace", &self.namespace, "--wait=false"]);
+            }
+        }
     }
 }
 
@@ -292,7 +349,7 @@ impl Sim {
             "demo",
             chart.to_str().expect("a UTF-8 path"),
             "-n",
-            "apps",
+            &self.namespace,
             "--headless",
             "--report",
             report.to_str().expect("a UTF-8 path"),

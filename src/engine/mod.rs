@@ -12,3 +12,4 @@ pub mod state;
 pub mod steps;
 pub mod verdict;
 pub mod views;
+pub mod watch;

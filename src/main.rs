@@ -160,7 +160,14 @@ async fn watch(args: WatchArgs) -> Result<i32> {
     let tui = wants_tui(args.headless);
     let (plan, cluster) = match prepare_watch(&args, tui).await {
         Ok(p) => p,
-        Err(e) => return Ok(refuse("helmdeck watch", &e, args.report.as_deref(), &refusal_plan)),
+        Err(e) => {
+            return Ok(refuse(
+                "helmdeck watch",
+                &e,
+                args.report.as_deref(),
+                &refusal_plan,
+            ));
+        }
     };
     let cancel = CancellationToken::new();
     let mut after: Option<i64> = None;

@@ -14,8 +14,8 @@ use kube::Api;
 use kube::api::ListParams;
 use serde_json::Value;
 
-use crate::cluster::releases::{self, Lock, Revision};
 use crate::cluster::client;
+use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::steps::{self, Ctx, StepError, hooks_live, lock, upgrade};
 use crate::engine::views;
@@ -65,7 +65,11 @@ pub fn rollback_target(revisions: &[Revision], watched: i64) -> Option<i64> {
         .iter()
         .any(|r| r.version == watched && r.status == "deployed");
     watched_deployed
-        .then(|| earlier().find(|r| r.status == "superseded").map(|r| r.version))
+        .then(|| {
+            earlier()
+                .find(|r| r.status == "superseded")
+                .map(|r| r.version)
+        })
         .flatten()
 }
 
@@ -359,7 +363,10 @@ async fn wait_for_job(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {
         .last()
         .and_then(|r| r.created.as_deref())
         .and_then(|c| c.parse().ok());
-    ctx.emit.info(step, format!("waiting for Job {name} (not created by a watch)"));
+    ctx.emit.info(
+        step,
+        format!("waiting for Job {name} (not created by a watch)"),
+    );
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
     let owner = format!("Job/{name}");
     let mut announced = false;
@@ -450,7 +457,11 @@ mod tests {
             let done = [rev(1, "superseded"), rev(2, settled)];
             assert_eq!(phase(&done, Some(1)), Phase::Settled(&done[1]), "{settled}");
         }
-        let rolling_back = [rev(1, "deployed"), rev(2, "failed"), rev(3, "pending-rollback")];
+        let rolling_back = [
+            rev(1, "deployed"),
+            rev(2, "failed"),
+            rev(3, "pending-rollback"),
+        ];
         assert_eq!(phase(&rolling_back, None), Phase::Pending(&rolling_back[2]));
     }
 
@@ -466,12 +477,18 @@ mod tests {
             Some(1)
         );
         assert_eq!(
-            rollback_target(&[rev(1, "superseded"), rev(2, "deployed"), rev(3, "failed")], 3),
+            rollback_target(
+                &[rev(1, "superseded"), rev(2, "deployed"), rev(3, "failed")],
+                3
+            ),
             Some(2)
         );
         // An upgrade that landed but whose rollout fails: the one it superseded.
         assert_eq!(
-            rollback_target(&[rev(1, "superseded"), rev(2, "failed"), rev(3, "deployed")], 3),
+            rollback_target(
+                &[rev(1, "superseded"), rev(2, "failed"), rev(3, "deployed")],
+                3
+            ),
             Some(1)
         );
         // Never a failed revision.
@@ -504,12 +521,33 @@ mod tests {
         let StepOutcome::Failed { reason } = outcome_of(&failed, RunKind::Upgrade) else {
             panic!("a failed revision must fail the step");
         };
-        assert!(reason.starts_with("revision 2 is failed: Upgrade \"demo\" failed"), "{reason}");
-        assert!(reason.ends_with("· failing hooks: demo-migrate"), "{reason}");
+        assert!(
+            reason.starts_with("revision 2 is failed: Upgrade \"demo\" failed"),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("· failing hooks: demo-migrate"),
+            "{reason}"
+        );
         let (deployed, value) = record("deployed", "Upgrade complete", serde_json::json!([]));
-        assert_eq!(outcome_of(&deployed, RunKind::Upgrade), StepOutcome::Succeeded);
+        assert_eq!(
+            outcome_of(&deployed, RunKind::Upgrade),
+            StepOutcome::Succeeded
+        );
+        // Only `deployed` is a success: a revision superseded under the watch never went live.
+        let (superseded, _) = record("superseded", "Upgrade complete", serde_json::json!([]));
+        assert!(matches!(
+            outcome_of(&superseded, RunKind::Upgrade),
+            StepOutcome::Failed { .. }
+        ));
         let lines = record_lines(&deployed, &value);
-        assert_eq!(lines[..3], ["revision 2: deployed", "Upgrade complete", "NOTES:"]);
-        assert!(!lines[3].contains('\u{1b}'), "notes are made inert: {lines:?}");
+        assert_eq!(
+            lines[..3],
+            ["revision 2: deployed", "Upgrade complete", "NOTES:"]
+        );
+        assert!(
+            !lines[3].contains('\u{1b}'),
+            "notes are made inert: {lines:?}"
+        );
     }
 }

@@ -29,7 +29,10 @@ impl Sim {
     fn watch(&self, extra: &[&str]) -> DeployRun {
         let report = self.home().join("watch.json");
         let started = Instant::now();
-        let out = self.watch_command(&report, extra).output().expect("run helmdeck watch");
+        let out = self
+            .watch_command(&report, extra)
+            .output()
+            .expect("run helmdeck watch");
         finish(out, &report, started)
     }
 }
@@ -104,7 +107,11 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
     let run = sim.watch(&["--timeout", "60s"]);
     let _ = { upgrade }.wait();
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("failing hooks: demo-seed"), "{}", run.describe());
+    assert!(
+        run.reason().contains("failing hooks: demo-seed"),
+        "{}",
+        run.describe()
+    );
     assert!(
         run.evidence_has("customer 4711 not found"),
         "the failing hook's log line: {}",
@@ -121,13 +128,21 @@ fn a_crash_looping_rollout_ends_1_naming_crashloopbackoff_and_advises_no_rollbac
     assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
     let run = sim.watch(&["--timeout", "6s"]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
-    assert!(run.reason().contains("CrashLoopBackOff"), "{}", run.reason());
+    assert!(
+        run.reason().contains("CrashLoopBackOff"),
+        "{}",
+        run.reason()
+    );
     assert_eq!(run.report["verdict"]["next"], serde_json::Value::Null);
     assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
     // `deploy --only rollout` means the same: no rollback to the failing first revision.
     let only = sim.deploy(&["--only", "rollout", "--timeout", "6s"]);
     assert_eq!(only.code, Some(1), "{}", only.describe());
-    assert!(!only.stdout.contains("helm rollback"), "{}", only.describe());
+    assert!(
+        !only.stdout.contains("helm rollback"),
+        "{}",
+        only.describe()
+    );
 }
 
 #[test]
@@ -146,7 +161,10 @@ fn follow_gives_one_verdict_per_revision() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
             let _ = tx.send(line);
         }
     });
@@ -166,7 +184,11 @@ fn follow_gives_one_verdict_per_revision() {
     verdicts += 1;
     for _ in 0..2 {
         assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
-        assert!(next_verdict(&mut seen).contains("exit 0"), "{}", seen.join("\n"));
+        assert!(
+            next_verdict(&mut seen).contains("exit 0"),
+            "{}",
+            seen.join("\n")
+        );
         verdicts += 1;
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

@@ -36,7 +36,11 @@ pub enum Since {
 impl Since {
     fn admits(&self, job: &Job) -> bool {
         match self {
-            Since::NotAmong(before) => job.metadata.uid.as_ref().is_some_and(|u| !before.contains(u)),
+            Since::NotAmong(before) => job
+                .metadata
+                .uid
+                .as_ref()
+                .is_some_and(|u| !before.contains(u)),
             // Both stamps come from the API server's clock, in whole seconds.
             Since::Created(at) => job
                 .metadata
@@ -359,6 +363,30 @@ mod tests {
         assert!(
             !is_this_runs_hook(&no_uid, "demo", &before),
             "no UID, no claim"
+        );
+    }
+
+    /// A watch attaches after helm started: a hook Job counts when it was created at or after
+    /// the watched revision's record, whatever its UID.
+    #[test]
+    fn a_watch_claims_the_hook_jobs_created_since_the_revision_was_written() {
+        let hook = serde_json::json!({"helm.sh/hook": "post-upgrade"});
+        let mine = serde_json::json!({"app.kubernetes.io/instance": "demo"});
+        let since = Since::Created("2026-12-01T10:00:00Z".parse().unwrap());
+        let at = |t: &str| job(hook.clone(), mine.clone(), t, serde_json::json!({}));
+        assert!(is_this_runs_hook(
+            &at("2026-12-01T10:00:00Z"),
+            "demo",
+            &since
+        ));
+        assert!(is_this_runs_hook(
+            &at("2026-12-01T10:00:07Z"),
+            "demo",
+            &since
+        ));
+        assert!(
+            !is_this_runs_hook(&at("2026-12-01T09:59:59Z"), "demo", &since),
+            "an earlier revision's hook Job is not this one's"
         );
     }
 

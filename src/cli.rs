@@ -29,6 +29,10 @@ pub enum Command {
     /// logs and events, and the workloads' readiness. Reads the release records directly
     /// (helm is not needed); never shows values or Secret data.
     Inspect(InspectArgs),
+    /// Attach to a deploy of RELEASE that someone else runs (CI, a colleague, a GitOps
+    /// controller): follows its release records, hook Jobs, rollout and init Job to a verdict.
+    /// Needs no chart and no helm binary.
+    Watch(WatchArgs),
     /// Serve a simulated Kubernetes API on loopback, driven by a scenario (for demos and tests).
     Sim {
         /// Scenario name (from assets/scenarios) or path to a scenario YAML file.
@@ -181,6 +185,59 @@ pub enum Only {
     /// Re-run the init step against the live release.
     Init,
 }
+
+/// `helmdeck watch`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WatchArgs {
+    pub release: String,
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    #[arg(long)]
+    pub kube_context: Option<String>,
+    /// Workloads that never gate (`Kind/glob`), as for deploy.
+    #[arg(long = "optional", value_name = "PATTERN")]
+    pub optional: Vec<String>,
+    /// A Job the deploy runs after its rollout: waited for (never created); its failure is exit 3.
+    #[arg(long)]
+    pub init_job: Option<String>,
+    /// How long each of the record, the rollout and the init Job may take (default 5m).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    #[arg(long)]
+    pub headless: bool,
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Stay attached after a verdict and judge the next revision helm writes (headless: one
+    /// verdict line per revision). The exit code is the last verdict's.
+    #[arg(long)]
+    pub follow: bool,
+    /// A pending revision younger than this is a deploy in progress, never a stuck lock.
+    #[arg(long, value_name = "DURATION")]
+    pub lock_min_age: Option<String>,
+}
+
+impl WatchArgs {
+    /// The deploy arguments a watch means: `--only rollout` with no chart read.
+    pub fn as_deploy(&self) -> DeployArgs {
+        DeployArgs {
+            release: self.release.clone(),
+            chart: NO_CHART.into(),
+            flags: DeployFlags {
+                namespace: self.namespace.clone(),
+                kube_context: self.kube_context.clone(),
+                optional: self.optional.clone(),
+                timeout: self.timeout.clone(),
+                lock_min_age: self.lock_min_age.clone(),
+                headless: self.headless,
+                report: self.report.clone(),
+                ..DeployFlags::default()
+            },
+        }
+    }
+}
+
+/// What a watch shows where a deploy names its chart.
+pub const NO_CHART: &str = "(watch: no chart)";
 
 /// `helmdeck inspect`.
 #[derive(Debug, Clone, clap::Args)]

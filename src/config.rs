@@ -102,6 +102,16 @@ pub struct DeployPlan {
     pub config_file: Option<PathBuf>,
     /// Values read from stdin and a pulled chart, once resolved before the first cluster request.
     pub inputs: std::sync::Arc<crate::engine::inputs::Inputs>,
+    /// `helmdeck watch`: follow the release's records instead of running helm.
+    pub watch: Option<Watching>,
+}
+
+/// What a watch follows. Revisions up to `after` were judged by an earlier pass of `--follow`:
+/// only a newer one is this pass's, and waiting for it has no deadline (a screen left open
+/// beside a pipeline waits for the next deploy, however late).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Watching {
+    pub after: Option<i64>,
 }
 
 /// Why the plan cannot be made: every one is a usage error (exit 2), caught before any cluster
@@ -298,6 +308,7 @@ impl DeployPlan {
             extra,
             config_file: config_path,
             inputs: Default::default(),
+            watch: None,
         })
     }
 

@@ -5,8 +5,8 @@ use clap::Parser;
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
-use helmdeck::cli::{Cli, Command, DemoArgs, DeployArgs, InspectArgs};
-use helmdeck::config::DeployPlan;
+use helmdeck::cli::{Cli, Command, DemoArgs, DeployArgs, InspectArgs, WatchArgs};
+use helmdeck::config::{DeployPlan, Watching};
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
 use helmdeck::helm::locate;
@@ -108,6 +108,7 @@ fn real_main() -> Result<i32> {
             Ok(0)
         }
         Command::Man { out_dir } => man(out_dir.as_deref()),
+        Command::Watch(args) => runtime.block_on(watch(args)),
     }
 }
 
@@ -187,6 +188,96 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         headless::run(prepared, CancellationToken::new()).await
     };
     Ok(finish(state, &outputs, &plan))
+}
+
+/// `helmdeck watch`: a deploy run by someone else, judged from the cluster alone. With
+/// `--follow`, one pass per revision; the exit code is the last verdict's.
+async fn watch(args: WatchArgs) -> Result<i32> {
+    let refusal_plan = PlanSummary {
+        release: text::plain(&args.release),
+        namespace: text::plain(args.namespace.as_deref().unwrap_or("")),
+        chart: helmdeck::cli::NO_CHART.into(),
+        context: args.kube_context.as_deref().map(text::plain),
+        init_job: args.init_job.as_deref().map(text::plain),
+        ..PlanSummary::default()
+    };
+    let tui = wants_tui(args.headless);
+    let (plan, cluster) = match prepare_watch(&args, tui).await {
+        Ok(p) => p,
+        Err(e) => {
+            return Ok(refuse(
+                "helmdeck watch",
+                &e,
+                args.report.as_deref(),
+                &refusal_plan,
+            ));
+        }
+    };
+    let outputs = Outputs {
+        report: args.report.clone(),
+        junit: None,
+    };
+    let cancel = CancellationToken::new();
+    let mut after: Option<i64> = None;
+    let mut last_code: Option<i32> = None;
+    loop {
+        let mut plan = plan.clone();
+        plan.watch = Some(Watching { after });
+        let prepared = run::Prepared {
+            plan,
+            // Never run: a watch reads the records itself.
+            helm: PathBuf::new(),
+            helm_version: String::new(),
+            cluster: cluster.clone(),
+            helm_env: vec![],
+            plan_answer: None,
+        };
+        let summary = run::summary(&prepared);
+        if last_code.is_none() {
+            start(&outputs, &summary)?;
+        }
+        let state = if tui {
+            let title = format!("watch · {}", summary.release);
+            helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title)).await
+        } else {
+            headless::run(prepared, cancel.clone()).await
+        };
+        let revision = state.as_ref().ok().and_then(|s| s.revision);
+        if let Some(code) = last_code
+            && revision.is_none()
+            && cancel.is_cancelled()
+        {
+            // Left while waiting for the next revision: the last verdict stands.
+            return Ok(code);
+        }
+        let code = finish(state, &outputs, &summary);
+        if !args.follow || cancel.is_cancelled() {
+            return Ok(code);
+        }
+        last_code = Some(code);
+        after = revision.or(after);
+    }
+}
+
+/// The watch's plan (a deploy plan with no chart and no helm) and the cluster, checked before
+/// the first cluster request.
+async fn prepare_watch(
+    args: &WatchArgs,
+    tui: bool,
+) -> Result<(DeployPlan, helmdeck::cluster::client::Cluster)> {
+    if args.follow && tui {
+        return Err(eyre!(
+            "--follow needs --headless for now (the screen does not yet start over per revision)"
+        ));
+    }
+    if let Some(job) = &args.init_job {
+        validate::job_name(job)?;
+    }
+    let mut plan = DeployPlan::from_args(&args.as_deploy())?;
+    plan.init_job = args.init_job.clone();
+    let cluster = cluster::client::connect(plan.context.as_deref()).await?;
+    validate::namespace(plan.namespace_or(&cluster.default_namespace))?;
+    Ok((plan, cluster))
 }
 
 async fn demo(args: DemoArgs) -> Result<i32> {

@@ -26,6 +26,8 @@ pub enum InputError {
          starting and ending with a letter or digit, at most 53 characters"
     )]
     ReleaseName(String),
+    #[error("--init-job {0}: not a valid Job name (a DNS-1123 subdomain of at most 63 characters)")]
+    JobName(String),
     #[error(
         "namespace {0:?} is invalid: a namespace is lower-case letters, digits and '-', \
          starting and ending with a letter or digit, at most 63 characters"
@@ -111,6 +113,16 @@ pub fn namespace(namespace: &str) -> Result<(), InputError> {
         Ok(())
     } else {
         Err(InputError::Namespace(crate::text::plain(namespace)))
+    }
+}
+
+/// A Job name a watch waits for: a DNS-1123 subdomain short enough for its pods' `job-name`
+/// label (63), so it holds no `,` or `=` that would change the label selector.
+pub fn job_name(name: &str) -> Result<(), InputError> {
+    if name.len() <= 63 && name.split('.').all(is_label) {
+        Ok(())
+    } else {
+        Err(InputError::JobName(crate::text::plain(name)))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::text;
 /// How long the reachability check may take before the cluster counts as unreachable.
 pub const REACH_TIMEOUT: Duration = Duration::from_secs(5);
 
+#[derive(Clone)]
 pub struct Cluster {
     pub client: Client,
     /// The context's namespace (or `default`).

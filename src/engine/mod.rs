@@ -13,3 +13,4 @@ pub mod state;
 pub mod steps;
 pub mod verdict;
 pub mod views;
+pub mod watch;

@@ -54,6 +54,10 @@ pub fn summary(p: &Prepared) -> PlanSummary {
 }
 
 async fn run_steps(ctx: Ctx, plan_answer: Option<steps::plan::Answer>) {
+    if let Some(watching) = ctx.plan.watch {
+        crate::engine::watch::run_steps(&ctx, watching.after).await;
+        return;
+    }
     let (outcome, revision_before) = steps::preflight::run(&ctx).await;
     if outcome != StepOutcome::Succeeded {
         return;

@@ -624,3 +624,80 @@ fn a_service_account_hook_shows_its_whole_kind() {
         assert!(row.contains("Succeeded"), "{w}x{h}: {row}");
     }
 }
+
+/// `helmdeck watch` mid-way through another operator's upgrade: the record pending, the
+/// post-upgrade seed hook failing live, no chart and no helm command on screen.
+fn watched_mid_hook() -> Story {
+    use crate::engine::event::{HookView, Level, StepOutcome};
+    use crate::helm::hooks::HookPhase;
+    let mut s = Story::new();
+    s.state.plan.chart = crate::cli::NO_CHART.into();
+    s.state.plan.init_job = None;
+    let note = |s: &mut Story, step: Step, text: &str| {
+        s.send(Event::Note {
+            step,
+            level: Level::Info,
+            text: text.into(),
+        });
+    };
+    s.at(0.0).send(Event::StepStarted {
+        step: Step::Preflight,
+    });
+    note(
+        &mut s,
+        Step::Preflight,
+        "cluster https://10.0.0.1:6443 reachable (Kubernetes v1.35.2)",
+    );
+    note(
+        &mut s,
+        Step::Preflight,
+        "watching release demo in apps from its records (no chart, no helm)",
+    );
+    s.at(0.3).send(Event::StepEnded {
+        step: Step::Preflight,
+        outcome: StepOutcome::Succeeded,
+    });
+    s.send(Event::StepStarted {
+        step: Step::Upgrade,
+    });
+    s.send(Event::Release {
+        revision_before: Some(4),
+        deployed_before: Some(4),
+        revision: Some(5),
+        chart: None,
+    });
+    note(
+        &mut s,
+        Step::Upgrade,
+        "revision 5 is pending-upgrade (upgrade of demo)",
+    );
+    note(
+        &mut s,
+        Step::Upgrade,
+        "another deploy in progress since 2026-12-01T10:00:00Z (upgrade of revision 5, pending-upgrade, 9s ago): attaching to its rollout",
+    );
+    s.at(6.0).send(Event::Hooks {
+        hooks: vec![HookView {
+            name: "demo-seed".into(),
+            kind: "Job".into(),
+            events: vec!["post-install".into(), "post-upgrade".into()],
+            weight: 5,
+            phase: HookPhase::Running,
+            started_at: Some(crate::ui::fixture::wall(5.5)),
+            completed_at: None,
+        }],
+    });
+    s.send(Event::Pod(pod(
+        "demo-seed-7xk2p",
+        "Job/demo-seed",
+        "Running",
+        false,
+    )));
+    s.at(9.0);
+    s
+}
+
+#[test]
+fn a_watched_deploy_mid_hook() {
+    screens("watch_mid_hook", &watched_mid_hook(), |_, _| {});
+}

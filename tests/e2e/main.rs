@@ -29,3 +29,4 @@ mod sim_kubectl;
 mod sim_watcher;
 mod tui;
 mod usage;
+mod watch;

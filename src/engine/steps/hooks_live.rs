@@ -26,9 +26,34 @@ enum Msg {
     Ev(Box<Change<KubeEvent>>),
 }
 
+/// Which Jobs are this run's: those not listed before helm started (a deploy), or those created
+/// since the revision's record was written (a watch, attached after its hooks may have started).
+pub enum Since {
+    NotAmong(BTreeSet<String>),
+    Created(jiff::Timestamp),
+}
+
+impl Since {
+    fn admits(&self, job: &Job) -> bool {
+        match self {
+            Since::NotAmong(before) => job
+                .metadata
+                .uid
+                .as_ref()
+                .is_some_and(|u| !before.contains(u)),
+            // Both stamps come from the API server's clock, in whole seconds.
+            Since::Created(at) => job
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .is_some_and(|t| t.0.as_second() >= at.as_second()),
+        }
+    }
+}
+
 /// A hook Job of this run: it carries `helm.sh/hook`, this release's instance label or none,
-/// and a UID that was not among the Jobs listed before helm started (`before`).
-fn is_this_runs_hook(job: &Job, release: &str, before: &BTreeSet<String>) -> bool {
+/// and `since` admits it.
+fn is_this_runs_hook(job: &Job, release: &str, since: &Since) -> bool {
     let meta = &job.metadata;
     let hook = meta
         .annotations
@@ -38,8 +63,7 @@ fn is_this_runs_hook(job: &Job, release: &str, before: &BTreeSet<String>) -> boo
         .labels
         .as_ref()
         .and_then(|l| l.get("app.kubernetes.io/instance"));
-    let new = meta.uid.as_ref().is_some_and(|u| !before.contains(u));
-    hook && new && instance.is_none_or(|i| i == release)
+    hook && since.admits(job) && instance.is_none_or(|i| i == release)
 }
 
 pub fn hook_view(job: &Job) -> HookView {
@@ -83,7 +107,7 @@ pub async fn start(ctx: &Ctx) -> Option<tokio::task::JoinHandle<()>> {
                 .into_iter()
                 .filter_map(|j| j.metadata.uid)
                 .collect();
-            Some(spawn(ctx, before))
+            Some(spawn(ctx, Since::NotAmong(before)))
         }
         Err(e) => {
             ctx.emit.warn(
@@ -98,7 +122,12 @@ pub async fn start(ctx: &Ctx) -> Option<tokio::task::JoinHandle<()>> {
     }
 }
 
-fn spawn(ctx: &Ctx, before: BTreeSet<String>) -> tokio::task::JoinHandle<()> {
+/// Watches the hook Jobs created since a revision's record was written, until aborted.
+pub fn start_since(ctx: &Ctx, record_created: jiff::Timestamp) -> tokio::task::JoinHandle<()> {
+    spawn(ctx, Since::Created(record_created))
+}
+
+fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
     let client = ctx.cluster.client.clone();
     let ns = ctx.namespace().to_string();
     let release = ctx.plan.release.clone();
@@ -151,7 +180,7 @@ fn spawn(ctx: &Ctx, before: BTreeSet<String>) -> tokio::task::JoinHandle<()> {
             let hooks: Vec<&Job> = jobs
                 .items
                 .values()
-                .filter(|j| is_this_runs_hook(j, &release, &before))
+                .filter(|j| is_this_runs_hook(j, &release, &since))
                 .collect();
             let mut views: Vec<HookView> = hooks.iter().map(|j| hook_view(j)).collect();
             views.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
@@ -208,7 +237,7 @@ fn spawn(ctx: &Ctx, before: BTreeSet<String>) -> tokio::task::JoinHandle<()> {
 /// Lines kept of a failed hook pod's log.
 const FAILED_HOOK_LOG_LINES: i64 = 20;
 
-fn fetch_log_tail(
+pub fn fetch_log_tail(
     pods: &Api<Pod>,
     emit: &crate::engine::emit::Emitter,
     pod: &str,
@@ -282,7 +311,7 @@ mod tests {
         let mine = serde_json::json!({"app.kubernetes.io/instance": "demo"});
         let theirs = serde_json::json!({"app.kubernetes.io/instance": "other"});
         let t = "2026-12-01T10:00:00Z";
-        let before: BTreeSet<String> = ["uid-old".to_string()].into();
+        let before = Since::NotAmong(["uid-old".to_string()].into());
         assert!(is_this_runs_hook(
             &job(hook.clone(), mine.clone(), t, serde_json::json!({})),
             "demo",
@@ -334,6 +363,30 @@ mod tests {
         assert!(
             !is_this_runs_hook(&no_uid, "demo", &before),
             "no UID, no claim"
+        );
+    }
+
+    /// A watch attaches after helm started: a hook Job counts when it was created at or after
+    /// the watched revision's record, whatever its UID.
+    #[test]
+    fn a_watch_claims_the_hook_jobs_created_since_the_revision_was_written() {
+        let hook = serde_json::json!({"helm.sh/hook": "post-upgrade"});
+        let mine = serde_json::json!({"app.kubernetes.io/instance": "demo"});
+        let since = Since::Created("2026-12-01T10:00:00Z".parse().unwrap());
+        let at = |t: &str| job(hook.clone(), mine.clone(), t, serde_json::json!({}));
+        assert!(is_this_runs_hook(
+            &at("2026-12-01T10:00:00Z"),
+            "demo",
+            &since
+        ));
+        assert!(is_this_runs_hook(
+            &at("2026-12-01T10:00:07Z"),
+            "demo",
+            &since
+        ));
+        assert!(
+            !is_this_runs_hook(&at("2026-12-01T09:59:59Z"), "demo", &since),
+            "an earlier revision's hook Job is not this one's"
         );
     }
 

@@ -56,9 +56,17 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
     let revisions =
         releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await?;
     let latest = revisions.last().map(|r| r.version);
+    // Attached to a rollout (`--only rollout`, as a watch is), the latest revision is the one
+    // judged: the rollback target is an earlier one, never it.
+    let deployed_before = match (ctx.plan.only, latest) {
+        (Some(Only::Rollout), Some(watched)) => {
+            crate::engine::watch::rollback_target(&revisions, watched)
+        }
+        _ => releases::last_deployed(&revisions),
+    };
     emit.send(Event::Release {
         revision_before: latest,
-        deployed_before: releases::last_deployed(&revisions),
+        deployed_before,
         revision: None,
         chart: None,
     });

@@ -1,0 +1,203 @@
+//! `helmdeck watch`: the test's own helm is "someone else"; the watch runs with no helm on its
+//! PATH and no chart, and judges the deploy from the cluster alone.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::support::{DeployRun, Sim, finish};
+
+impl Sim {
+    /// `helmdeck watch demo -n apps --headless --report <home>/<report> <extra>`, not yet run:
+    /// no HELM_BIN, and a PATH without helm's directory.
+    fn watch_command(&self, report: &Path, extra: &[&str]) -> Command {
+        let mut args = vec![
+            "watch",
+            "demo",
+            "-n",
+            "apps",
+            "--headless",
+            "--report",
+            report.to_str().expect("a UTF-8 path"),
+        ];
+        args.extend_from_slice(extra);
+        let mut cmd = self.helmdeck_command(&args);
+        cmd.env_remove("HELM_BIN").env("PATH", "/usr/bin:/bin");
+        cmd
+    }
+
+    fn watch(&self, extra: &[&str]) -> DeployRun {
+        let report = self.home().join("watch.json");
+        let started = Instant::now();
+        let out = self
+            .watch_command(&report, extra)
+            .output()
+            .expect("run helmdeck watch");
+        finish(out, &report, started)
+    }
+}
+
+fn no_helm_on_path() {
+    assert!(
+        ["/usr/bin/helm", "/bin/helm"]
+            .iter()
+            .all(|p| !Path::new(p).exists()),
+        "the watch's PATH must lack helm for these tests to mean anything"
+    );
+}
+
+#[test]
+fn attached_before_the_install_starts_it_watches_it_to_0() {
+    no_helm_on_path();
+    let sim = Sim::start("all-green");
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stdout.contains("waiting for a release record"),
+        "{}",
+        run.describe()
+    );
+    assert!(run.stdout.contains("pending-install"), "{}", run.describe());
+    assert_eq!(run.report["chart"], "(watch: no chart)");
+    assert_eq!(run.workload("StatefulSet", "demo-db")["ready"], true);
+}
+
+/// A seed hook (post-install, post-upgrade) that fails slowly, so a watch attaches while it runs.
+const SLOW_FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 6s, exit_code: 1, logs: ['error: orders.yaml row 17: customer 4711 not found']}\n";
+
+#[test]
+fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_its_log() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml(SLOW_FAILING_SEED);
+    // Revision 1 fails on the same hook; revision 2 is the upgrade watched.
+    assert!(!sim.install_demo(&["--timeout", "60s"]).status.success());
+    let upgrade = sim
+        .client_command(
+            &crate::support::tool("helm"),
+            &[
+                "upgrade",
+                "demo",
+                crate::support::chart().to_str().unwrap(),
+                "-n",
+                "apps",
+                "--timeout",
+                "60s",
+            ],
+        )
+        .spawn()
+        .unwrap();
+    sim.wait_for(
+        "helm on the post-upgrade seed hook",
+        Duration::from_secs(30),
+        |s| {
+            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
+                .contains("pending-upgrade")
+                && s.get("/apis/batch/v1/namespaces/apps/jobs")
+                    .contains("demo-seed")
+        },
+    );
+    let run = sim.watch(&["--timeout", "60s"]);
+    let _ = { upgrade }.wait();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.reason().contains("failing hooks: demo-seed"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.evidence_has("customer 4711 not found"),
+        "the failing hook's log line: {}",
+        run.describe()
+    );
+    // Revision 1 failed too: there is no deployed revision to roll back to.
+    assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
+}
+
+#[test]
+fn a_crash_looping_rollout_ends_1_naming_crashloopbackoff_and_advises_no_rollback_on_install() {
+    no_helm_on_path();
+    let sim = Sim::start("crashloop");
+    assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+    let run = sim.watch(&["--timeout", "6s"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.reason().contains("CrashLoopBackOff"),
+        "{}",
+        run.reason()
+    );
+    assert_eq!(run.report["verdict"]["next"], serde_json::Value::Null);
+    assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
+    // `deploy --only rollout` means the same: no rollback to the failing first revision.
+    let only = sim.deploy(&["--only", "rollout", "--timeout", "6s"]);
+    assert_eq!(only.code, Some(1), "{}", only.describe());
+    assert!(
+        !only.stdout.contains("helm rollback"),
+        "{}",
+        only.describe()
+    );
+}
+
+#[test]
+fn follow_gives_one_verdict_per_revision() {
+    no_helm_on_path();
+    let sim = Sim::start("all-green");
+    assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let mut child = sim
+        .watch_command(&report, &["--follow", "--timeout", "60s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let mut verdicts = 0;
+    let next_verdict = |seen: &mut Vec<String>| loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(90))
+            .unwrap_or_else(|_| panic!("no verdict line:\n{}", seen.join("\n")));
+        seen.push(line.clone());
+        if line.starts_with("verdict:") {
+            return line;
+        }
+    };
+    // Revision 1 is judged at once, then each upgrade in turn.
+    assert!(next_verdict(&mut seen).contains("exit 0"));
+    verdicts += 1;
+    for _ in 0..2 {
+        assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+        assert!(
+            next_verdict(&mut seen).contains("exit 0"),
+            "{}",
+            seen.join("\n")
+        );
+        verdicts += 1;
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let all = seen.join("\n");
+    assert_eq!(verdicts, 3);
+    for revision in ["revision 2 is", "revision 3 is"] {
+        assert!(all.contains(revision), "{all}");
+    }
+    assert_eq!(status.code(), Some(0), "the last verdict's code:\n{all}");
+    let _ = started;
+}

@@ -93,6 +93,7 @@ pub async fn prepare(scenario: &str, helm_flag: Option<&Path>) -> Result<Demo> {
         report: None,
         only: None,
         dry_run: false,
+        record: Default::default(),
         extra: vec![],
     };
     let plan = DeployPlan::from_args(&args)?;

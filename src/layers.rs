@@ -44,12 +44,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cli", "cluster", "engine", "glob", "helm", "rollout", "text", "time", "advice",
         ],
     ),
+    // Records of runs, read back for replay.
+    ("record", &["engine", "helm", "text", "time"]),
     // Renderers.
     ("headless", &["engine", "helm", "text", "time", "signals"]),
     (
         "ui",
         &[
-            "engine", "headless", "helm", "inspect", "signals", "text", "time",
+            "engine", "headless", "helm", "inspect", "record", "signals", "text", "time",
         ],
     ),
     // The simulated cluster: its own world, sharing only leaves and helm's record codec.

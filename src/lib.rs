@@ -17,6 +17,7 @@ pub mod glob;
 pub mod headless;
 pub mod helm;
 pub mod inspect;
+pub mod record;
 pub mod rollout;
 pub mod signals;
 pub mod sim;

@@ -132,3 +132,72 @@ impl Record {
         state
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(schema: u64) -> String {
+        format!(
+            "{{\"record\":\"{MAGIC}\",\"schema\":{schema},\"helmdeck\":\"0\",\"command\":\"c\",\"started\":\"2026-12-01T10:00:00Z\",\"context\":null,\"title\":null,\"plan\":{}}}\n",
+            serde_json::to_string(&crate::engine::state::PlanSummary::default()).unwrap()
+        )
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_naming_both_versions() {
+        let e = parse(header(u64::from(SCHEMA) + 1).as_bytes()).unwrap_err();
+        assert!(
+            matches!(e, ReadError::NewerSchema { found, .. } if found == u64::from(SCHEMA) + 1)
+        );
+        assert!(
+            e.to_string().contains(&format!("reads up to {SCHEMA}")),
+            "{e}"
+        );
+        assert!(parse(header(u64::from(SCHEMA)).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_record_is_told_apart() {
+        for text in [
+            "",
+            "{}\n",
+            "{\"record\":\"other\",\"schema\":1}\n",
+            "not json\n",
+            "{\"record\"",
+        ] {
+            assert!(
+                matches!(parse(text.as_bytes()), Err(ReadError::NotARecord(_))),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_without_its_verdict_is_cut_and_a_bad_line_ends_the_reading() {
+        let ok = r#"{"t":0.5,"event":{"type":"step_started","step":"preflight"}}"#;
+        let text = format!("{}{ok}\n", header(1));
+        let r = parse(text.as_bytes()).unwrap();
+        assert_eq!(r.lines.len(), 1);
+        assert!(
+            r.cut
+                .as_deref()
+                .is_some_and(|c| c.contains("before the verdict"))
+        );
+        let text = format!("{}{ok}\n{{bad\n{ok}\n", header(1));
+        let r = parse(text.as_bytes()).unwrap();
+        assert_eq!(
+            r.lines.len(),
+            1,
+            "nothing after an unreadable line is trusted"
+        );
+        assert!(r.cut.as_deref().is_some_and(|c| c.contains("line 3")));
+    }
+
+    /// Records hold only offsets; the wall time of a line is the start plus its offset.
+    #[test]
+    fn wall_times_are_the_start_plus_the_offset() {
+        let r = parse(header(1).as_bytes()).unwrap();
+        assert_eq!(r.wall(61.4), "2026-12-01T10:01:01Z");
+    }
+}

@@ -330,4 +330,37 @@ mod tests {
                 .is_some_and(|n| n.contains("cut short"))
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 256, ..Default::default() })]
+
+        /// A record cut at any byte (a killed deploy, a full disk) replays to the cut: the lines
+        /// read are the whole ones before it, the screen plays them without a panic, and it
+        /// says the record is cut short.
+        #[test]
+        fn a_record_cut_at_any_byte_replays_to_the_cut(at in 0.0f64..1.0) {
+            let story = Story::failed();
+            let bytes = record_of(&story);
+            let full = crate::record::reader::parse(&bytes).unwrap();
+            let cut_at = ((bytes.len() as f64) * at) as usize;
+            match crate::record::reader::parse(&bytes[..cut_at]) {
+                Err(e) => {
+                    let header_end = bytes.iter().position(|b| *b == b'\n').unwrap();
+                    proptest::prop_assert!(cut_at <= header_end, "{e} at {cut_at}");
+                }
+                Ok(record) => {
+                    let n = record.lines.len();
+                    proptest::prop_assert_eq!(&record.lines[..], &full.lines[..n]);
+                    proptest::prop_assert!(record.cut.is_some());
+                    let mut screen = ReplayScreen::new(&record, 1.0);
+                    screen.wall_clock = false;
+                    screen.replay_key(key(KeyCode::End));
+                    proptest::prop_assert!(screen.clock.finished(&record.lines));
+                    proptest::prop_assert!(screen.mirror.verdict.is_none());
+                    let shown = frame_of(&screen, &mut screen.ui.clone(), 80, 24);
+                    proptest::prop_assert!(shown.contains("cut short"), "{}", shown);
+                }
+            }
+        }
+    }
 }

@@ -15,6 +15,7 @@ mod init_render;
 mod inspect;
 mod namespaces;
 mod operators;
+mod record;
 mod report;
 mod sim_helm;
 mod sim_http;

@@ -26,35 +26,31 @@ pub fn entries(dir: &Path, release: Option<&str>) -> Vec<Entry> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| crate::record::is_record(p))
-        .filter_map(|path| {
-            let record = reader::read(&path);
-            let entry = match record {
-                Ok(r) => {
-                    let verdict = match r.lines.last().map(|l| &l.event) {
-                        Some(Event::Verdict(v)) if r.cut.is_none() => {
-                            format!("{} (exit {})", v.outcome.title(), v.code)
-                        }
-                        _ => "cut short (no verdict)".into(),
-                    };
-                    Entry {
-                        path,
-                        started: r.header.started,
-                        release: r.header.plan.release,
-                        namespace: r.header.plan.namespace,
-                        context: r.header.plan.context,
-                        verdict,
+        .map(|path| match reader::read(&path) {
+            Ok(r) => {
+                let verdict = match r.lines.last().map(|l| &l.event) {
+                    Some(Event::Verdict(v)) if r.cut.is_none() => {
+                        format!("{} (exit {})", v.outcome.title(), v.code)
                     }
-                }
-                Err(e) => Entry {
+                    _ => "cut short (no verdict)".into(),
+                };
+                Entry {
                     path,
-                    started: String::new(),
-                    release: String::new(),
-                    namespace: String::new(),
-                    context: None,
-                    verdict: format!("unreadable: {e}"),
-                },
-            };
-            Some(entry)
+                    started: r.header.started,
+                    release: r.header.plan.release,
+                    namespace: r.header.plan.namespace,
+                    context: r.header.plan.context,
+                    verdict,
+                }
+            }
+            Err(e) => Entry {
+                path,
+                started: String::new(),
+                release: String::new(),
+                namespace: String::new(),
+                context: None,
+                verdict: format!("unreadable: {e}"),
+            },
         })
         .filter(|e| release.is_none_or(|r| e.release == r))
         .collect();

@@ -62,10 +62,8 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
         &header.plan.namespace,
         &header.plan.release,
     );
-    let started: jiff::Timestamp = header
-        .started
-        .parse()
-        .unwrap_or_else(|_| jiff::Timestamp::now());
+    // Now, to the millisecond (the header's start has whole seconds): names sort in start order.
+    let started = jiff::Timestamp::now();
     // A collision (two runs in one millisecond, one pid reused) only costs a retry.
     for attempt in 0..8u32 {
         let suffix = format!(

@@ -25,6 +25,9 @@ pub enum Command {
     /// The whole split deploy against an embedded simulated cluster, with the real helm: the
     /// demo chart, or any chart with `--chart`. Exits with the verdict's code, like deploy.
     Demo(Box<DemoArgs>),
+    /// Play a recorded deploy back in the deploy screen, with its timing (space pause, +/-
+    /// speed, n next step, End to the end), or list the records.
+    Replay(ReplayArgs),
     /// Post-mortem of a release: history, lock state, hooks with phases, failed hooks' pods,
     /// logs and events, and the workloads' readiness. Reads the release records directly
     /// (helm is not needed); never shows values or Secret data.
@@ -156,6 +159,8 @@ pub struct DeployFlags {
     /// Nothing is written.
     #[arg(long, conflicts_with_all = ["dry_run", "only"])]
     pub plan_only: bool,
+    #[command(flatten)]
+    pub record: RecordArgs,
     /// Extra arguments for `helm upgrade` (after `--`).
     #[arg(last = true)]
     pub extra: Vec<String>,
@@ -177,7 +182,44 @@ pub struct DemoArgs {
     pub flags: DeployFlags,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+/// Where a run's events go, besides the screen (deploy and demo).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RecordArgs {
+    /// Keep the record (NDJSON events) in this file instead of $XDG_STATE_HOME/helmdeck/.
+    #[arg(long, value_name = "FILE.ndjson", conflicts_with = "no_record")]
+    pub record: Option<PathBuf>,
+    /// Keep no record of this run.
+    #[arg(long)]
+    pub no_record: bool,
+    /// `-`: stream the record's NDJSON to standard output instead of the headless lines
+    /// (implies --headless; nothing else is printed there).
+    #[arg(long, value_name = "-", value_parser = ["-"])]
+    pub events: Option<String>,
+}
+
+/// `helmdeck replay`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// The record to play (see --list).
+    #[arg(required_unless_present = "list")]
+    pub file: Option<PathBuf>,
+    /// Playback speed (0.25 to 64; + and - change it while playing).
+    #[arg(long, default_value_t = 1.0, value_name = "N")]
+    pub speed: f64,
+    /// Print the headless lines at once and exit with the recorded verdict's code.
+    #[arg(long)]
+    pub headless: bool,
+    /// Write the report rebuilt from the record here (as the run's --report wrote it).
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// List the kept records (of RELEASE only, when given), newest first, with their verdicts.
+    #[arg(long, value_name = "RELEASE", num_args = 0..=1, conflicts_with_all = ["file", "headless", "report"])]
+    pub list: Option<Option<String>>,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Only {
     /// Attach to a release that is rolling out and wait/diagnose (helm is not run).

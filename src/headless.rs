@@ -216,7 +216,15 @@ pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<
 /// The deploy in plain lines. SIGINT, SIGTERM and SIGHUP cancel it (a CI job's runner or a
 /// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
 /// so the release ends `failed`, not `pending-*`; the run ends at its verdict.
-pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<DeployState> {
+///
+/// `tap` sees every event first (the record); `lines` false prints nothing (`--events -` owns
+/// standard output then).
+pub async fn run(
+    prepared: Prepared,
+    cancel: CancellationToken,
+    mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
+    lines: bool,
+) -> Result<DeployState> {
     let mut signals = Signals::install_with_hangup()?;
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -229,8 +237,15 @@ pub async fn run(prepared: Prepared, cancel: CancellationToken) -> Result<Deploy
         on_signal.cancel();
     });
     let mut printer = Headless::default();
-    let state = run::deploy(prepared, cancel, |event, state| printer.print(event, state)).await?;
-    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+    let state = run::deploy(prepared, cancel, |event, state| {
+        tap(event, state);
+        if lines {
+            printer.print(event, state);
+        }
+    })
+    .await?;
+    // With `--events -` stdout carries the record alone: no annotation lines there.
+    if lines && std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
         github_actions(&state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
     }
     Ok(state)

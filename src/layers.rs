@@ -47,6 +47,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Renderers: the terminal, and the formats CI reads.
     ("junit", &["engine", "text", "validate"]),
     ("gha", &["engine", "text"]),
+    // Records of runs, read back for replay.
+    ("record", &["engine", "helm", "text", "time"]),
     (
         "headless",
         &["engine", "gha", "helm", "text", "time", "signals"],
@@ -54,7 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "ui",
         &[
-            "engine", "headless", "helm", "inspect", "signals", "text", "time",
+            "engine", "headless", "helm", "inspect", "record", "signals", "text", "time",
         ],
     ),
     // The simulated cluster: its own world, sharing only leaves and helm's record codec.

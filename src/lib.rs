@@ -19,6 +19,7 @@ pub mod headless;
 pub mod helm;
 pub mod inspect;
 pub mod junit;
+pub mod record;
 pub mod rollout;
 pub mod signals;
 pub mod sim;

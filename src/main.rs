@@ -5,11 +5,16 @@ use clap::Parser;
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
-use helmdeck::cli::{Cli, Command, DemoArgs, DeployArgs, InspectArgs, WatchArgs};
+use helmdeck::cli::{
+    Cli, Command, DemoArgs, DeployArgs, InspectArgs, RecordArgs, ReplayArgs, WatchArgs,
+};
 use helmdeck::config::{DeployPlan, Watching};
+use helmdeck::engine::event::Event;
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
 use helmdeck::helm::locate;
+use helmdeck::record::scrub::Scrub;
+use helmdeck::record::writer::Recorder;
 use helmdeck::{cluster, exit, headless, junit, sim, text, validate};
 
 fn main() {
@@ -109,6 +114,7 @@ fn real_main() -> Result<i32> {
         }
         Command::Man { out_dir } => man(out_dir.as_deref()),
         Command::Watch(args) => runtime.block_on(watch(args)),
+        Command::Replay(args) => runtime.block_on(replay(args)),
     }
 }
 
@@ -180,12 +186,31 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         report: prepared.plan.report.clone(),
         junit: args.junit.clone(),
     };
+    let value_args: Vec<String> = prepared
+        .plan
+        .value_args()
+        .into_iter()
+        .chain(prepared.plan.extra.clone())
+        .collect();
+    let context = prepared
+        .plan
+        .context
+        .clone()
+        .unwrap_or_else(|| prepared.cluster.server.clone());
+    let header = helmdeck::record::Header::new(command_line(), Some(context), None, plan.clone());
+    let recorder = match recorder(&args.record, &header, Scrub::of_helm_args(&value_args)) {
+        Ok(r) => r,
+        Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan)),
+    };
     start(&outputs, &plan)?;
-    let state = if wants_tui(args.headless) {
+    let tap = tap(recorder);
+    let state = if args.record.events.is_some() {
+        headless::run(prepared, CancellationToken::new(), tap, false).await
+    } else if wants_tui(args.headless) {
         // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
-        helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None).await
+        helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None, tap).await
     } else {
-        headless::run(prepared, CancellationToken::new()).await
+        headless::run(prepared, CancellationToken::new(), tap, true).await
     };
     Ok(finish(state, &outputs, &plan))
 }
@@ -238,9 +263,9 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         }
         let state = if tui {
             let title = format!("watch · {}", summary.release);
-            helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title)).await
+            helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title), |_, _| {}).await
         } else {
-            headless::run(prepared, cancel.clone()).await
+            headless::run(prepared, cancel.clone(), |_, _| {}, true).await
         };
         let revision = state.as_ref().ok().and_then(|s| s.revision);
         if let Some(code) = last_code
@@ -313,18 +338,152 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
     let plan = run::summary(&demo.prepared);
+    let title = format!("demo · {}", demo.scenario_name);
+    let header = helmdeck::record::Header::new(
+        command_line(),
+        Some(demo.prepared.cluster.server.clone()),
+        Some(title.clone()),
+        plan.clone(),
+    );
+    let value_args: Vec<String> = demo
+        .prepared
+        .plan
+        .value_args()
+        .into_iter()
+        .chain(demo.prepared.plan.extra.clone())
+        .collect();
+    let recorder = match recorder(&args.flags.record, &header, Scrub::of_helm_args(&value_args)) {
+        Ok(r) => r,
+        Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
+    };
     start(&outputs, &plan)?;
-    let state = if wants_tui(args.flags.headless) {
-        let title = format!("demo · {}", demo.scenario_name);
-        helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title)).await
+    let tap = tap(recorder);
+    let state = if args.flags.record.events.is_some() {
+        headless::run(demo.prepared, CancellationToken::new(), tap, false).await
+    } else if wants_tui(args.flags.headless) {
+        helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title), tap).await
     } else {
         println!(
             "helmdeck demo · scenario {}: {}",
             demo.scenario_name, demo.description
         );
-        headless::run(demo.prepared, CancellationToken::new()).await
+        headless::run(demo.prepared, CancellationToken::new(), tap, true).await
     };
     Ok(finish(state, &outputs, &plan))
+}
+
+/// The command line as run, redacted as every printed command is.
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    helmdeck::advice::join(&helmdeck::helm::process::redact_args(&args))
+}
+
+/// The record of this run: a file (`--record`, else one in the state directory, unless
+/// `--no-record`) and standard output (`--events -`), each with the header written. A
+/// `--record` file that cannot be created is a usage error; the default directory failing is
+/// only said (the deploy matters more than its record).
+fn recorder(
+    opts: &RecordArgs,
+    header: &helmdeck::record::Header,
+    scrub: Scrub,
+) -> Result<Recorder> {
+    use helmdeck::record::writer;
+    let mut recorder = Recorder::new(scrub);
+    if opts.events.is_some() {
+        recorder = recorder.to_stdout();
+    }
+    if let Some(path) = &opts.record {
+        let file = writer::create(path).wrap_err("--record")?;
+        recorder = recorder.to_file(path.clone(), file);
+    } else if !opts.no_record {
+        match helmdeck::record::default_dir() {
+            Some(dir) => match writer::create_in(&dir, header) {
+                Ok((path, file)) => recorder = recorder.to_file(path, file),
+                Err(e) => say(&format!("helmdeck: no record of this run: {e}")),
+            },
+            None => say("helmdeck: no record of this run: neither XDG_STATE_HOME nor HOME is set"),
+        }
+    }
+    recorder.header(header);
+    Ok(recorder)
+}
+
+/// What the engine's renderers call first with every event: the record.
+fn tap(mut recorder: Recorder) -> impl FnMut(&Event, &DeployState) + Send + 'static {
+    move |event, state| recorder.event(event, state)
+}
+
+/// `helmdeck replay`: the list, the headless lines, or the screen. A record cut short plays to
+/// the cut and exits 1; one that cannot be read (or is newer) is a usage error.
+async fn replay(args: ReplayArgs) -> Result<i32> {
+    use helmdeck::record::{list, reader};
+    if let Some(release) = &args.list {
+        let Some(dir) = helmdeck::record::default_dir() else {
+            say("helmdeck replay: neither XDG_STATE_HOME nor HOME is set: no records to list");
+            return Ok(exit::USAGE);
+        };
+        let entries = list::entries(&dir, release.as_deref());
+        if entries.is_empty() {
+            say(&format!("helmdeck replay: no records in {}", dir.display()));
+        }
+        let mut out = std::io::stdout().lock();
+        for e in &entries {
+            let _ = writeln!(out, "{}", list::line(e));
+        }
+        return Ok(0);
+    }
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        say("helmdeck replay: --speed must be a positive number (see --help)");
+        return Ok(exit::USAGE);
+    }
+    if let Some(path) = &args.report
+        && let Err(e) = validate::report_path(path)
+    {
+        say(&format!("helmdeck replay: {}", text::plain(&e.to_string())));
+        return Ok(exit::USAGE);
+    }
+    let Some(file) = &args.file else {
+        say("helmdeck replay: FILE is required (see --help)");
+        return Ok(exit::USAGE);
+    };
+    let record = match reader::read(file) {
+        Ok(r) => r,
+        Err(e) => {
+            say(&format!(
+                "helmdeck replay: {}: {}",
+                text::plain(&file.display().to_string()),
+                text::plain(&e.to_string())
+            ));
+            return Ok(exit::USAGE);
+        }
+    };
+    let state = if wants_tui(args.headless) {
+        helmdeck::ui::run_replay(&record, args.speed).await?
+    } else {
+        let mut printer = headless::Headless::default();
+        let mut state = record.new_state();
+        for i in 0..record.lines.len() {
+            record.apply(&mut state, i);
+            printer.print(&record.lines[i].event, &state);
+        }
+        state
+    };
+    if let Some(path) = &args.report {
+        let rebuilt = match &state.verdict {
+            Some(_) if record.cut.is_none() => report::build(&state),
+            _ => report::ended(&state, exit::FAILED, "the record is cut short"),
+        };
+        report::write(path, &rebuilt)
+            .wrap_err_with(|| format!("--report {}: writing it", path.display()))?;
+    }
+    if let Some(cut) = &record.cut {
+        say(&format!(
+            "helmdeck replay: the record is cut short: {} (replayed to the cut)",
+            text::plain(cut)
+        ));
+        return Ok(exit::FAILED);
+    }
+    Ok(state.verdict.map_or(exit::FAILED, |v| v.code))
 }
 
 /// `--json` wins, then the TUI, else plain text. Errors before the first read are setup

@@ -1,12 +1,12 @@
 //! What the deploy steps report. Sources (helm, watchers, timers) only send events; one task
 //! applies them to [`crate::engine::state::DeployState`]; the TUI and headless mode render.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::verdict::Verdict;
 use crate::helm::hooks::HookPhase;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Step {
     Preflight,
@@ -37,7 +37,7 @@ impl Step {
 
 /// helmdeck's rollback of this run's failed revision: which revision it left, which it went
 /// back to, and how it ended. It never changes the verdict's code (the deploy failed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RollbackView {
     /// This run's failed revision.
@@ -53,7 +53,7 @@ pub struct RollbackView {
 }
 
 /// How a step ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum StepOutcome {
     Succeeded,
@@ -67,7 +67,7 @@ pub enum StepOutcome {
     Cancelled,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Info,
@@ -76,7 +76,7 @@ pub enum Level {
 }
 
 /// One workload of the release as the rollout step judges it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkloadView {
     pub kind: String,
     /// Where it lives: from its object, else the release manifest, else the release namespace
@@ -185,7 +185,7 @@ pub fn reference(kind: &str, namespace: &str, name: &str, home: &str) -> String 
 }
 
 /// One pod of a workload or Job, for drill-down and diagnosis.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodView {
     pub name: String,
     /// Its workload's namespace (or the Job's): logs are read there.
@@ -203,7 +203,7 @@ pub struct PodView {
 }
 
 /// A Kubernetes Event about an object of the release.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KubeEventView {
     pub object: String,
     /// The namespace of the object it is about.
@@ -216,7 +216,7 @@ pub struct KubeEventView {
 }
 
 /// A hook of the release as the record (or the live Job) shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookView {
     pub name: String,
     pub kind: String,
@@ -228,7 +228,7 @@ pub struct HookView {
     pub completed_at: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     StepStarted {

@@ -18,7 +18,7 @@ pub const MASK_CHANGED: &str = "*** (changed)";
 /// the release's, where helm puts it.
 pub type ObjectKey = (String, String, String, String);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Change {
     Added,
@@ -38,7 +38,7 @@ impl Change {
 }
 
 /// One object the upgrade would touch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PlanObject {
     pub api_version: String,
     pub kind: String,
@@ -54,7 +54,7 @@ pub struct PlanObject {
     pub diff: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Plan {
     /// No revision to compare with: everything is added.
     pub first_install: bool,

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::Only;
 use crate::config::DeployPlan;
@@ -20,7 +20,7 @@ const EVENTS_KEPT: usize = 500;
 
 /// What the deploy was asked to do, as the views show it; fixed for the run. A deploy derives
 /// it from its [`DeployPlan`] ([`PlanSummary::of`]); inspect fills in what a record tells.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanSummary {
     pub release: String,
     /// Resolved: never empty for a deploy.
@@ -127,6 +127,16 @@ impl DeployState {
         DeployState {
             plan,
             ..Default::default()
+        }
+    }
+
+    /// The wall time this state stamped on `event` when it is a step transition (what the
+    /// report shows): a mirror or a record replays it exactly instead of recomputing it.
+    pub fn stamped_wall(&self, event: &Event) -> Option<String> {
+        match event {
+            Event::StepStarted { step } => self.steps.get(step).and_then(|s| s.started_at.clone()),
+            Event::StepEnded { step, .. } => self.steps.get(step).and_then(|s| s.ended_at.clone()),
+            _ => None,
         }
     }
 

@@ -8,13 +8,13 @@
 //! Fail closed: a step that never reported its end, or a "succeeded" rollout that the
 //! workload evidence contradicts, is a failure, never a quiet pass.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::event::{Step, StepOutcome};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Landed,
@@ -50,7 +50,7 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub code: i32,
     pub outcome: Outcome,

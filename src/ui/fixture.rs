@@ -18,6 +18,8 @@ pub const T0: &str = "2026-12-01T10:00:00Z";
 pub struct Story {
     pub state: DeployState,
     pub t: f64,
+    /// Every event sent, at its second (the record a replay test writes).
+    pub events: Vec<(f64, Event)>,
 }
 
 fn t0() -> jiff::Timestamp {
@@ -106,6 +108,7 @@ impl Story {
         Story {
             state: DeployState::new(plan),
             t: 0.0,
+            events: vec![],
         }
     }
 
@@ -116,6 +119,7 @@ impl Story {
 
     pub fn send(&mut self, event: Event) -> &mut Self {
         self.state.apply(&event, self.t, &wall(self.t));
+        self.events.push((self.t, event.clone()));
         self
     }
 

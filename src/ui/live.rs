@@ -28,22 +28,15 @@ use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 /// The slow tick: spinner frames and the clock.
 const TICK: Duration = Duration::from_millis(250);
 
-/// The wall time the engine stamped on a step transition, so the mirror matches exactly.
-fn wall_of(event: &Event, state: &DeployState) -> String {
-    let step = match event {
-        Event::StepStarted { step } => state.steps.get(step).and_then(|s| s.started_at.clone()),
-        Event::StepEnded { step, .. } => state.steps.get(step).and_then(|s| s.ended_at.clone()),
-        _ => None,
-    };
-    step.unwrap_or_default()
-}
-
 /// Runs the deploy under the TUI and returns the engine's final state. The screen stays after
 /// the verdict until `q`; a cancel the operator confirmed ends at its verdict.
+///
+/// `tap` sees every event the engine applied, first (the record).
 pub async fn run_deploy(
     mut prepared: Prepared,
     cancel: CancellationToken,
     title: Option<String>,
+    mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
 ) -> Result<DeployState> {
     let plan = run::summary(&prepared);
     let context = prepared
@@ -55,7 +48,7 @@ pub async fn run_deploy(
     let namespace = prepared.namespace().to_string();
     // A terminal that does not answer gets the plain lines instead; nothing has run yet.
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
-        return crate::headless::run(prepared, cancel).await;
+        return crate::headless::run(prepared, cancel, tap, true).await;
     };
 
     // With an operator at the screen the upgrade waits for `y` on the plan.
@@ -68,8 +61,13 @@ pub async fn run_deploy(
     let engine_cancel = cancel.clone();
     let deploy = tokio::spawn(async move {
         run::deploy(prepared, engine_cancel, move |event, state| {
+            tap(event, state);
             // The loop may be gone (terminal lost); the deploy goes on regardless.
-            let _ = events_tx.send((event.clone(), state.now_secs, wall_of(event, state)));
+            let _ = events_tx.send((
+                event.clone(),
+                state.now_secs,
+                state.stamped_wall(event).unwrap_or_default(),
+            ));
         })
         .await
     });

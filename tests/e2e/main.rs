@@ -21,6 +21,7 @@ mod operators;
 mod recover;
 mod plan;
 mod real_cluster;
+mod record;
 mod report;
 mod sim_helm;
 mod sim_http;

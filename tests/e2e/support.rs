@@ -138,6 +138,8 @@ impl Sim {
         let home = self.home();
         cmd.args(args)
             .env("HOME", home)
+            // Records go to the test's own state directory, never the real ~/.local/state.
+            .env("XDG_STATE_HOME", home.join(".local/state"))
             .env("KUBECONFIG", &self.kubeconfig)
             .env("HELM_CACHE_HOME", home.join(".cache/helm"))
             .env("HELM_CONFIG_HOME", home.join(".config/helm"))

@@ -1,0 +1,203 @@
+//! Reads a record back: the header, then every whole event line up to the first line that is
+//! cut or unreadable (a killed deploy, a full disk). What comes after such a line is not trusted.
+
+use std::path::Path;
+
+use crate::engine::event::Event;
+use crate::engine::state::DeployState;
+use crate::record::{Header, Line, MAGIC, SCHEMA};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}")]
+    Io(String),
+    #[error("not a helmdeck record ({0})")]
+    NotARecord(String),
+    #[error(
+        "written by a newer helmdeck (record schema {found}; this helmdeck {version} reads up to {SCHEMA}): replay it with that version"
+    )]
+    NewerSchema { found: u64, version: &'static str },
+}
+
+/// A record as read.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub header: Header,
+    pub lines: Vec<Line>,
+    /// Set when the record ends before the verdict: where and why it stops.
+    pub cut: Option<String>,
+}
+
+pub fn read(path: &Path) -> Result<Record, ReadError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| ReadError::Io(format!("{}: {e}", path.display())))?;
+    parse(&bytes)
+}
+
+pub fn parse(bytes: &[u8]) -> Result<Record, ReadError> {
+    let mut rest = bytes;
+    let first = match rest.iter().position(|b| *b == b'\n') {
+        Some(at) => {
+            let line = &rest[..at];
+            rest = &rest[at + 1..];
+            line
+        }
+        None => return Err(ReadError::NotARecord("no complete header line".into())),
+    };
+    let header = header(first)?;
+    let mut lines = Vec::new();
+    let mut cut = None;
+    while !rest.is_empty() {
+        let Some(at) = rest.iter().position(|b| *b == b'\n') else {
+            cut = Some(format!("its last line is cut after {} events", lines.len()));
+            break;
+        };
+        match serde_json::from_slice::<Line>(&rest[..at]) {
+            Ok(line) => lines.push(line),
+            Err(e) => {
+                cut = Some(format!(
+                    "line {} is unreadable ({e}); read up to it",
+                    lines.len() + 2
+                ));
+                break;
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    let ended = lines
+        .last()
+        .is_some_and(|l| matches!(l.event, Event::Verdict(_)));
+    if cut.is_none() && !ended {
+        cut = Some(format!(
+            "it ends after {} events, before the verdict",
+            lines.len()
+        ));
+    }
+    Ok(Record { header, lines, cut })
+}
+
+/// The header, refusing a newer schema before its shape is trusted (a future header may not
+/// even parse as this one).
+fn header(line: &[u8]) -> Result<Header, ReadError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| ReadError::NotARecord(format!("line 1: {e}")))?;
+    if value.get("record").and_then(|v| v.as_str()) != Some(MAGIC) {
+        return Err(ReadError::NotARecord(format!(
+            "line 1 is not a {MAGIC} header"
+        )));
+    }
+    let schema = value.get("schema").and_then(|v| v.as_u64()).unwrap_or(0);
+    if schema > u64::from(SCHEMA) {
+        return Err(ReadError::NewerSchema {
+            found: schema,
+            version: env!("CARGO_PKG_VERSION"),
+        });
+    }
+    serde_json::from_value(value).map_err(|e| ReadError::NotARecord(format!("line 1: {e}")))
+}
+
+impl Record {
+    /// The wall time `t` seconds after the start (the record keeps offsets only).
+    pub fn wall(&self, t: f64) -> String {
+        match self.header.started.parse::<jiff::Timestamp>() {
+            Ok(start) => {
+                let nanos = (t.max(0.0) * 1e9).round() as i64;
+                let at = start
+                    .checked_add(jiff::SignedDuration::from_nanos(nanos))
+                    .unwrap_or(start);
+                crate::time::rfc3339(at)
+            }
+            Err(_) => String::new(),
+        }
+    }
+
+    pub fn new_state(&self) -> DeployState {
+        DeployState::new(self.header.plan.clone())
+    }
+
+    /// Applies line `i` to `state`, as the engine applied it.
+    pub fn apply(&self, state: &mut DeployState, i: usize) {
+        if let Some(line) = self.lines.get(i) {
+            let wall = line.wall.clone().unwrap_or_else(|| self.wall(line.t));
+            state.apply(&line.event, line.t, &wall);
+        }
+    }
+
+    /// The state after every event: what the live run ended with.
+    pub fn fold(&self) -> DeployState {
+        let mut state = self.new_state();
+        for i in 0..self.lines.len() {
+            self.apply(&mut state, i);
+        }
+        state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(schema: u64) -> String {
+        format!(
+            "{{\"record\":\"{MAGIC}\",\"schema\":{schema},\"helmdeck\":\"0\",\"command\":\"c\",\"started\":\"2026-12-01T10:00:00Z\",\"context\":null,\"title\":null,\"plan\":{}}}\n",
+            serde_json::to_string(&crate::engine::state::PlanSummary::default()).unwrap()
+        )
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_naming_both_versions() {
+        let e = parse(header(u64::from(SCHEMA) + 1).as_bytes()).unwrap_err();
+        assert!(
+            matches!(e, ReadError::NewerSchema { found, .. } if found == u64::from(SCHEMA) + 1)
+        );
+        assert!(
+            e.to_string().contains(&format!("reads up to {SCHEMA}")),
+            "{e}"
+        );
+        assert!(parse(header(u64::from(SCHEMA)).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_record_is_told_apart() {
+        for text in [
+            "",
+            "{}\n",
+            "{\"record\":\"other\",\"schema\":1}\n",
+            "not json\n",
+            "{\"record\"",
+        ] {
+            assert!(
+                matches!(parse(text.as_bytes()), Err(ReadError::NotARecord(_))),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_without_its_verdict_is_cut_and_a_bad_line_ends_the_reading() {
+        let ok = r#"{"t":0.5,"event":{"type":"step_started","step":"preflight"}}"#;
+        let text = format!("{}{ok}\n", header(1));
+        let r = parse(text.as_bytes()).unwrap();
+        assert_eq!(r.lines.len(), 1);
+        assert!(
+            r.cut
+                .as_deref()
+                .is_some_and(|c| c.contains("before the verdict"))
+        );
+        let text = format!("{}{ok}\n{{bad\n{ok}\n", header(1));
+        let r = parse(text.as_bytes()).unwrap();
+        assert_eq!(
+            r.lines.len(),
+            1,
+            "nothing after an unreadable line is trusted"
+        );
+        assert!(r.cut.as_deref().is_some_and(|c| c.contains("line 3")));
+    }
+
+    /// Records hold only offsets; the wall time of a line is the start plus its offset.
+    #[test]
+    fn wall_times_are_the_start_plus_the_offset() {
+        let r = parse(header(1).as_bytes()).unwrap();
+        assert_eq!(r.wall(61.4), "2026-12-01T10:01:01Z");
+    }
+}

@@ -99,6 +99,12 @@ struct Index {
     all: bool,
 }
 
+/// Names by owner uid (of one namespace), and owner uids by uid.
+type OwnerMaps<'a> = (
+    &'a mut HashMap<String, BTreeSet<String>>,
+    &'a mut HashMap<String, Vec<String>>,
+);
+
 fn owner_uids(meta: &ObjectMeta) -> impl Iterator<Item = &str> {
     meta.owner_references
         .iter()
@@ -210,14 +216,7 @@ impl Index {
         }
     }
 
-    fn maps(
-        &mut self,
-        pods: bool,
-        ns: usize,
-    ) -> (
-        &mut HashMap<String, BTreeSet<String>>,
-        &mut HashMap<String, Vec<String>>,
-    ) {
+    fn maps(&mut self, pods: bool, ns: usize) -> OwnerMaps<'_> {
         let by_owner = if pods {
             &mut self.pods_by_owner[ns]
         } else {

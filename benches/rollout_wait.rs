@@ -1,191 +1,712 @@
-//! helmdeck's rollout wait against the alternative, side by side: `kubectl rollout status`
-//! per workload (sequential, as a deploy script does it). N Deployments of 2 replicas become
-//! ready 1–4 s after they are created; each method waits for all of them.
+//! helmdeck's rollout wait against the alternatives, side by side on the same simulator.
 //!
-//! Reports, per method: wall time, lag after the last Deployment became ready, and requests
-//! the simulated API server answered; then the ratios. Needs `.tools/bin/kubectl`.
-//! Run: `cargo bench --bench rollout_wait` (optionally `-- 100` for N).
+//! At N (default 200) Deployments × 2 replicas, ready 1–4 s after creation:
+//! - helmdeck `deploy --only rollout --headless`;
+//! - helmdeck's TUI (the same, on a pseudo-terminal; `q` once the verdict is on screen);
+//! - `kubectl rollout status` per workload, in turn (the usual deploy script);
+//! - `helm upgrade --install --wait` of a chart with the same N Deployments;
+//!
+//! then helmdeck alone on the scale scenario (assets/scenarios/scale.yaml): SCALE (default
+//! 2,000) workloads of the three kinds, 10 pods each, some optional and crash-looping or
+//! unschedulable.
+//!
+//! Reports, per method: wall time, lag after the last workload became ready (as a watcher in
+//! this process saw it, by helmdeck's readiness rules), API requests by verb, the client's CPU
+//! seconds and peak RSS (wait4 on the child: its own plus any child it waited for), and for
+//! headless helmdeck p50/p99 from a workload's ready write to helmdeck's line about it.
+//! One line per method also goes to stdout as `BENCH {json}` for scripts/plot-bench.py.
+//!
+//! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--skip-helm]`.
+//! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run).
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use kube::api::{Api, PostParams};
-use kube::{Client, Config};
+use kube::runtime::watcher;
+use kube::{Client, Config, ResourceExt};
+use serde_json::{Value, json};
 
+use helmdeck::rollout::readiness::{self, Progress};
 use helmdeck::sim::{Scenario, run};
-
-fn deployment(i: usize) -> Deployment {
-    let name = format!("w{i:03}-{}", ["a", "b", "c", "d"][i % 4]);
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/instance": "bench", "app": name}},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name, "app.kubernetes.io/instance": "bench"}},
-                "spec": {"containers": [{"name": "c", "image": "example/app:1"}]}}}
-    }))
-    .expect("a valid Deployment")
-}
 
 /// Ready 1, 2, 3 or 4 seconds after creation, by name suffix.
 const SCENARIO: &str = "namespaces: [apps]\nnodes: 10\nworkloads:\n  - {match: '*-a', start_after: 500ms, ready_after: 500ms}\n  - {match: '*-b', start_after: 1s, ready_after: 1s}\n  - {match: '*-c', start_after: 1500ms, ready_after: 1500ms}\n  - {match: '*-d', start_after: 2s, ready_after: 2s}\n";
-
-struct Measured {
-    method: &'static str,
-    wall: Duration,
-    lag: Duration,
-    requests: u64,
-    ok: bool,
-}
-
-async fn fresh_sim(n: usize) -> (run::Running, tempfile::TempDir, Instant) {
-    let sim = run::start(
-        Scenario::parse(SCENARIO, "bench").unwrap(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    run::write_kubeconfig(&dir.path().join("kubeconfig"), &sim.url(), "apps").unwrap();
-    let mut config = Config::new(sim.url().parse().unwrap());
-    config.default_namespace = "apps".into();
-    let api: Api<Deployment> = Api::namespaced(Client::try_from(config).unwrap(), "apps");
-    let created = Instant::now();
-    futures::stream::iter(0..n)
-        .map(|i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &deployment(i))
-                    .await
-                    .unwrap()
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
-    (sim, dir, created)
-}
-
-fn requests(sim: &run::Running) -> u64 {
-    sim.server
-        .stats
-        .requests
-        .load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The slowest Deployment is ready about 4 s after creation (the `-d` rule).
-const LAST_READY: Duration = Duration::from_secs(4);
-
-async fn helmdeck(n: usize) -> Measured {
-    let (sim, dir, created) = fresh_sim(n).await;
-    let before = requests(&sim);
-    let start = Instant::now();
-    let status = Command::new(env!("CARGO_BIN_EXE_helmdeck"))
-        .args([
-            "deploy",
-            "bench",
-            ".",
-            "-n",
-            "apps",
-            "--only",
-            "rollout",
-            "--headless",
-            "--timeout",
-            "120s",
-        ])
-        .env("KUBECONFIG", dir.path().join("kubeconfig"))
-        .env("HOME", dir.path())
-        .env("HELM_BIN", repo().join(".tools/bin/helm"))
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    let wall = start.elapsed();
-    Measured {
-        method: "helmdeck --only rollout",
-        wall,
-        lag: (created.elapsed()).saturating_sub(LAST_READY),
-        requests: requests(&sim) - before,
-        ok: status.code() == Some(0),
-    }
-}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-async fn kubectl_sequential(n: usize) -> Measured {
-    let (sim, dir, created) = fresh_sim(n).await;
-    let before = requests(&sim);
+fn name(i: usize) -> String {
+    format!("w{i:03}-{}", ["a", "b", "c", "d"][i % 4])
+}
+
+fn labels(name: &str) -> Value {
+    json!({"app.kubernetes.io/instance": "bench", "app": name})
+}
+
+fn deployment(name: &str, replicas: i32) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels(name)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels(name)},
+                "spec": {"containers": [{"name": "c", "image": "example/app:1"}]}}}})
+}
+
+/// The scale run's workload `i`: 70% Deployments, 20% StatefulSets, 10% DaemonSets (10 nodes),
+/// 10 pods each; one in 25 optional and crash-looping or never scheduled.
+fn scale_workload(i: usize) -> (&'static str, String, Value) {
+    let role = match i % 50 {
+        1 => "optcrash".to_string(),
+        2 => "optpending".to_string(),
+        _ => ["a", "b", "c", "d"][i % 4].to_string(),
+    };
+    let name = format!("w{i:04}-{role}");
+    let pod = json!({"metadata": {"labels": labels(&name)},
+        "spec": {"containers": [{"name": "c", "image": "example/app:1"}]}});
+    let selector = json!({"matchLabels": {"app": name}});
+    match i % 10 {
+        0..=6 => ("Deployment", name.clone(), deployment(&name, 10)),
+        7 | 8 => (
+            "StatefulSet",
+            name.clone(),
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": name, "labels": labels(&name)},
+            "spec": {"replicas": 10, "serviceName": name, "selector": selector, "template": pod}}),
+        ),
+        _ => (
+            "DaemonSet",
+            name.clone(),
+            json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "labels": labels(&name)},
+            "spec": {"selector": selector, "template": pod}}),
+        ),
+    }
+}
+
+/// When each workload first became ready, by `Kind/name`, as a watcher in this process saw
+/// it: the reference the methods' lag and latency are measured against.
+type ReadyAt = Arc<Mutex<HashMap<String, Instant>>>;
+
+fn watch_ready<K>(api: Api<K>, kind: &'static str, judge: fn(&K) -> Progress, at: ReadyAt)
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        while let Some(ev) = stream.next().await {
+            let objs = match ev {
+                Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => vec![o],
+                _ => continue,
+            };
+            let now = Instant::now();
+            for o in objs {
+                if judge(&o) == Progress::Done {
+                    at.lock()
+                        .unwrap()
+                        .entry(format!("{kind}/{}", o.name_any()))
+                        .or_insert(now);
+                }
+            }
+        }
+    });
+}
+
+struct Bench {
+    sim: run::Running,
+    dir: tempfile::TempDir,
+    ready: ReadyAt,
+}
+
+impl Bench {
+    async fn start(scenario: &str) -> Bench {
+        let sim = run::start(
+            Scenario::parse(scenario, "bench").unwrap(),
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        run::write_kubeconfig(&dir.path().join("kubeconfig"), &sim.url(), "apps").unwrap();
+        let client = self::client(&sim);
+        let ready: ReadyAt = Arc::default();
+        watch_ready(
+            Api::<Deployment>::namespaced(client.clone(), "apps"),
+            "Deployment",
+            |d| readiness::deployment(d).progress,
+            ready.clone(),
+        );
+        watch_ready(
+            Api::<StatefulSet>::namespaced(client.clone(), "apps"),
+            "StatefulSet",
+            |s| readiness::statefulset(s).progress,
+            ready.clone(),
+        );
+        watch_ready(
+            Api::<DaemonSet>::namespaced(client, "apps"),
+            "DaemonSet",
+            |d| readiness::daemonset(d).progress,
+            ready.clone(),
+        );
+        // Let the reference watches list before anything is counted.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Bench { sim, dir, ready }
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    async fn create(&self, objects: Vec<(&'static str, String, Value)>) {
+        let client = client(&self.sim);
+        futures::stream::iter(objects)
+            .map(|(kind, _, obj)| {
+                let client = client.clone();
+                async move {
+                    let pp = PostParams::default();
+                    match kind {
+                        "Deployment" => drop(
+                            Api::<Deployment>::namespaced(client, "apps")
+                                .create(&pp, &serde_json::from_value(obj).unwrap())
+                                .await
+                                .unwrap(),
+                        ),
+                        "StatefulSet" => drop(
+                            Api::<StatefulSet>::namespaced(client, "apps")
+                                .create(&pp, &serde_json::from_value(obj).unwrap())
+                                .await
+                                .unwrap(),
+                        ),
+                        _ => drop(
+                            Api::<DaemonSet>::namespaced(client, "apps")
+                                .create(&pp, &serde_json::from_value(obj).unwrap())
+                                .await
+                                .unwrap(),
+                        ),
+                    }
+                }
+            })
+            .buffer_unordered(16)
+            .collect::<Vec<_>>()
+            .await;
+    }
+
+    fn by_verb(&self) -> BTreeMap<String, u64> {
+        serde_json::from_value(self.sim.server.stats.to_json()["byVerb"].clone()).unwrap()
+    }
+
+    fn command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.dir.path())
+            .env("HELM_BIN", repo().join(".tools/bin/helm"))
+            .env("HELM_CACHE_HOME", self.dir.path().join(".cache/helm"))
+            .env("HELM_CONFIG_HOME", self.dir.path().join(".config/helm"))
+            .env("HELM_DATA_HOME", self.dir.path().join(".local/share/helm"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    /// Time of the last ready transition among `expected` workloads, once all are ready.
+    fn last_ready(&self, expected: usize) -> Option<Instant> {
+        let at = self.ready.lock().unwrap();
+        (at.len() >= expected)
+            .then(|| at.values().max().copied())
+            .flatten()
+    }
+}
+
+fn client(sim: &run::Running) -> Client {
+    let mut config = Config::new(sim.url().parse().unwrap());
+    config.default_namespace = "apps".into();
+    Client::try_from(config).unwrap()
+}
+
+/// Resources of a finished child: exit success, CPU seconds (user + system) and peak RSS in
+/// MiB, including the children it waited for.
+struct Usage {
+    ok: bool,
+    cpu: f64,
+    rss_mib: f64,
+}
+
+fn wait_usage(child: Child) -> Usage {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own unreaped child; status and ru are valid for writes.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Usage {
+        ok: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        cpu: secs(ru.ru_utime) + secs(ru.ru_stime),
+        rss_mib: ru.ru_maxrss as f64 / 1024.0,
+    }
+}
+
+struct Measured {
+    method: String,
+    n: usize,
+    wall: Duration,
+    lag: Option<Duration>,
+    verbs: BTreeMap<String, u64>,
+    cpu: f64,
+    rss_mib: f64,
+    /// p50 and p99 seconds from a workload's ready write to helmdeck's line about it.
+    latency: Option<(f64, f64)>,
+    ok: bool,
+}
+
+impl Measured {
+    fn requests(&self) -> u64 {
+        self.verbs.values().sum()
+    }
+}
+
+fn diff(after: BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    after
+        .into_iter()
+        .map(|(k, v)| {
+            let b = before.get(&k).copied().unwrap_or(0);
+            (k, v - b)
+        })
+        .filter(|(_, v)| *v > 0)
+        .collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn finish(
+    b: &Bench,
+    method: &str,
+    n: usize,
+    start: Instant,
+    ended: Instant,
+    before: &BTreeMap<String, u64>,
+    usage: Usage,
+) -> Measured {
+    Measured {
+        method: method.to_string(),
+        n,
+        wall: ended - start,
+        lag: b
+            .last_ready(n)
+            .map(|last| ended.saturating_duration_since(last)),
+        verbs: diff(b.by_verb(), before),
+        cpu: usage.cpu,
+        rss_mib: usage.rss_mib,
+        latency: None,
+        ok: usage.ok,
+    }
+}
+
+const HELMDECK: &str = env!("CARGO_BIN_EXE_helmdeck");
+
+fn rollout_args(optional: &[&'static str]) -> Vec<&'static str> {
+    let mut args = vec![
+        "deploy",
+        "bench",
+        ".",
+        "-n",
+        "apps",
+        "--only",
+        "rollout",
+        "--timeout",
+        "300s",
+    ];
+    for o in optional {
+        args.extend(["--optional", o]);
+    }
+    args
+}
+
+async fn helmdeck_headless(
+    b: &Bench,
+    n: usize,
+    optional: &[&'static str],
+    method: &str,
+) -> Measured {
+    let before = b.by_verb();
     let start = Instant::now();
-    let mut ok = true;
+    let mut args = rollout_args(optional);
+    args.push("--headless");
+    let mut child = b
+        .command(Path::new(HELMDECK), &args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Each workload's first ✓ line, timed as it arrives.
+    let lines = std::thread::spawn(move || {
+        let mut seen: HashMap<String, Instant> = HashMap::new();
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let now = Instant::now();
+            let mut words = line.split_whitespace().skip_while(|w| *w != "rollout");
+            if words.next().is_some()
+                && words.next() == Some("✓")
+                && let Some(key) = words.next()
+            {
+                seen.entry(key.to_string()).or_insert(now);
+            }
+        }
+        seen
+    });
+    let usage = tokio::task::spawn_blocking(move || wait_usage(child))
+        .await
+        .unwrap();
+    let ended = Instant::now();
+    let seen = lines.join().unwrap();
+    let mut m = finish(b, method, n, start, ended, &before, usage);
+    let ready = b.ready.lock().unwrap();
+    let mut lat: Vec<f64> = seen
+        .iter()
+        .filter_map(|(k, t)| {
+            ready
+                .get(k)
+                .map(|r| t.saturating_duration_since(*r).as_secs_f64())
+        })
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    if !lat.is_empty() {
+        m.latency = Some((percentile(&lat, 0.5), percentile(&lat, 0.99)));
+    }
+    m
+}
+
+fn openpty(rows: u16, cols: u16) -> (std::fs::File, OwnedFd) {
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: the out-pointers are valid; name and termios may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty returned two fresh descriptors we now own.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+/// The TUI on a 160x48 pseudo-terminal that is its controlling terminal; `q` once a verdict
+/// banner is on screen. Its lag is to the first screen bytes with the verdict.
+async fn helmdeck_tui(b: &Bench, n: usize) -> Measured {
+    let before = b.by_verb();
+    let (mut master, slave) = openpty(48, 160);
+    let start = Instant::now();
+    let mut cmd = b.command(Path::new(HELMDECK), &rollout_args(&[]));
+    cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::null());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    drop(cmd);
+    drop(slave);
+    let mut writer = master.try_clone().unwrap();
+    let verdict = std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        let mut tail = String::new();
+        let mut at = None;
+        loop {
+            match master.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => {
+                    tail.push_str(&String::from_utf8_lossy(&buf[..k]));
+                    if at.is_none() && (tail.contains("LANDED") || tail.contains("FAILED")) {
+                        at = Some(Instant::now());
+                        let _ = writer.write_all(b"q");
+                    }
+                    // Keep only enough to find a word split across reads.
+                    if tail.len() > 64 {
+                        let cut = tail.len() - 64;
+                        let cut = (cut..tail.len())
+                            .find(|i| tail.is_char_boundary(*i))
+                            .unwrap_or(0);
+                        tail.drain(..cut);
+                    }
+                }
+            }
+        }
+        at
+    });
+    let usage = tokio::task::spawn_blocking(move || wait_usage(child))
+        .await
+        .unwrap();
+    let ended = verdict.join().unwrap().unwrap_or_else(Instant::now);
+    finish(b, "helmdeck TUI on a pty", n, start, ended, &before, usage)
+}
+
+async fn kubectl_sequential(b: &Bench, n: usize) -> Measured {
+    let before = b.by_verb();
+    let start = Instant::now();
+    let mut total = Usage {
+        ok: true,
+        cpu: 0.0,
+        rss_mib: 0.0,
+    };
     for i in 0..n {
-        let name = deployment(i).metadata.name.unwrap();
-        let status = Command::new(repo().join(".tools/bin/kubectl"))
-            .args([
-                "rollout",
-                "status",
-                &format!("deployment/{name}"),
+        let target = format!("deployment/{}", name(i));
+        let child = b
+            .command(
+                &repo().join(".tools/bin/kubectl"),
+                &["rollout", "status", &target, "-n", "apps", "--timeout=300s"],
+            )
+            .spawn()
+            .unwrap();
+        let u = tokio::task::spawn_blocking(move || wait_usage(child))
+            .await
+            .unwrap();
+        total.ok &= u.ok;
+        total.cpu += u.cpu;
+        total.rss_mib = total.rss_mib.max(u.rss_mib);
+    }
+    let ended = Instant::now();
+    finish(
+        b,
+        "kubectl rollout status, each in turn",
+        n,
+        start,
+        ended,
+        &before,
+        total,
+    )
+}
+
+/// A chart of the same N Deployments, for `helm upgrade --wait`.
+fn write_chart(dir: &Path, n: usize) -> PathBuf {
+    let chart = dir.join("bench-chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: bench\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    let docs: Vec<String> = (0..n)
+        .map(|i| serde_json::to_string(&deployment(&name(i), 2)).unwrap())
+        .collect();
+    // JSON is YAML: one document per Deployment.
+    std::fs::write(chart.join("templates/all.yaml"), docs.join("\n---\n")).unwrap();
+    chart
+}
+
+async fn helm_wait(b: &Bench, n: usize) -> Measured {
+    let chart = write_chart(b.dir.path(), n);
+    let before = b.by_verb();
+    let start = Instant::now();
+    let child = b
+        .command(
+            &repo().join(".tools/bin/helm"),
+            &[
+                "upgrade",
+                "--install",
+                "bench",
+                chart.to_str().unwrap(),
                 "-n",
                 "apps",
-                "--timeout=120s",
-            ])
-            .env("KUBECONFIG", dir.path().join("kubeconfig"))
-            .env("HOME", dir.path())
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        ok &= status.success();
+                "--wait",
+                "--timeout",
+                "15m",
+            ],
+        )
+        .spawn()
+        .unwrap();
+    let usage = tokio::task::spawn_blocking(move || wait_usage(child))
+        .await
+        .unwrap();
+    let ended = Instant::now();
+    finish(
+        b,
+        "helm upgrade --install --wait",
+        n,
+        start,
+        ended,
+        &before,
+        usage,
+    )
+}
+
+fn print(results: &[Measured]) {
+    println!(
+        "  {:<38} {:>6} {:>8} {:>8} {:>7} {:>8} {:>8} {:>13}  ok  requests by verb",
+        "method", "N", "wall s", "lag s", "CPU s", "RSS MiB", "requests", "p50/p99 s"
+    );
+    for r in results {
+        let lag = r
+            .lag
+            .map_or("-".into(), |l| format!("{:.3}", l.as_secs_f64()));
+        let lat = r
+            .latency
+            .map_or("-".into(), |(a, b)| format!("{a:.3}/{b:.3}"));
+        println!(
+            "  {:<38} {:>6} {:>8.2} {:>8} {:>7.2} {:>8.1} {:>8} {:>13}  {:<3} {:?}",
+            r.method,
+            r.n,
+            r.wall.as_secs_f64(),
+            lag,
+            r.cpu,
+            r.rss_mib,
+            r.requests(),
+            lat,
+            r.ok,
+            r.verbs
+        );
     }
-    let wall = start.elapsed();
-    Measured {
-        method: "kubectl rollout status, each in turn",
-        wall,
-        lag: created.elapsed().saturating_sub(LAST_READY),
-        requests: requests(&sim) - before,
-        ok,
+    for r in results {
+        println!(
+            "BENCH {}",
+            json!({"method": r.method, "n": r.n, "wall": r.wall.as_secs_f64(),
+                "lag": r.lag.map(|l| l.as_secs_f64()), "cpu": r.cpu, "rss_mib": r.rss_mib,
+                "requests": r.requests(), "verbs": r.verbs,
+                "p50": r.latency.map(|l| l.0), "p99": r.latency.map(|l| l.1), "ok": r.ok})
+        );
     }
 }
 
 #[tokio::main]
 async fn main() {
     // `cargo bench` passes --bench; under `cargo test --all-targets` a small smoke run only.
-    let benching = std::env::args().any(|a| a == "--bench");
-    let n: usize = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with("--"))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let benching = args.iter().any(|a| a == "--bench");
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
+    let n: usize = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| a.parse::<usize>().is_ok() && (*i == 0 || args[i - 1] != "--scale"))
+        .and_then(|(_, a)| a.parse().ok())
+        .unwrap_or(if benching { 200 } else { 4 });
+    let scale: usize = flag("--scale")
         .and_then(|a| a.parse().ok())
-        .unwrap_or(if benching { 100 } else { 4 });
+        .unwrap_or(if benching { 2000 } else { 0 });
+    let with_helm = benching && !args.iter().any(|a| a == "--skip-helm");
+    let only_scale = args.iter().any(|a| a == "--only-scale");
     assert!(
         repo().join(".tools/bin/kubectl").exists(),
         "run scripts/install-tools.sh first"
     );
-    let results = [helmdeck(n).await, kubectl_sequential(n).await];
-    println!("rollout_wait: {n} Deployments x 2 replicas, ready 1-4 s after creation");
-    println!(
-        "  {:<38} {:>8} {:>10} {:>9}  ok",
-        "method", "wall s", "lag s", "requests"
-    );
-    for r in &results {
-        println!(
-            "  {:<38} {:>8.2} {:>10.2} {:>9}  {}",
-            r.method,
-            r.wall.as_secs_f64(),
-            r.lag.as_secs_f64(),
-            r.requests,
-            r.ok
-        );
+    let objects = || {
+        (0..n)
+            .map(|i| ("Deployment", name(i), deployment(&name(i), 2)))
+            .collect::<Vec<_>>()
+    };
+    let mut results = Vec::new();
+    if !only_scale {
+        // Each method on a fresh simulator: the same objects, the same timing rules.
+        let b = Bench::start(SCENARIO).await;
+        b.create(objects()).await;
+        results
+            .push(helmdeck_headless(&b, n, &[], "helmdeck deploy --only rollout --headless").await);
+        let b = Bench::start(SCENARIO).await;
+        b.create(objects()).await;
+        results.push(helmdeck_tui(&b, n).await);
+        let b = Bench::start(SCENARIO).await;
+        b.create(objects()).await;
+        results.push(kubectl_sequential(&b, n).await);
+        if with_helm {
+            let b = Bench::start(SCENARIO).await;
+            results.push(helm_wait(&b, n).await);
+        }
     }
-    let (a, b) = (&results[0], &results[1]);
+    if scale > 0 {
+        let text = std::fs::read_to_string(repo().join("assets/scenarios/scale.yaml")).unwrap();
+        let b = Bench::start(&text).await;
+        let objects: Vec<_> = (0..scale).map(scale_workload).collect();
+        let gating = objects
+            .iter()
+            .filter(|(_, name, _)| !name.contains("-opt"))
+            .count();
+        b.create(objects).await;
+        let mut m = helmdeck_headless(
+            &b,
+            gating,
+            &["*-opt*"],
+            "helmdeck --headless, scale scenario",
+        )
+        .await;
+        m.n = scale;
+        results.push(m);
+    }
     println!(
-        "  ratio kubectl/helmdeck: wall {:.1}x, requests {:.1}x",
-        b.wall.as_secs_f64() / a.wall.as_secs_f64(),
-        b.requests as f64 / a.requests.max(1) as f64
+        "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: assets/scenarios/scale.yaml)"
     );
+    print(&results);
+    if let [a, _, k, rest @ ..] = &results[..] {
+        let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::NAN };
+        println!(
+            "  ratio kubectl/helmdeck: lag {:.0}x, requests {:.1}x, CPU {:.1}x",
+            ratio(
+                k.lag.unwrap_or_default().as_secs_f64(),
+                a.lag.unwrap_or_default().as_secs_f64()
+            ),
+            ratio(k.requests() as f64, a.requests() as f64),
+            ratio(k.cpu, a.cpu)
+        );
+        if let Some(h) = rest.iter().find(|r| r.method.starts_with("helm ")) {
+            println!(
+                "  ratio helm --wait/helmdeck: lag {:.0}x, requests {:.1}x, CPU {:.1}x",
+                ratio(
+                    h.lag.unwrap_or_default().as_secs_f64(),
+                    a.lag.unwrap_or_default().as_secs_f64()
+                ),
+                ratio(h.requests() as f64, a.requests() as f64),
+                ratio(h.cpu, a.cpu)
+            );
+        }
+    }
     // A method that timed out or failed would make the timings above meaningless.
-    let failed: Vec<&str> = results.iter().filter(|r| !r.ok).map(|r| r.method).collect();
+    let failed: Vec<&str> = results
+        .iter()
+        .filter(|r| !r.ok)
+        .map(|r| r.method.as_str())
+        .collect();
     assert!(
         failed.is_empty(),
-        "these methods did not see every Deployment roll out: {failed:?}"
+        "these methods did not see every workload roll out: {failed:?}"
     );
 }

@@ -226,3 +226,75 @@ fn readiness_agrees_with_kubectl_rollout_status_on_upgrades() {
         "{all:?}"
     );
 }
+
+/// The upgrade step judges hooks from the release record Secret, not from `helm status`: the
+/// hook phases it reports agree with `helm status -o json` (the oracle), and helmdeck never
+/// asked helm for a status (a logging wrapper records every helm call it made).
+#[test]
+fn hooks_judged_from_the_record_agree_with_helm_status() {
+    use std::os::unix::fs::PermissionsExt;
+
+    use crate::support::{chart, finish, hook_phases, stdout_json, tool, with_init};
+
+    let sim = Sim::start("hook-fails");
+    let calls = sim.home().join("helm-calls.log");
+    let wrapper = sim.home().join("helm-logging");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            calls.display(),
+            tool("helm").display()
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let report = sim.home().join("report-oracle.json");
+    let started = std::time::Instant::now();
+    let out = sim
+        .deploy_chart_command(&chart(), &report, &with_init(&["--timeout", "60s"]))
+        .env("HELM_BIN", &wrapper)
+        .output()
+        .expect("run helmdeck");
+    let run = finish(out, &report, started);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let called = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert!(
+        called.lines().any(|l| l == "upgrade"),
+        "the wrapper saw helm's upgrade: {called}"
+    );
+    assert!(
+        !called.lines().any(|l| l == "status"),
+        "no helm status after the upgrade: {called}"
+    );
+
+    let status = stdout_json(&sim.helm(&["status", "demo", "-n", "apps", "-o", "json"]));
+    let oracle = hook_phases(&status);
+    let reported: Vec<(String, String)> = run.report["hooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap_or("").to_string(),
+                h["phase"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let ran: Vec<&(String, String)> = oracle
+        .iter()
+        .filter(|(_, phase)| phase == "Succeeded" || phase == "Failed")
+        .collect();
+    assert!(
+        ran.iter().any(|(_, p)| p == "Failed"),
+        "the scenario fails a hook: {oracle:?}"
+    );
+    for (name, phase) in ran {
+        let ours = reported.iter().find(|(n, _)| n == name).map(|(_, p)| p);
+        assert_eq!(
+            ours,
+            Some(phase),
+            "{name}: report {reported:?}, helm {oracle:?}"
+        );
+    }
+}

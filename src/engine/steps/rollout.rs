@@ -5,7 +5,7 @@
 //! fails fast on a progress deadline, and on timeout names every blocker with its pod-level
 //! cause.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
@@ -20,7 +20,7 @@ use crate::engine::event::{
     Event, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::steps::{Ctx, StepError};
-use crate::engine::views::{self, Observed, Scope, event_view, owned_by, pod_view};
+use crate::engine::views::{self, Observed, Scope, event_view, pod_view};
 use crate::text;
 
 /// A change of one watch; the index is the watch's place in its list in [`World`].
@@ -75,6 +75,225 @@ struct World {
     events: Vec<Collection<KubeEvent>>,
     /// Manifest workloads found only through a by-name watch.
     unlabelled: BTreeSet<WorkloadKey>,
+    /// Who owns what, so an event re-judges only the workload it touched.
+    index: Index,
+}
+
+/// Owner and subject indexes over the pod, ReplicaSet and Event watches, kept in step with
+/// the collections, plus what the changes since the last publish touched. Without them every
+/// change re-judged every workload against every pod (cost growing with the release, not with
+/// the change).
+#[derive(Default)]
+struct Index {
+    /// Owner uids of each pod and ReplicaSet, by its uid (uids are cluster-wide unique).
+    owners: HashMap<String, Vec<String>>,
+    /// Per namespace: pod names by owner uid.
+    pods_by_owner: Vec<HashMap<String, BTreeSet<String>>>,
+    /// Per namespace: ReplicaSet names by owner uid.
+    rss_by_owner: Vec<HashMap<String, BTreeSet<String>>>,
+    /// (namespace index, Event name) by the uid of the object the Event is about.
+    events_about: HashMap<String, BTreeSet<(usize, String)>>,
+    /// Uids whose views may have changed since the last publish, with their owners.
+    touched: HashSet<String>,
+    /// Set by anything that may change every view: a (re)list, a watch failure, new scope.
+    all: bool,
+}
+
+/// Names by owner uid (of one namespace), and owner uids by uid.
+type OwnerMaps<'a> = (
+    &'a mut HashMap<String, BTreeSet<String>>,
+    &'a mut HashMap<String, Vec<String>>,
+);
+
+fn owner_uids(meta: &ObjectMeta) -> impl Iterator<Item = &str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .map(|o| o.uid.as_str())
+        .filter(|u| !u.is_empty())
+}
+
+impl Index {
+    fn new(namespaces: usize) -> Self {
+        Index {
+            pods_by_owner: vec![HashMap::new(); namespaces],
+            rss_by_owner: vec![HashMap::new(); namespaces],
+            all: true,
+            ..Index::default()
+        }
+    }
+
+    /// Marks `uid` and its owners up to the workload (pod → ReplicaSet → Deployment).
+    fn touch(&mut self, uid: &str) {
+        if uid.is_empty() {
+            return;
+        }
+        self.touched.insert(uid.to_string());
+        let Some(owners) = self.owners.get(uid) else {
+            return;
+        };
+        for o in owners {
+            self.touched.insert(o.clone());
+            for oo in self.owners.get(o).into_iter().flatten() {
+                self.touched.insert(oo.clone());
+            }
+        }
+    }
+
+    fn add_owned(
+        by_owner: &mut HashMap<String, BTreeSet<String>>,
+        owners: &mut HashMap<String, Vec<String>>,
+        meta: &ObjectMeta,
+    ) {
+        let name = meta.name.clone().unwrap_or_default();
+        let list: Vec<String> = owner_uids(meta).map(str::to_string).collect();
+        for o in &list {
+            by_owner.entry(o.clone()).or_default().insert(name.clone());
+        }
+        if !uid(meta).is_empty() {
+            owners.insert(uid(meta).to_string(), list);
+        }
+    }
+
+    fn remove_owned(
+        by_owner: &mut HashMap<String, BTreeSet<String>>,
+        owners: &mut HashMap<String, Vec<String>>,
+        meta: &ObjectMeta,
+    ) {
+        let name = meta.name.as_deref().unwrap_or("");
+        for o in owner_uids(meta) {
+            if let Some(set) = by_owner.get_mut(o) {
+                set.remove(name);
+                if set.is_empty() {
+                    by_owner.remove(o);
+                }
+            }
+        }
+        owners.remove(uid(meta));
+    }
+
+    /// Re-indexes an owned object (pod or ReplicaSet) of namespace `ns` for `change`, given
+    /// the collection before it; touches the old and the new owners.
+    fn owned_change<K: kube::Resource>(
+        &mut self,
+        pods: bool,
+        ns: usize,
+        before: &Collection<K>,
+        change: &Change<K>,
+    ) {
+        let changed: Vec<&K> = match change {
+            Change::Applied(o) | Change::Deleted(o) => vec![o],
+            Change::Resynced(all) => all.iter().collect(),
+            Change::Failed(_) => {
+                self.all = true;
+                return;
+            }
+        };
+        if let Change::Resynced(_) = change {
+            self.all = true;
+            for old in before.items.values() {
+                self.unindex(pods, ns, old.meta());
+            }
+        } else {
+            for o in &changed {
+                let name = o.meta().name.as_deref().unwrap_or("");
+                if let Some(old) = before.items.get(name) {
+                    self.touch(uid(old.meta()));
+                    self.unindex(pods, ns, old.meta());
+                }
+            }
+        }
+        let deleted = matches!(change, Change::Deleted(_));
+        for o in changed {
+            if !deleted {
+                let (by_owner, owners) = self.maps(pods, ns);
+                Self::add_owned(by_owner, owners, o.meta());
+            }
+            self.touch(uid(o.meta()));
+            for owner in owner_uids(o.meta()) {
+                self.touch(owner);
+            }
+        }
+    }
+
+    fn maps(&mut self, pods: bool, ns: usize) -> OwnerMaps<'_> {
+        let by_owner = if pods {
+            &mut self.pods_by_owner[ns]
+        } else {
+            &mut self.rss_by_owner[ns]
+        };
+        (by_owner, &mut self.owners)
+    }
+
+    fn unindex(&mut self, pods: bool, ns: usize, meta: &ObjectMeta) {
+        let (by_owner, owners) = self.maps(pods, ns);
+        Self::remove_owned(by_owner, owners, meta);
+    }
+
+    /// Re-indexes Events of namespace `ns` by the object they are about.
+    fn event_change(
+        &mut self,
+        ns: usize,
+        before: &Collection<KubeEvent>,
+        change: &Change<KubeEvent>,
+    ) {
+        let about = |e: &KubeEvent| e.involved_object.uid.clone().unwrap_or_default();
+        match change {
+            Change::Failed(_) => self.all = true,
+            Change::Resynced(all) => {
+                self.all = true;
+                for (name, e) in &before.items {
+                    self.forget_event(&about(e), ns, name);
+                }
+                for e in all {
+                    let name = e.metadata.name.clone().unwrap_or_default();
+                    self.events_about
+                        .entry(about(e))
+                        .or_default()
+                        .insert((ns, name));
+                }
+            }
+            Change::Applied(e) | Change::Deleted(e) => {
+                let name = e.metadata.name.clone().unwrap_or_default();
+                if let Some(old) = before.items.get(&name) {
+                    let old_about = about(old);
+                    self.forget_event(&old_about, ns, &name);
+                    self.touch(&old_about);
+                }
+                let now = about(e);
+                if matches!(change, Change::Applied(_)) {
+                    self.events_about
+                        .entry(now.clone())
+                        .or_default()
+                        .insert((ns, name));
+                }
+                self.touch(&now);
+            }
+        }
+    }
+
+    fn forget_event(&mut self, about: &str, ns: usize, name: &str) {
+        if let Some(set) = self.events_about.get_mut(about) {
+            set.remove(&(ns, name.to_string()));
+            if set.is_empty() {
+                self.events_about.remove(about);
+            }
+        }
+    }
+
+    /// Touches a workload for a change of its own watch; a (re)list or failure touches all.
+    fn workload_change<K: kube::Resource>(&mut self, before: &Collection<K>, change: &Change<K>) {
+        match change {
+            Change::Applied(o) | Change::Deleted(o) => {
+                let name = o.meta().name.as_deref().unwrap_or("");
+                if let Some(old) = before.items.get(name) {
+                    self.touch(uid(old.meta()));
+                }
+                self.touch(uid(o.meta()));
+            }
+            Change::Resynced(_) | Change::Failed(_) => self.all = true,
+        }
+    }
 }
 
 fn uid(meta: &ObjectMeta) -> &str {
@@ -105,6 +324,7 @@ impl World {
             pods: (0..n).map(|_| Collection::default()).collect(),
             events: (0..n).map(|_| Collection::default()).collect(),
             unlabelled: BTreeSet::new(),
+            index: Index::new(n),
             namespaces,
         }
     }
@@ -120,23 +340,40 @@ impl World {
     }
 
     fn apply(&mut self, msg: Msg) -> (String, Health) {
+        let index = &mut self.index;
         let (what, ns, health) = match msg {
             Msg::Deploy(i, c) => {
                 let w = &mut self.deploys[i];
+                index.workload_change(&w.c, &c);
                 (format!("Deployments[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Sts(i, c) => {
                 let w = &mut self.stss[i];
+                index.workload_change(&w.c, &c);
                 (format!("StatefulSets[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Ds(i, c) => {
                 let w = &mut self.dss[i];
+                index.workload_change(&w.c, &c);
                 (format!("DaemonSets[{i}]"), w.ns, w.c.apply(c))
             }
-            Msg::Rs(i, c) => ("ReplicaSets".into(), i, self.rss[i].apply(c)),
-            Msg::Pod(i, c) => ("Pods".into(), i, self.pods[i].apply(c)),
-            Msg::Ev(i, c) => ("Events".into(), i, self.events[i].apply(c)),
+            Msg::Rs(i, c) => {
+                index.owned_change(false, i, &self.rss[i], &c);
+                ("ReplicaSets".into(), i, self.rss[i].apply(c))
+            }
+            Msg::Pod(i, c) => {
+                index.owned_change(true, i, &self.pods[i], &c);
+                ("Pods".into(), i, self.pods[i].apply(c))
+            }
+            Msg::Ev(i, c) => {
+                index.event_change(i, &self.events[i], &c);
+                ("Events".into(), i, self.events[i].apply(c))
+            }
         };
+        if health != Health::Unchanged {
+            // The synced flag of a whole watch feeds every view it holds.
+            self.index.all = true;
+        }
         (self.watch_name(what, ns), health)
     }
 
@@ -182,60 +419,146 @@ impl World {
     }
 
     fn pods_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&Pod> {
-        self.pods[ns]
-            .items
-            .values()
-            .filter(|p| owned_by(&p.metadata, owner_uid))
+        self.index.pods_by_owner[ns]
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| self.pods[ns].items.get(name))
+            .collect()
+    }
+
+    fn rss_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&ReplicaSet> {
+        self.index.rss_by_owner[ns]
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| self.rss[ns].items.get(name))
             .collect()
     }
 
     /// Each workload with the namespace index it was read in; pods and ReplicaSets are
     /// looked up in that namespace only.
+    #[cfg(test)]
     fn judge(&self) -> Vec<(usize, Observed<'_>)> {
+        self.judge_where(|_| true)
+    }
+
+    /// Like `judge`, for the workloads whose uid `wanted` accepts only. Every workload is
+    /// visited (duplicates across label and by-name watches resolve as before), but only the
+    /// wanted ones are judged: judging is what costs.
+    fn judge_where(&self, wanted: impl Fn(&str) -> bool) -> Vec<(usize, Observed<'_>)> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for w in &self.deploys {
             for d in w.c.items.values() {
-                if !seen.insert(("Deployment", uid(&d.metadata).to_string())) {
+                if !seen.insert(("Deployment", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
                     continue;
                 }
-                let rss: Vec<ReplicaSet> = self.rss[w.ns]
-                    .items
-                    .values()
-                    .filter(|r| owned_by(&r.metadata, uid(&d.metadata)))
+                let rss: Vec<ReplicaSet> = self
+                    .rss_owned_by(w.ns, uid(&d.metadata))
+                    .into_iter()
                     .cloned()
                     .collect();
-                let pods = self.pods[w.ns].items.values();
-                out.push((w.ns, Observed::deployment(d, &rss, pods, w.c.synced)));
+                // Only the pods of its ReplicaSets can be current; by name, as the full list
+                // was ordered.
+                let pods: BTreeMap<&str, &Pod> = rss
+                    .iter()
+                    .flat_map(|r| self.pods_owned_by(w.ns, uid(&r.metadata)))
+                    .map(|p| (p.metadata.name.as_deref().unwrap_or(""), p))
+                    .collect();
+                out.push((
+                    w.ns,
+                    Observed::deployment(d, &rss, pods.into_values(), w.c.synced),
+                ));
             }
         }
         for w in &self.stss {
             for s in w.c.items.values() {
-                if !seen.insert(("StatefulSet", uid(&s.metadata).to_string())) {
+                if !seen.insert(("StatefulSet", uid(&s.metadata))) || !wanted(uid(&s.metadata)) {
                     continue;
                 }
-                let pods = self.pods[w.ns].items.values();
+                let pods = self.pods_owned_by(w.ns, uid(&s.metadata));
                 out.push((w.ns, Observed::statefulset(s, pods, w.c.synced)));
             }
         }
         for w in &self.dss {
             for d in w.c.items.values() {
-                if !seen.insert(("DaemonSet", uid(&d.metadata).to_string())) {
+                if !seen.insert(("DaemonSet", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
                     continue;
                 }
-                let pods = self.pods[w.ns].items.values();
+                let pods = self.pods_owned_by(w.ns, uid(&d.metadata));
                 out.push((w.ns, Observed::daemonset(d, pods, w.c.synced)));
             }
         }
         out
     }
 
-    fn events_by_uid(&self) -> HashMap<&str, Vec<KubeEvent>> {
-        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
-        for e in self.events.iter().flat_map(|c| c.items.values()) {
-            if let Some(u) = e.involved_object.uid.as_deref() {
-                map.entry(u).or_default().push(e.clone());
+    /// The key of every workload, in the order `judge` visits them.
+    fn keys(&self) -> Vec<WorkloadKey> {
+        fn of<K: kube::Resource>(
+            kind: &str,
+            list: &[Watched<K>],
+            namespaces: &[String],
+            seen: &mut BTreeSet<(String, String)>,
+            out: &mut Vec<WorkloadKey>,
+        ) {
+            for w in list {
+                for o in w.c.items.values() {
+                    let meta = o.meta();
+                    if !seen.insert((kind.to_string(), uid(meta).to_string())) {
+                        continue;
+                    }
+                    let ns = meta
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| namespaces[w.ns].clone());
+                    let name = meta.name.clone().unwrap_or_default();
+                    out.push((kind.to_string(), ns, name));
+                }
             }
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        of(
+            "Deployment",
+            &self.deploys,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        of(
+            "StatefulSet",
+            &self.stss,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        of(
+            "DaemonSet",
+            &self.dss,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        out
+    }
+
+    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect.
+    fn events_about<'a>(
+        &self,
+        uids: impl IntoIterator<Item = &'a str>,
+    ) -> HashMap<&str, Vec<KubeEvent>> {
+        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
+        for u in uids {
+            let Some((key, names)) = self.index.events_about.get_key_value(u) else {
+                continue;
+            };
+            let list: Vec<KubeEvent> = names
+                .iter()
+                .filter_map(|(ns, name)| self.events[*ns].items.get(name))
+                .cloned()
+                .collect();
+            map.insert(key.as_str(), list);
         }
         map
     }
@@ -266,35 +589,66 @@ struct Emitted {
     pods: BTreeMap<(String, String), PodView>,
     /// By (namespace index, the Event's name).
     events: BTreeMap<(usize, String), KubeEventView>,
+    /// The pods last emitted for each workload (by its uid), to tell which are gone.
+    pods_of: HashMap<String, BTreeSet<(String, String)>>,
 }
 
-/// Recomputes every view and emits what changed; returns the workload views.
-fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView> {
-    let events = world.events_by_uid();
-    let judged = world.judge();
-    let mut views: Vec<WorkloadView> = judged
-        .iter()
-        .map(|(ns, j)| view(ctx, &world.namespaces[*ns], j, world, &events))
-        .collect();
-    views.extend(
-        world
-            .missing()
-            .iter()
-            .map(|key| views::missing_view(key, &ctx.plan.optional)),
-    );
-    let mut keys = BTreeSet::new();
-    for v in &views {
+/// Re-judges the workloads the changes since the last publish touched (all of them after a
+/// relist or a watch failure) and emits what changed; returns every workload view, in the
+/// order the watches hold them.
+fn publish(ctx: &Ctx, world: &mut World, emitted: &mut Emitted) -> Vec<WorkloadView> {
+    let all = std::mem::take(&mut world.index.all);
+    let touched = std::mem::take(&mut world.index.touched);
+    let world = &*world;
+    let wanted = |u: &str| all || touched.contains(u);
+    let judged = world.judge_where(wanted);
+    // Related uids of each judged workload: itself, its ReplicaSets, all their pods.
+    let mut related: Vec<(Vec<&ReplicaSet>, Vec<&Pod>)> = Vec::with_capacity(judged.len());
+    for (ns, j) in &judged {
+        let mut pods: Vec<&Pod> = world.pods_owned_by(*ns, uid(j.meta));
+        let rss = world.rss_owned_by(*ns, uid(j.meta));
+        for rs in &rss {
+            pods.extend(world.pods_owned_by(*ns, uid(&rs.metadata)));
+        }
+        related.push((rss, pods));
+    }
+    let events = world.events_about(judged.iter().zip(&related).flat_map(
+        |((_, j), (rss, pods))| {
+            std::iter::once(uid(j.meta))
+                .chain(rss.iter().map(|r| uid(&r.metadata)))
+                .chain(pods.iter().map(|p| uid(&p.metadata)))
+        },
+    ));
+    for (ns, j) in &judged {
+        let v = view(ctx, &world.namespaces[*ns], j, world, &events);
         let key = v.key();
-        keys.insert(key.clone());
+        if emitted.workloads.get(&key) != Some(&v) {
+            ctx.emit.send(Event::Workload(v.clone()));
+            emitted.workloads.insert(key, v);
+        }
+    }
+    let missing: Vec<WorkloadView> = world
+        .missing()
+        .iter()
+        .map(|key| views::missing_view(key, &ctx.plan.optional))
+        .collect();
+    for v in &missing {
+        let key = v.key();
         if emitted.workloads.get(&key) != Some(v) {
             ctx.emit.send(Event::Workload(v.clone()));
             emitted.workloads.insert(key, v.clone());
         }
     }
+    let order: Vec<WorkloadKey> = world
+        .keys()
+        .into_iter()
+        .chain(missing.iter().map(WorkloadView::key))
+        .collect();
+    let keys: BTreeSet<&WorkloadKey> = order.iter().collect();
     let gone: Vec<WorkloadKey> = emitted
         .workloads
         .keys()
-        .filter(|k| !keys.contains(*k))
+        .filter(|k| !keys.contains(k))
         .cloned()
         .collect();
     for (kind, namespace, name) in gone {
@@ -308,23 +662,15 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
         });
     }
     // Pods: every pod of a release workload, current or not (the drill-down shows both).
-    let mut pod_keys = BTreeSet::new();
-    let mut related_uids: BTreeSet<String> = BTreeSet::new();
-    for (ns, j) in &judged {
-        related_uids.insert(uid(j.meta).to_string());
+    // Only the judged workloads' pods can have changed; a pod is gone when no workload
+    // claims it any more.
+    let mut claimed: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut new_pods_of: Vec<(String, BTreeSet<(String, String)>)> = Vec::new();
+    for ((_, j), (_, pods)) in judged.iter().zip(&related) {
         let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
         let current: BTreeSet<&str> = j.current.iter().map(|p| uid(&p.metadata)).collect();
-        let mut all: Vec<&Pod> = world.pods_owned_by(*ns, uid(j.meta));
-        for rs in world.rss[*ns]
-            .items
-            .values()
-            .filter(|r| owned_by(&r.metadata, uid(j.meta)))
-        {
-            all.extend(world.pods_owned_by(*ns, uid(&rs.metadata)));
-            related_uids.insert(uid(&rs.metadata).to_string());
-        }
-        for pod in all {
-            related_uids.insert(uid(&pod.metadata).to_string());
+        let mut mine = BTreeSet::new();
+        for pod in pods {
             let pod_events = events
                 .get(uid(&pod.metadata))
                 .map(Vec::as_slice)
@@ -336,37 +682,68 @@ fn publish(ctx: &Ctx, world: &World, emitted: &mut Emitted) -> Vec<WorkloadView>
                 pod_events,
             );
             let key = (v.namespace.clone(), v.name.clone());
-            pod_keys.insert(key.clone());
+            mine.insert(key.clone());
+            claimed.insert(key.clone());
             if emitted.pods.get(&key) != Some(&v) {
                 ctx.emit.send(Event::Pod(v.clone()));
                 emitted.pods.insert(key, v);
             }
         }
+        new_pods_of.push((uid(j.meta).to_string(), mine));
     }
-    let gone: Vec<(String, String)> = emitted
-        .pods
-        .keys()
-        .filter(|k| !pod_keys.contains(*k))
-        .cloned()
+    let judged_uids: HashSet<&str> = judged.iter().map(|(_, j)| uid(j.meta)).collect();
+    let mut dropped: BTreeSet<(String, String)> = BTreeSet::new();
+    emitted.pods_of.retain(|owner, pods| {
+        // A workload re-judged now, or one that is gone (it was touched, or all were).
+        let rejudged = judged_uids.contains(owner.as_str()) || wanted(owner);
+        if rejudged {
+            dropped.extend(std::mem::take(pods));
+        }
+        !rejudged
+    });
+    for (owner, pods) in new_pods_of {
+        emitted.pods_of.insert(owner, pods);
+    }
+    let still: BTreeSet<&(String, String)> = emitted.pods_of.values().flatten().collect();
+    let gone: Vec<(String, String)> = dropped
+        .into_iter()
+        .filter(|k| !claimed.contains(k) && !still.contains(k) && emitted.pods.contains_key(k))
         .collect();
     for (namespace, name) in gone {
         emitted.pods.remove(&(namespace.clone(), name.clone()));
         ctx.emit.send(Event::PodGone { namespace, name });
     }
-    for (ns, collection) in world.events.iter().enumerate() {
-        for (name, e) in &collection.items {
-            if !views::is_about(e, &related_uids) {
-                continue;
-            }
-            let v = event_view(e);
-            let key = (ns, name.clone());
-            if emitted.events.get(&key) != Some(&v) {
-                ctx.emit.send(Event::KubeEvent(v.clone()));
-                emitted.events.insert(key, v);
+    // Events about the re-judged workloads and their ReplicaSets and pods, by (namespace, name).
+    let mut about: BTreeMap<(usize, &str), &KubeEvent> = BTreeMap::new();
+    for names in events
+        .keys()
+        .filter_map(|u| world.index.events_about.get(*u))
+    {
+        for (ns, name) in names {
+            if let Some(e) = world.events[*ns].items.get(name) {
+                about.insert((*ns, name.as_str()), e);
             }
         }
     }
-    views
+    for ((ns, name), e) in about {
+        let v = event_view(e);
+        let key = (ns, name.to_string());
+        if emitted.events.get(&key) != Some(&v) {
+            ctx.emit.send(Event::KubeEvent(v.clone()));
+            emitted.events.insert(key, v);
+        }
+    }
+    order
+        .iter()
+        .filter_map(|k| emitted.workloads.get(k).cloned())
+        .collect()
+}
+
+/// One LIST per (re)list: kube's default pages of 500 turn a namespace's Events or pods into
+/// several requests, and the whole list is held before judging anyway.
+fn unpaged(mut config: watcher::Config) -> watcher::Config {
+    config.page_size = None;
+    config
 }
 
 fn start_watches(
@@ -375,7 +752,7 @@ fn start_watches(
     tx: &mpsc::UnboundedSender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
-    let labelled = watcher::Config::default().labels(&ctx.selector());
+    let labelled = unpaged(watcher::Config::default().labels(&ctx.selector()));
     let mut tasks = Vec::new();
     for (i, ns) in world.namespaces.iter().enumerate() {
         let ns = ns.as_str();
@@ -413,7 +790,7 @@ fn start_watches(
             // Events cannot be label-selected; they are filtered to the release's objects.
             watch::spawn(
                 Api::<KubeEvent>::namespaced(client.clone(), ns),
-                watcher::Config::default(),
+                unpaged(watcher::Config::default()),
                 tx.clone(),
                 move |c| Msg::Ev(i, c),
             ),
@@ -484,7 +861,9 @@ fn cross_check_manifest(
         world
             .unlabelled
             .insert((kind.clone(), namespace.clone(), name.clone()));
-        let by_name = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        // Being unlabelled is part of the workload's view.
+        world.index.all = true;
+        let by_name = unpaged(watcher::Config::default()).fields(&format!("metadata.name={name}"));
         let task = match kind.as_str() {
             "Deployment" => {
                 world.deploys.push(Watched::by_name(ns, name));
@@ -600,7 +979,7 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     cross_checked = true;
                     cross_check_manifest(ctx, &manifest, &mut world, &tx, &mut tasks);
                 }
-                let views = publish(ctx, &world, &mut emitted);
+                let views = publish(ctx, &mut world, &mut emitted);
                 if let Some(outcome) = judge(&views, world.all_synced(), ctx.namespace()) {
                     break outcome;
                 }

@@ -412,3 +412,118 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
         "the release namespace's watches keep their names"
     );
 }
+
+use serde_json::json;
+
+/// An object named `name` with uid `name`, owned by `owner` (a uid) when given.
+fn owned<K: serde::de::DeserializeOwned>(name: &str, owner: Option<&str>) -> K {
+    let refs: Vec<serde_json::Value> = owner
+        .map(|o| json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": o, "uid": o}))
+        .into_iter()
+        .collect();
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "apps", "uid": name, "ownerReferences": refs},
+    }))
+    .expect("a valid object")
+}
+
+fn about(name: &str, uid: &str) -> KubeEvent {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "apps"},
+        "involvedObject": {"kind": "Pod", "name": uid, "uid": uid},
+    }))
+    .expect("an Event")
+}
+
+/// Two Deployments, each with a ReplicaSet and a pod, listed; then what was touched is cleared
+/// as a publish does.
+fn two_deployments() -> World {
+    let mut world = World::new(vec!["apps".into()]);
+    world.apply(Msg::Deploy(
+        0,
+        Change::Resynced(vec![owned("d1", None), owned("d2", None)]),
+    ));
+    world.apply(Msg::Rs(
+        0,
+        Change::Resynced(vec![owned("r1", Some("d1")), owned("r2", Some("d2"))]),
+    ));
+    world.apply(Msg::Pod(
+        0,
+        Change::Resynced(vec![owned("p1", Some("r1")), owned("p2", Some("r2"))]),
+    ));
+    world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+    assert!(world.index.all, "a list touches everything");
+    world.index.all = false;
+    world.index.touched.clear();
+    world
+}
+
+fn touched(world: &mut World) -> BTreeSet<String> {
+    std::mem::take(&mut world.index.touched)
+        .into_iter()
+        .collect()
+}
+
+fn set(uids: &[&str]) -> BTreeSet<String> {
+    uids.iter().map(|u| u.to_string()).collect()
+}
+
+#[test]
+fn a_change_touches_only_its_own_owner_chain() {
+    let mut world = two_deployments();
+    world.apply(Msg::Pod(0, Change::Applied(owned("p1", Some("r1")))));
+    assert_eq!(touched(&mut world), set(&["p1", "r1", "d1"]));
+    // An Event about a pod re-judges that pod's workload only.
+    world.apply(Msg::Ev(0, Change::Applied(about("e1", "p2"))));
+    assert_eq!(touched(&mut world), set(&["p2", "r2", "d2"]));
+    // A pod that changes owner touches both the old and the new chain.
+    world.apply(Msg::Pod(0, Change::Applied(owned("p1", Some("r2")))));
+    assert_eq!(touched(&mut world), set(&["p1", "r1", "d1", "r2", "d2"]));
+    assert_eq!(world.pods_owned_by(0, "r1").len(), 0);
+    assert_eq!(world.pods_owned_by(0, "r2").len(), 2);
+    // A deleted pod still touches its owners, and leaves the index.
+    world.apply(Msg::Pod(0, Change::Deleted(owned("p2", Some("r2")))));
+    assert_eq!(touched(&mut world), set(&["p2", "r2", "d2"]));
+    let left: Vec<_> = world
+        .pods_owned_by(0, "r2")
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(left, ["p1"]);
+    assert!(!world.index.all, "single changes never touch everything");
+    // A failing watch may have missed anything.
+    world.apply(Msg::Pod(0, Change::Failed("gone".into())));
+    assert!(world.index.all);
+}
+
+#[test]
+fn events_are_indexed_by_what_they_are_about() {
+    let mut world = two_deployments();
+    world.apply(Msg::Ev(0, Change::Applied(about("e1", "p1"))));
+    world.apply(Msg::Ev(0, Change::Applied(about("e2", "p1"))));
+    let events = world.events_about(["p1", "p2"]);
+    assert_eq!(events.get("p1").map(Vec::len), Some(2));
+    assert!(!events.contains_key("p2"));
+    // Re-pointed to another object: it leaves the old one's list.
+    world.apply(Msg::Ev(0, Change::Applied(about("e2", "p2"))));
+    let events = world.events_about(["p1", "p2"]);
+    assert_eq!(events.get("p1").map(Vec::len), Some(1));
+    assert_eq!(events.get("p2").map(Vec::len), Some(1));
+    world.apply(Msg::Ev(0, Change::Deleted(about("e1", "p1"))));
+    assert!(!world.events_about(["p1"]).contains_key("p1"));
+}
+
+#[test]
+fn judging_the_touched_workloads_matches_judging_all_of_them() {
+    let mut world = two_deployments();
+    world.apply(Msg::Pod(0, Change::Applied(owned("p3", Some("r2")))));
+    let touched = touched(&mut world);
+    let some = world.judge_where(|u| touched.contains(u));
+    assert_eq!(some.len(), 1, "only d2");
+    let all = world.judge();
+    let d2 = all
+        .iter()
+        .find(|(_, j)| j.meta.name.as_deref() == Some("d2"))
+        .expect("d2 judged");
+    assert_eq!(format!("{:?}", some[0].1), format!("{:?}", d2.1));
+}

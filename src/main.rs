@@ -352,7 +352,11 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         .into_iter()
         .chain(demo.prepared.plan.extra.clone())
         .collect();
-    let recorder = match recorder(&args.flags.record, &header, Scrub::of_helm_args(&value_args)) {
+    let recorder = match recorder(
+        &args.flags.record,
+        &header,
+        Scrub::of_helm_args(&value_args),
+    ) {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };

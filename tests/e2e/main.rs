@@ -6,8 +6,8 @@
 mod support;
 
 mod advice;
-mod ci;
 mod charts;
+mod ci;
 mod cross_check;
 mod demo_chart;
 mod deploy;
@@ -18,10 +18,10 @@ mod init_render;
 mod inspect;
 mod namespaces;
 mod operators;
-mod recover;
 mod plan;
 mod real_cluster;
 mod record;
+mod recover;
 mod report;
 mod sim_helm;
 mod sim_http;

@@ -14,6 +14,21 @@ fn portable_chart() -> PathBuf {
     repo().join("tests/charts/portable")
 }
 
+/// The PodScheduled reason of the first pod matching `selector` ("" while there is none).
+fn scheduled_reason(cluster: &Sim, selector: &str) -> String {
+    let out = cluster.kubectl(&[
+        "get",
+        "pods",
+        "-n",
+        &cluster.namespace,
+        "-l",
+        selector,
+        "-o",
+        "jsonpath={.items[0].status.conditions[?(@.type==\"PodScheduled\")].reason}",
+    ]);
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 fn deploy_portable(cluster: &Sim, extra: &[&str]) -> DeployRun {
     let report = format!("report-{}.json", std::process::id());
     let mut args = vec!["--timeout", "120s"];
@@ -59,6 +74,10 @@ fn portable_an_optional_workload_no_node_can_take_stays_pending_and_lands() {
     assert_eq!(pending["optional"], true, "{pending}");
     assert_eq!(pending["ready"], false, "{pending}");
     assert_eq!(run.workload("Deployment", "demo-app")["ready"], true);
+    assert_eq!(
+        scheduled_reason(&cluster, "app=demo-pending"),
+        "Unschedulable"
+    );
 }
 
 #[test]
@@ -132,12 +151,11 @@ fn portable_a_pending_upgrade_lock_stops_deploy_at_preflight() {
         .spawn()
         .expect("run helm upgrade");
     let deadline = Instant::now() + Duration::from_secs(60);
-    let hook_waiting = || {
-        let out = cluster.kubectl(&["get", "job", "demo-blocking", "-n", &cluster.namespace]);
-        out.status.success()
-    };
-    while !hook_waiting() {
-        assert!(Instant::now() < deadline, "helm never created the hook Job");
+    while scheduled_reason(&cluster, "job-name=demo-blocking") != "Unschedulable" {
+        assert!(
+            Instant::now() < deadline,
+            "the hook's pod never became Unschedulable"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     helm.kill().expect("SIGKILL helm");

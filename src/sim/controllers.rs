@@ -80,6 +80,10 @@ pub fn seed_nodes(sim: &SimState) {
                     "systemUUID": format!("{:032x}", fnv(ip.as_bytes())), "bootID": "", "containerRuntime": ""},
             },
         });
+        let mut node = node;
+        for (k, v) in &sim.scenario.node_labels {
+            node["metadata"]["labels"][k] = json!(v);
+        }
         let _ = sim.store.ensure(*ids::NODES, node);
     }
 }

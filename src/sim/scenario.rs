@@ -6,6 +6,7 @@
 //! first rule that matches wins. Durations are `"250ms"`, `"3s"`, `"2m"`, `"1h30m"` or a bare
 //! number of seconds.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,6 +25,11 @@ pub struct Scenario {
     /// Simulated nodes; DaemonSets run one pod on each.
     #[serde(default = "default_nodes")]
     pub nodes: u32,
+    /// Labels every simulated node carries besides the hostname/os/arch ones; the scheduler
+    /// matches pods' `nodeSelector` and required node affinity against them. Unset: a GPU
+    /// label, so the demo chart's GPU client schedules; `{}` makes a cluster without GPUs.
+    #[serde(default = "default_node_labels")]
+    pub node_labels: BTreeMap<String, String>,
     /// Namespaces that exist from the start (besides `default` and `kube-system`).
     #[serde(default)]
     pub namespaces: Vec<String>,
@@ -71,6 +77,9 @@ pub struct DemoSettings {
 
 fn default_nodes() -> u32 {
     3
+}
+fn default_node_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([("nvidia.com/gpu.present".to_string(), "true".to_string())])
 }
 fn default_tick() -> Duration {
     Duration::from_millis(100)

@@ -3,7 +3,38 @@
 //! at the end), else on a simulator. scripts/test.sh runs it against a `helmdeck sim` started
 //! as a separate process, so the path is exercised in CI.
 
-use crate::support::{Sim, with_init};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::support::{DeployRun, Sim, repo, tool, with_init};
+
+/// tests/charts/portable: busybox with real commands, so a real cluster and the simulator
+/// (which honours node selectors and a shell `exit N`) behave alike without scenario rules.
+fn portable_chart() -> PathBuf {
+    repo().join("tests/charts/portable")
+}
+
+/// The PodScheduled reason of the first pod matching `selector` ("" while there is none).
+fn scheduled_reason(cluster: &Sim, selector: &str) -> String {
+    let out = cluster.kubectl(&[
+        "get",
+        "pods",
+        "-n",
+        &cluster.namespace,
+        "-l",
+        selector,
+        "-o",
+        "jsonpath={.items[0].status.conditions[?(@.type==\"PodScheduled\")].reason}",
+    ]);
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn deploy_portable(cluster: &Sim, extra: &[&str]) -> DeployRun {
+    let report = format!("report-{}.json", std::process::id());
+    let mut args = vec!["--timeout", "120s"];
+    args.extend_from_slice(extra);
+    cluster.deploy_chart(&portable_chart(), &report, &args)
+}
 
 #[test]
 fn portable_all_green_lands_with_exit_0() {
@@ -32,4 +63,112 @@ fn portable_a_second_deploy_upgrades_to_revision_2() {
     let second = cluster.deploy(&["--timeout", "120s", "--set", "image.tag=1.4.3"]);
     assert_eq!(second.code, Some(0), "{}", second.describe());
     assert_eq!(second.report["revision"], 2, "{}", second.describe());
+}
+
+#[test]
+fn portable_an_optional_workload_no_node_can_take_stays_pending_and_lands() {
+    let cluster = Sim::portable("all-green");
+    let run = deploy_portable(&cluster, &["--set", "pending.enabled=true"]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let pending = run.workload("Deployment", "demo-pending");
+    assert_eq!(pending["optional"], true, "{pending}");
+    assert_eq!(pending["ready"], false, "{pending}");
+    assert_eq!(run.workload("Deployment", "demo-app")["ready"], true);
+    assert_eq!(
+        scheduled_reason(&cluster, "app=demo-pending"),
+        "Unschedulable"
+    );
+}
+
+#[test]
+fn portable_a_failing_init_job_is_exit_3() {
+    let cluster = Sim::portable("all-green");
+    let run = deploy_portable(
+        &cluster,
+        &[
+            "--init-toggle",
+            "initJob.enabled",
+            "--init-job",
+            "demo-init",
+            "--set",
+            "initJob.exitCode=3",
+        ],
+    );
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    assert_eq!(run.report["verdict"]["outcome"], "live-init-incomplete");
+    assert!(run.reason().contains("demo-init"), "{}", run.reason());
+    assert_eq!(run.init_hook()["phase"], "Failed", "{}", run.describe());
+}
+
+#[test]
+fn portable_a_failing_post_upgrade_hook_is_exit_1_naming_it() {
+    let cluster = Sim::portable("all-green");
+    let first = deploy_portable(&cluster, &[]);
+    assert_eq!(first.code, Some(0), "{}", first.describe());
+    let run = deploy_portable(
+        &cluster,
+        &[
+            "--set",
+            "upgradeHook.enabled=true",
+            "--set",
+            "upgradeHook.exitCode=1",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert_eq!(run.step("upgrade")["status"], "failed");
+    assert!(
+        run.reason().contains("demo-after-upgrade"),
+        "{}",
+        run.reason()
+    );
+}
+
+#[test]
+fn portable_a_pending_upgrade_lock_stops_deploy_at_preflight() {
+    let cluster = Sim::portable("all-green");
+    let first = deploy_portable(&cluster, &[]);
+    assert_eq!(first.code, Some(0), "{}", first.describe());
+    // A lock made the way one happens for real: helm killed while it waits on a pre-upgrade
+    // hook (here one no node can take), leaving revision 2 pending-upgrade.
+    let chart = portable_chart();
+    let mut helm = cluster
+        .client_command(
+            &tool("helm"),
+            &[
+                "upgrade",
+                "demo",
+                chart.to_str().expect("a UTF-8 path"),
+                "-n",
+                &cluster.namespace,
+                "--set",
+                "blockingHook.enabled=true",
+                "--timeout",
+                "5m",
+            ],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run helm upgrade");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while scheduled_reason(&cluster, "job-name=demo-blocking") != "Unschedulable" {
+        assert!(
+            Instant::now() < deadline,
+            "the hook's pod never became Unschedulable"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    helm.kill().expect("SIGKILL helm");
+    let _ = helm.wait();
+    // The lock is seconds old: without a zero minimum age it reads as a deploy in progress.
+    let run = deploy_portable(&cluster, &["--lock-min-age", "0s"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let reason = run.reason();
+    assert!(reason.contains("revision 2 is pending-upgrade"), "{reason}");
+    let rollback = format!("helm rollback demo 1 -n {}", cluster.namespace);
+    assert!(reason.contains(&rollback), "{reason}");
+    assert_eq!(
+        run.report["helm"]["exited"], false,
+        "helm upgrade must not run"
+    );
 }

@@ -109,6 +109,8 @@ pub(crate) struct Cache {
     node_ips: BTreeMap<String, String>,
     /// (name, InternalIP), by name.
     pub nodes: Vec<(String, String)>,
+    /// Each node's `metadata.labels`, for the scheduler's node selection.
+    pub node_labels: HashMap<String, Value>,
     pub pods_by_owner: HashMap<String, Vec<String>>,
     rs_by_owner: HashMap<String, Vec<String>>,
     revisions_by_owner: HashMap<String, Vec<String>>,
@@ -209,7 +211,11 @@ impl Cache {
             let name = meta(obj, "name").to_string();
             if deleted {
                 self.node_ips.remove(&name);
+                self.node_labels.remove(&name);
             } else {
+                let labels = obj.pointer("/metadata/labels").cloned();
+                self.node_labels
+                    .insert(name.clone(), labels.unwrap_or(Value::Null));
                 let ip = obj
                     .pointer("/status/addresses")
                     .and_then(Value::as_array)

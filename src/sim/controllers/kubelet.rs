@@ -2,6 +2,7 @@
 //! container starts, readiness, crashes, completion), its status as the real kubelet writes it,
 //! its Events and its container logs.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -68,6 +69,8 @@ pub(crate) struct PodSim {
     since: Instant,
     run_wall: String,
     preset_node: Option<String>,
+    /// `spec.nodeSelector` and `spec.affinity.nodeAffinity`, as the scheduler filters on them.
+    placement: (Value, Value),
     pub node: String,
     host_ip: String,
     pod_ip: Option<String>,
@@ -89,7 +92,12 @@ pub(crate) struct PodSim {
 }
 
 impl PodSim {
-    pub fn new(pod: &Value, plan: Plan, now: Instant) -> Self {
+    pub fn new(pod: &Value, mut plan: Plan, now: Instant) -> Self {
+        // What the container's command says beats the scenario's job rule.
+        if let (Plan::Run { exit, hang, .. }, Some(code)) = (&mut plan, shell_exit(pod)) {
+            *exit = (code != 0).then_some(code);
+            *hang = false;
+        }
         let list = |key: &str| -> Vec<(String, String)> {
             pod.pointer(&format!("/spec/{key}"))
                 .and_then(Value::as_array)
@@ -140,6 +148,16 @@ impl PodSim {
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
                 .map(String::from),
+            placement: (
+                pod.pointer("/spec/nodeSelector")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                pod.pointer(
+                    "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+                )
+                .cloned()
+                .unwrap_or(Value::Null),
+            ),
             node: String::new(),
             host_ip: String::new(),
             pod_ip: None,
@@ -250,13 +268,7 @@ impl PodSim {
     }
 
     /// Advances the lifecycle to `now` (several steps if due), recording Events and logs.
-    fn advance(
-        &mut self,
-        p: &Pass,
-        nodes: &[(String, String)],
-        ev: &mut Events,
-        ctr: &mut Counters,
-    ) {
+    fn advance(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) {
         for _ in 0..8 {
             if !self.step(p, nodes, ev, ctr) {
                 break;
@@ -265,16 +277,15 @@ impl PodSim {
     }
 
     /// One transition if one is due; false when nothing changed.
-    fn step(
-        &mut self,
-        p: &Pass,
-        nodes: &[(String, String)],
-        ev: &mut Events,
-        ctr: &mut Counters,
-    ) -> bool {
+    fn step(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) -> bool {
         let now = p.now;
         match self.stage {
             Stage::Unscheduled => {
+                let fitting: Vec<&(String, String)> = nodes
+                    .list
+                    .iter()
+                    .filter(|(n, _)| node_fits(&self.placement, n, nodes.labels.get(n)))
+                    .collect();
                 let unschedulable = match &self.plan {
                     Plan::Serve { rule } if self.preset_node.is_none() => {
                         p.rule(*rule).unschedulable.clone()
@@ -282,9 +293,8 @@ impl PodSim {
                     _ => None,
                 };
                 let unschedulable = unschedulable.or_else(|| {
-                    (self.preset_node.is_none() && nodes.is_empty()).then(|| {
-                        "0/0 nodes are available: no nodes available to schedule pods.".to_string()
-                    })
+                    (self.preset_node.is_none() && fitting.is_empty())
+                        .then(|| unschedulable_message(nodes.list.len()))
                 });
                 if let Some(msg) = unschedulable {
                     self.stage = Stage::Unschedulable;
@@ -304,6 +314,7 @@ impl PodSim {
                 let (node, ip) = match &self.preset_node {
                     Some(n) => {
                         let ip = nodes
+                            .list
                             .iter()
                             .find(|(name, _)| name == n)
                             .map(|x| x.1.clone());
@@ -311,7 +322,7 @@ impl PodSim {
                     }
                     None => {
                         ctr.node_rr += 1;
-                        nodes[ctr.node_rr % nodes.len()].clone()
+                        fitting[ctr.node_rr % fitting.len()].clone()
                     }
                 };
                 self.node = node;
@@ -641,6 +652,115 @@ impl PodSim {
     }
 }
 
+/// The nodes the scheduler picks from: (name, InternalIP) and each one's labels.
+struct Nodes<'a> {
+    list: &'a [(String, String)],
+    labels: &'a HashMap<String, Value>,
+}
+
+/// The real scheduler's answer when no node passes its filters (here: only node
+/// selection, the one filter the simulator models).
+fn unschedulable_message(total: usize) -> String {
+    if total == 0 {
+        return "0/0 nodes are available: no nodes available to schedule pods.".to_string();
+    }
+    format!(
+        "0/{total} nodes are available: {total} node(s) didn't match Pod's node affinity/selector. \
+         preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+    )
+}
+
+/// Whether a node passes the pod's `nodeSelector` (every pair) and required node affinity
+/// (any term, every expression of it), as the scheduler's NodeAffinity filter does.
+fn node_fits(placement: &(Value, Value), node: &str, labels: Option<&Value>) -> bool {
+    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let selector_ok = placement.0.as_object().is_none_or(|sel| {
+        sel.iter()
+            .all(|(k, v)| v.as_str().is_some_and(|v| label(k) == Some(v)))
+    });
+    let Some(terms) = placement
+        .1
+        .get("nodeSelectorTerms")
+        .and_then(Value::as_array)
+    else {
+        return selector_ok;
+    };
+    let matches = |req: &Value, value: Option<&str>| {
+        let values: Vec<&str> = req["values"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        match req["operator"].as_str().unwrap_or("") {
+            "In" => value.is_some_and(|v| values.contains(&v)),
+            "NotIn" => value.is_none_or(|v| !values.contains(&v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            "Gt" | "Lt" => {
+                let (Some(v), Some(bound)) = (
+                    value.and_then(|v| v.parse::<i64>().ok()),
+                    values.first().and_then(|b| b.parse::<i64>().ok()),
+                ) else {
+                    return false;
+                };
+                if req["operator"] == "Gt" {
+                    v > bound
+                } else {
+                    v < bound
+                }
+            }
+            _ => false,
+        }
+    };
+    let term_ok = |t: &Value| {
+        let exprs = t["matchExpressions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let fields = t["matchFields"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        // A term with no requirement matches nothing, as in the API's NodeSelectorTerm.
+        (!exprs.is_empty() || !fields.is_empty())
+            && exprs
+                .iter()
+                .all(|r| matches(r, r["key"].as_str().and_then(label)))
+            && fields.iter().all(|r| {
+                let value = (r["key"] == "metadata.name").then_some(node);
+                matches(r, value)
+            })
+    };
+    selector_ok && terms.iter().any(term_ok)
+}
+
+/// The exit code a run-to-completion pod's first container ends with when its command is a
+/// shell whose script ends in `exit N` (`["sh","-c","exit 3"]`, or `sh -c` with the script in
+/// `args`), as busybox would on a real cluster: the kubelet runs no images, so this is the one
+/// command it honours. None: the scenario's job rule decides.
+pub(crate) fn shell_exit(pod: &Value) -> Option<i32> {
+    let c = pod.pointer("/spec/containers/0")?;
+    let strs = |k: &str| -> Vec<&str> {
+        c[k].as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let argv: Vec<&str> = strs("command").into_iter().chain(strs("args")).collect();
+    let [shell, "-c", script, ..] = argv.as_slice() else {
+        return None;
+    };
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    if !matches!(shell, "sh" | "bash" | "ash" | "dash") {
+        return None;
+    }
+    let last = script
+        .split(['\n', ';'])
+        .map(str::trim)
+        .rfind(|s| !s.is_empty())?;
+    let code = last.strip_prefix("exit")?.trim();
+    // `exit` alone keeps the last command's status, which the simulator cannot know.
+    code.parse::<i32>().ok().map(|n| n & 0xff)
+}
+
 /// Mutable counters the scheduler and the kubelet share.
 #[derive(Default)]
 pub(crate) struct Counters {
@@ -671,7 +791,11 @@ impl Controllers {
             ..
         } = self;
         for sp in pods.values_mut() {
-            sp.advance(p, &cache.nodes, events, counters);
+            let nodes = Nodes {
+                list: &cache.nodes,
+                labels: &cache.node_labels,
+            };
+            sp.advance(p, &nodes, events, counters);
             if sp.version == sp.written {
                 continue;
             }

@@ -1011,3 +1011,93 @@ fn relisting_after_a_lagged_feed_changes_nothing() {
     }));
     assert_eq!(h.list(*ids::PODS, "web-").len(), 3);
 }
+
+#[test]
+fn a_node_selector_no_node_matches_leaves_the_pod_unschedulable() {
+    let mut h = Harness::new("nodes: 2\nnode_labels: {}\n");
+    let mut d = deployment("gpu", 1);
+    d["spec"]["template"]["spec"]["nodeSelector"] = json!({"nvidia.com/gpu.present": "true"});
+    h.create(*ids::DEPLOYMENTS, d);
+    h.run(Duration::from_secs(2));
+    let pod = h.list(*ids::PODS, "gpu-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending");
+    let msg = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. \
+               preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    let c = condition(&pod, "PodScheduled").unwrap();
+    assert_eq!(
+        (c["reason"].as_str(), c["message"].as_str()),
+        (Some("Unschedulable"), Some(msg))
+    );
+    assert!(pod["spec"].get("nodeName").is_none());
+    let ev = h.events(meta(&pod, "name"), "FailedScheduling");
+    assert_eq!(ev[0]["message"], msg);
+}
+
+#[test]
+fn node_selection_places_pods_only_on_matching_nodes() {
+    // Default node labels carry the GPU label: a GPU selector schedules.
+    let mut h = Harness::new("nodes: 3\n");
+    let mut gpu = deployment("gpu", 1);
+    gpu["spec"]["template"]["spec"]["nodeSelector"] = json!({"nvidia.com/gpu.present": "true"});
+    h.create(*ids::DEPLOYMENTS, gpu);
+    // Required affinity: node-2 by hostname label, not node-3 by name.
+    let mut pinned = deployment("pinned", 4);
+    pinned["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-2", "node-3"]}],
+             "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-3"]}]}]}}});
+    h.create(*ids::DEPLOYMENTS, pinned);
+    let mut nowhere = deployment("nowhere", 1);
+    nowhere["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}}});
+    h.create(*ids::DEPLOYMENTS, nowhere);
+    h.run(Duration::from_secs(3));
+    assert!(pod_ready(&h.list(*ids::PODS, "gpu-")[0]));
+    let pinned = h.list(*ids::PODS, "pinned-");
+    assert_eq!(pinned.len(), 4);
+    for pod in &pinned {
+        assert_eq!(pod["spec"]["nodeName"], "node-2", "{pod}");
+    }
+    let pod = h.list(*ids::PODS, "nowhere-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending");
+}
+
+#[test]
+fn a_shell_exit_command_ends_a_job_pod_with_that_code() {
+    let mut h = Harness::new("nodes: 1\n");
+    let mut failing = job("demo-init", 1);
+    failing["spec"]["template"]["spec"]["containers"][0]["command"] = json!(["sh", "-c", "exit 3"]);
+    h.create(*ids::JOBS, failing);
+    let mut args_form = job("demo-args", 0);
+    let c = &mut args_form["spec"]["template"]["spec"]["containers"][0];
+    c["command"] = json!(["/bin/sh"]);
+    c["args"] = json!(["-c", "echo migrating; exit 7"]);
+    h.create(*ids::JOBS, args_form);
+    let mut ok = job("demo-ok", 0);
+    ok["spec"]["template"]["spec"]["containers"][0]["command"] = json!(["sh", "-c", "exit 0"]);
+    h.create(*ids::JOBS, ok);
+    let done = h.run_until(Duration::from_secs(20), |h| {
+        ["demo-init", "demo-args", "demo-ok"].iter().all(|j| {
+            let j = h.get(*ids::JOBS, j);
+            condition(&j, "Failed").is_some() || condition(&j, "Complete").is_some()
+        })
+    });
+    assert!(done);
+    let j = h.get(*ids::JOBS, "demo-init");
+    assert!(condition(&j, "Failed").is_some(), "{j}");
+    assert_eq!(n(&j, "/status/failed"), 2, "backoffLimit + 1");
+    for pod in h.list(*ids::PODS, "demo-init-") {
+        let t = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+        assert_eq!(
+            (t["exitCode"].as_i64(), t["reason"].as_str()),
+            (Some(3), Some("Error"))
+        );
+    }
+    let pod = h.list(*ids::PODS, "demo-args-").pop().unwrap();
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+        7
+    );
+    assert!(condition(&h.get(*ids::JOBS, "demo-ok"), "Complete").is_some());
+}

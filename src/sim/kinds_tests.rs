@@ -268,8 +268,7 @@ async fn a_crd_serves_its_kind_until_it_is_deleted() {
     let (code, doc) = get(&sim, &format!("/openapi/v3/apis/{group}/v1")).await;
     assert_eq!(code, 200);
     assert!(
-        doc["components"]["schemas"]["io.test.crdlife.v1.Widget"]["properties"]["spec"]
-            .is_object(),
+        doc["components"]["schemas"]["io.test.crdlife.v1.Widget"]["properties"]["spec"].is_object(),
         "{doc}"
     );
 

@@ -174,6 +174,20 @@ impl DeployScreen {
                         }
                     }
                     Effect::Quit => self.quit = true,
+                    // TODO(issue 12): the engine has ended by the time these are offered; until it
+                    // waits for them, the screen points at the headless way that does run them.
+                    Effect::Unlock => {
+                        self.ui.notice = Some(
+                            "not run from the screen yet: run the deploy again with --recover-lock"
+                                .into(),
+                        )
+                    }
+                    Effect::Rollback(to) => {
+                        self.ui.notice = Some(format!(
+                            "not run from the screen yet: {}",
+                            crate::ui::recover::rollback_command(&self.mirror, to)
+                        ))
+                    }
                     Effect::None => {}
                 }
                 Flow::Redraw

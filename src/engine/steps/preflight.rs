@@ -5,7 +5,7 @@ use kube::Api;
 
 use crate::cli::Only;
 use crate::cluster::{client, releases};
-use crate::engine::event::{Event, Step, StepOutcome};
+use crate::engine::event::{Event, LockView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
@@ -17,6 +17,22 @@ pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
     })
     .await;
     (outcome, latest)
+}
+
+/// The lock as the TUI's `u` prompt shows it, with the same guard `--recover-lock` applies.
+fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
+    let now = jiff::Timestamp::now();
+    LockView {
+        revision: held.pending.version,
+        status: held.pending.status.clone(),
+        age: lock::age(&held.pending, now),
+        // TODO(issue 12): read the record's description (who wrote it); the revision list
+        // carries no payload.
+        description: None,
+        last_deployed: held.last_deployed,
+        command: held.fix.clone(),
+        refusal: super::rollback::unlock_refusal(held, ctx.plan.lock_min_age, ctx.plan.force, now),
+    }
 }
 
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
@@ -109,6 +125,7 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
             super::budget::check(ctx).await;
             return Ok(latest);
         } else {
+            emit.send(Event::Lock(lock_view(ctx, &held)));
             return Err(StepError::Locked(reason));
         }
     }

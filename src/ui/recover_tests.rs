@@ -225,7 +225,8 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
         "never before the verdict"
     );
     assert_eq!(
-        failed_with(|s| s.revision = s.revision_before),
+        // Revision 5 was already the latest (a failed one) and this run wrote nothing.
+        failed_with(|s| s.revision_before = s.revision),
         None,
         "nothing written (another operation was in progress)"
     );

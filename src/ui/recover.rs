@@ -3,6 +3,7 @@
 //! this run's revision). Each opens a confirmation; the guards deciding whether it may be
 //! offered are pure so they can be tested without a screen.
 
+use crate::engine::event::{Step, StepOutcome};
 use crate::engine::state::DeployState;
 
 /// The revision `R` may roll back to, or None when the rollback must not be offered: only
@@ -20,9 +21,12 @@ pub fn rollback_offer(state: &DeployState) -> Option<i64> {
     state.deployed_before.filter(|to| *to < ours)
 }
 
-/// The stuck lock `u` opens, once preflight stopped on one.
+/// The stuck lock `u` opens, once preflight found one; gone once the lock was cleared and
+/// preflight went on.
 pub fn lock_offer(state: &DeployState) -> bool {
-    state.lock.is_some() && state.rollback.is_none()
+    state.lock.is_some()
+        && state.rollback.is_none()
+        && state.outcome(Step::Preflight) != Some(&StepOutcome::Succeeded)
 }
 
 /// `y` on the lock prompt may run the recovery: the engine found no reason to refuse it.
@@ -32,6 +36,5 @@ pub fn may_unlock(state: &DeployState) -> bool {
 
 /// The exact rollback command `R` offers.
 pub fn rollback_command(state: &DeployState, to: i64) -> String {
-    let plan = &state.plan;
-    crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
+    crate::engine::advice::rollback(&state.plan, to)
 }

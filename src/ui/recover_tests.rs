@@ -154,6 +154,16 @@ fn u_opens_the_lock_prompt_y_confirms_and_n_or_esc_close() {
         assert_eq!(press(&mut ui, state, close), Effect::None);
         assert_eq!(ui.overlay, Overlay::None);
     }
+    // Cleared and preflight went on: nothing to offer any more.
+    let mut cleared = locked(lock_view(Some(4), None));
+    cleared.state.steps.clear();
+    cleared.send(Event::StepEnded {
+        step: Step::Preflight,
+        outcome: StepOutcome::Succeeded,
+    });
+    let mut ui = UiState::new();
+    press(&mut ui, &cleared.state, KeyCode::Char('u'));
+    assert_eq!(ui.overlay, Overlay::None);
     // No lock: `u` only says so.
     let failed = Story::failed();
     let mut ui = UiState::new();

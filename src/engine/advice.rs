@@ -38,6 +38,11 @@ pub fn only_init(plan: &PlanSummary) -> String {
     join(&words)
 }
 
+/// The `helm rollback` the TUI's `R` offers, to revision `to` in the deploy's scope.
+pub fn rollback(plan: &PlanSummary, to: i64) -> String {
+    crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,9 +78,4 @@ mod tests {
             "helmdeck deploy demo ./chart -n apps --only init"
         );
     }
-}
-
-/// The `helm rollback` the TUI's `R` offers, to revision `to` in the deploy's scope.
-pub fn rollback(plan: &PlanSummary, to: i64) -> String {
-    crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
 }

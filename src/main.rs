@@ -256,6 +256,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             cluster: cluster.clone(),
             helm_env: vec![],
             plan_answer: None,
+            unlock_answer: None,
         };
         let summary = run::summary(&prepared);
         if last_code.is_none() {
@@ -615,6 +616,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         cluster,
         helm_env: vec![],
         plan_answer: None,
+        unlock_answer: None,
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

@@ -1,4 +1,5 @@
-//! The next-step command for exit 3: re-run the init step, runnable exactly as printed.
+//! The next-step commands the engine and the screen print: re-run the init step (exit 3), roll
+//! back (`R`); runnable exactly as printed.
 
 use crate::advice::{helm_scope, join};
 use crate::config::DEFAULT_TIMEOUT;
@@ -35,6 +36,11 @@ pub fn only_init(plan: &PlanSummary) -> String {
         words.extend(plan.advice_args.iter().cloned());
     }
     join(&words)
+}
+
+/// The `helm rollback` the TUI's `R` offers, to revision `to` in the deploy's scope.
+pub fn rollback(plan: &PlanSummary, to: i64) -> String {
+    crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
 }
 
 #[cfg(test)]

@@ -52,6 +52,28 @@ pub struct RollbackView {
     pub reason: Option<String>,
 }
 
+/// The stuck lock preflight stopped on, as the TUI's `u` prompt shows it. The refusal and the
+/// command are decided by the engine (the same guard as `--recover-lock`), so the screen only
+/// shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockView {
+    /// The pending revision and its status (`pending-upgrade`, ...).
+    pub revision: i64,
+    pub status: String,
+    /// Its age as read at preflight (`12m ago`, `unknown age`).
+    pub age: String,
+    /// Who wrote it: the record's description, when known.
+    pub description: Option<String>,
+    /// The last deployed revision, the rollback's target.
+    pub last_deployed: Option<i64>,
+    /// The exact command that clears it (`helm rollback ...`, or the record deletion helmdeck
+    /// never runs).
+    pub command: String,
+    /// Why helmdeck will not clear it here (young lock, nothing deployed), or None.
+    pub refusal: Option<String>,
+}
+
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
@@ -259,6 +281,8 @@ pub enum Event {
     },
     /// helmdeck's own rollback after this run's revision failed (`--rollback-on-failure`, `R`).
     Rollback(RollbackView),
+    /// Preflight stopped on a stuck `pending-*` lock (what `u` offers to clear).
+    Lock(LockView),
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

@@ -30,6 +30,8 @@ pub struct Prepared {
     pub helm_env: Vec<(String, String)>,
     /// The screen's answer to the plan (`y`/`n`); None where nobody is asked (headless).
     pub plan_answer: Option<steps::plan::Answer>,
+    /// The screen's answer to a stuck lock (`u`, then `y`); None where nobody is asked.
+    pub unlock_answer: Option<steps::plan::Answer>,
 }
 
 impl Prepared {
@@ -53,12 +55,16 @@ pub fn summary(p: &Prepared) -> PlanSummary {
     PlanSummary::of(&p.plan, p.namespace())
 }
 
-async fn run_steps(ctx: Ctx, plan_answer: Option<steps::plan::Answer>) {
+async fn run_steps(
+    ctx: Ctx,
+    plan_answer: Option<steps::plan::Answer>,
+    unlock_answer: Option<steps::plan::Answer>,
+) {
     if let Some(watching) = ctx.plan.watch {
         crate::engine::watch::run_steps(&ctx, watching.after).await;
         return;
     }
-    let (outcome, revision_before) = steps::preflight::run(&ctx).await;
+    let (outcome, revision_before) = steps::preflight::run(&ctx, unlock_answer).await;
     if outcome != StepOutcome::Succeeded {
         return;
     }
@@ -191,6 +197,7 @@ pub async fn deploy(
         cluster,
         helm_env,
         plan_answer,
+        unlock_answer,
     } = prepared;
     let ctx = Ctx {
         plan,
@@ -201,7 +208,7 @@ pub async fn deploy(
         emit: Emitter::new(tx),
         cancel,
     };
-    let steps_task = tokio::spawn(run_steps(ctx, plan_answer));
+    let steps_task = tokio::spawn(run_steps(ctx, plan_answer, unlock_answer));
     // The steps task owns the only sender: the channel closes when it is done.
     while let Some(event) = rx.recv().await {
         let wall = crate::time::now_rfc3339();

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::cli::Only;
 use crate::config::DeployPlan;
 use crate::engine::event::{
-    Event, HookView, KubeEventView, Level, PodView, RollbackView, Step, StepOutcome, WorkloadKey,
-    WorkloadView,
+    Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
+    WorkloadKey, WorkloadView,
 };
 use crate::engine::verdict::Verdict;
 
@@ -120,6 +120,8 @@ pub struct DeployState {
     pub now_secs: f64,
     /// helmdeck's rollback of this run's failed revision, once started.
     pub rollback: Option<RollbackView>,
+    /// The stuck lock preflight stopped on.
+    pub lock: Option<LockView>,
 }
 
 impl DeployState {
@@ -156,6 +158,7 @@ impl DeployState {
                 s.outcome = Some(outcome.clone());
             }
             Event::Rollback(view) => self.rollback = Some(view.clone()),
+            Event::Lock(view) => self.lock = Some(view.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

@@ -58,6 +58,10 @@ pub enum Overlay {
     Help,
     /// "Cancel the deploy?" while it runs.
     Confirm,
+    /// `u`: clear the stuck lock preflight stopped on?
+    Unlock,
+    /// `R`: roll this run's failed revision back?
+    Rollback,
 }
 
 /// The on-demand log of the container shown in the drill-down.
@@ -110,6 +114,10 @@ pub enum Effect {
     ApprovePlan,
     /// `n` on the plan: nothing is written; the run ends 1.
     DeclinePlan,
+    /// `y` on the lock prompt: roll the pending revision back as `--recover-lock` does.
+    Unlock,
+    /// `y` on the rollback prompt: roll back to this revision as `--rollback-on-failure` does.
+    Rollback(i64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +238,7 @@ impl UiState {
         }
         match self.overlay {
             Overlay::Confirm => return self.on_confirm(key),
+            Overlay::Unlock | Overlay::Rollback => return self.on_prompt(key, state),
             Overlay::Help => {
                 if nav::closes_help(key.code) {
                     self.overlay = Overlay::None;
@@ -251,6 +260,24 @@ impl UiState {
             KeyCode::Char('q') => return self.quit_request(state),
             KeyCode::Char('?') => self.overlay = Overlay::Help,
             KeyCode::Char('/') => self.filters.edit(self.filter_slot()),
+            KeyCode::Char('u') if self.detail.is_none() => {
+                if crate::ui::recover::lock_offer(state) {
+                    self.overlay = Overlay::Unlock;
+                } else {
+                    self.notice = Some("u: no stuck lock to clear".into());
+                }
+            }
+            KeyCode::Char('R') if self.detail.is_none() => {
+                if crate::ui::recover::rollback_offer(state).is_some() {
+                    self.overlay = Overlay::Rollback;
+                } else {
+                    self.notice = Some(
+                        "R: only after a failed verdict, when this run wrote the latest revision \
+                         and a deployed one exists before it"
+                            .into(),
+                    );
+                }
+            }
             _ if self.detail.is_some() => self.on_detail_key(key, state),
             _ => self.on_main_key(key, state),
         }
@@ -277,6 +304,30 @@ impl UiState {
                 self.overlay = Overlay::None;
                 self.cancelling = true;
                 Effect::Cancel
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                Effect::None
+            }
+            _ => Effect::None,
+        }
+    }
+
+    /// `y` runs what the open prompt offers (when it may run), `n` or Esc closes it.
+    fn on_prompt(&mut self, key: KeyEvent, state: &DeployState) -> Effect {
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => {
+                let effect = match self.overlay {
+                    Overlay::Unlock if crate::ui::recover::may_unlock(state) => Effect::Unlock,
+                    Overlay::Rollback => match crate::ui::recover::rollback_offer(state) {
+                        Some(to) => Effect::Rollback(to),
+                        None => return Effect::None,
+                    },
+                    // A refused lock has no `y`: the prompt says why.
+                    _ => return Effect::None,
+                };
+                self.overlay = Overlay::None;
+                effect
             }
             KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc | KeyCode::Char('q') => {
                 self.overlay = Overlay::None;

@@ -57,6 +57,12 @@ pub async fn run_deploy(
         prepared.plan_answer = Some(rx);
         tx
     });
+    // A stuck lock waits for `u` and `y` (never with --recover-lock, which needs no answer).
+    let unlock_answer = (!prepared.plan.recover_lock && prepared.plan.watch.is_none()).then(|| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        prepared.unlock_answer = Some(rx);
+        tx
+    });
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
     let engine_cancel = cancel.clone();
     let deploy = tokio::spawn(async move {
@@ -97,6 +103,7 @@ pub async fn run_deploy(
         finished: None,
         cancel,
         plan_answer,
+        unlock_answer,
         quit: false,
         blind: false,
         input_open: true,
@@ -139,6 +146,8 @@ struct DeployScreen {
     cancel: CancellationToken,
     /// Where `y`/`n` on the plan goes (`--plan`; taken by the first answer).
     plan_answer: Option<tokio::sync::oneshot::Sender<bool>>,
+    /// Where `y` on the lock prompt goes (taken by it).
+    unlock_answer: Option<tokio::sync::oneshot::Sender<bool>>,
     quit: bool,
     /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
     blind: bool,
@@ -174,6 +183,27 @@ impl DeployScreen {
                         }
                     }
                     Effect::Quit => self.quit = true,
+                    Effect::Unlock => match self.unlock_answer.take() {
+                        // The engine may have ended meanwhile (a cancel): nobody to tell.
+                        Some(answer) if self.mirror.verdict.is_none() => {
+                            let _ = answer.send(true);
+                        }
+                        _ => {
+                            self.ui.notice = Some(
+                                "the deploy no longer waits on the lock: run it again (add \
+                                 --recover-lock headless)"
+                                    .into(),
+                            )
+                        }
+                    },
+                    // TODO(issue 12): the engine has ended by the time `R` is offered; until it
+                    // waits for it, the screen names the command instead of running it.
+                    Effect::Rollback(to) => {
+                        self.ui.notice = Some(format!(
+                            "not run from the screen yet: {}",
+                            crate::ui::recover::rollback_command(&self.mirror, to)
+                        ))
+                    }
                     Effect::None => {}
                 }
                 Flow::Redraw

@@ -16,6 +16,7 @@ pub mod model;
 pub mod nav;
 pub mod panes;
 pub mod plan;
+pub mod recover;
 mod replay;
 pub mod screen;
 pub mod theme;
@@ -25,6 +26,8 @@ mod tui;
 mod fixture;
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod recover_tests;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]

@@ -155,9 +155,12 @@ impl Screen for ReplayScreen<'_> {
                         Flow::Quit
                     }
                     // A replay answers nothing: the recorded run already had its answer.
-                    Effect::Cancel | Effect::ApprovePlan | Effect::DeclinePlan | Effect::None => {
-                        Flow::Redraw
-                    }
+                    Effect::Cancel
+                    | Effect::ApprovePlan
+                    | Effect::DeclinePlan
+                    | Effect::Unlock
+                    | Effect::Rollback(_)
+                    | Effect::None => Flow::Redraw,
                 }
             }
             TuiEvent::Tick => {

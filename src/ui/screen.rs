@@ -5,7 +5,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
-use crate::ui::panes::{DeployFrame, banner, detail, header, helm, help, hooks, plan, workloads};
+use crate::ui::panes::{
+    DeployFrame, banner, detail, header, helm, help, hooks, plan, recover, workloads,
+};
 use crate::ui::{keybar, layout, model};
 
 /// From this width blocked workloads show their pod-level cause on a second line.
@@ -31,6 +33,8 @@ pub fn draw(frame: &mut Frame, ctx: &DeployFrame, ui: &mut UiState) {
     match ui.overlay {
         Overlay::Help => help::render_help(frame, areas.whole, ctx),
         Overlay::Confirm => help::render_confirm(frame, areas.whole, ctx),
+        Overlay::Unlock => recover::render_unlock(frame, areas.whole, ctx),
+        Overlay::Rollback => recover::render_rollback(frame, areas.whole, ctx),
         Overlay::None => {}
     }
 }

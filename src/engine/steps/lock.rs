@@ -31,7 +31,7 @@ pub fn refusal(stderr_tail: &[String]) -> Option<&str> {
         .map(String::as_str)
 }
 
-fn age(revision: &Revision, now: Timestamp) -> String {
+pub fn age(revision: &Revision, now: Timestamp) -> String {
     match revision.age_secs(now) {
         Some(secs) => format!("{} ago", time::age(secs, AgeStyle::Short)),
         None => "unknown age".into(),

@@ -5,22 +5,39 @@ use kube::Api;
 
 use crate::cli::Only;
 use crate::cluster::{client, releases};
-use crate::engine::event::{Event, Step, StepOutcome};
+use crate::engine::event::{Event, LockView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
-pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
+/// `unlock` is the screen's answer to a stuck lock (TUI only; headless never waits).
+pub async fn run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> (StepOutcome, Option<i64>) {
     let mut latest = None;
     let outcome = super::run(ctx, Step::Preflight, async {
-        latest = try_run(ctx).await?;
+        latest = try_run(ctx, unlock).await?;
         Ok(StepOutcome::Succeeded)
     })
     .await;
     (outcome, latest)
 }
 
+/// The lock as the TUI's `u` prompt shows it, with the same guard `--recover-lock` applies.
+fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
+    let now = jiff::Timestamp::now();
+    LockView {
+        revision: held.pending.version,
+        status: held.pending.status.clone(),
+        age: lock::age(&held.pending, now),
+        // TODO(issue 12): read the record's description (who wrote it); the revision list
+        // carries no payload.
+        description: None,
+        last_deployed: held.last_deployed,
+        command: held.fix.clone(),
+        refusal: super::rollback::unlock_refusal(held, ctx.plan.lock_min_age, ctx.plan.force, now),
+    }
+}
+
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
-async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
+async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
     let emit = &ctx.emit;
     emit.info(
@@ -109,7 +126,28 @@ async fn try_run(ctx: &Ctx) -> Result<Option<i64>, StepError> {
             super::budget::check(ctx).await;
             return Ok(latest);
         } else {
-            return Err(StepError::Locked(reason));
+            let view = lock_view(ctx, &held);
+            let refused = view.refusal.is_some();
+            emit.send(Event::Lock(view));
+            // At the screen an old lock waits for the operator's `u` and `y`; a refused one
+            // has nothing to ask, and a cancel (q) stops the wait as a `no`.
+            let Some(answer) = unlock.filter(|_| !refused) else {
+                return Err(StepError::Locked(reason));
+            };
+            emit.warn(
+                step,
+                format!("{reason} (press u to see it and clear it, q to stop)"),
+            );
+            let approved = tokio::select! {
+                a = answer => a.unwrap_or(false),
+                () = ctx.cancel.cancelled() => false,
+            };
+            if !approved {
+                return Err(StepError::Locked(reason));
+            }
+            let latest = super::rollback::unlock(ctx, &held).await?;
+            super::budget::check(ctx).await;
+            return Ok(latest);
         }
     }
     super::budget::check(ctx).await;

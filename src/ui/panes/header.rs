@@ -27,7 +27,10 @@ fn chart_label(ctx: &DeployFrame) -> String {
 fn revision_label(ctx: &DeployFrame) -> String {
     let s = ctx.state;
     match (s.revision_before, s.revision) {
-        (Some(b), Some(r)) => format!("revision {b} → {r}"),
+        (Some(b), Some(r)) => match s.rollback.as_ref().and_then(|rb| rb.revision) {
+            Some(w) => format!("revision {b} → {r} ↺ {w}"),
+            None => format!("revision {b} → {r}"),
+        },
         (None, Some(r)) => format!("install → revision {r}"),
         (Some(b), None) if s.plan.only.is_some() => format!("revision {b}"),
         (Some(b), None) => format!("revision {b} → {}", b + 1),
@@ -125,6 +128,19 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
             (mark, step.name().to_string(), step_detail(ctx, *step, mark))
         })
         .collect();
+    // helmdeck's rollback follows the failed steps: both revisions show.
+    if let Some(rb) = &ctx.state.rollback {
+        let mark = match rb.status.as_str() {
+            "rolled-back" => Mark::Done,
+            "failed" => Mark::Failed,
+            _ => Mark::Running,
+        };
+        let detail = match rb.revision {
+            Some(w) => format!("{} → {} as revision {w}", rb.from, rb.to),
+            None => format!("{} → {}", rb.from, rb.to),
+        };
+        parts.push((mark, "rollback".to_string(), detail));
+    }
     let verdict = match &ctx.state.verdict {
         Some(v) => {
             let mark = match v.outcome {

@@ -30,6 +30,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("f", "toggle follow (helm pane; the log in the drill-down)"),
     ("c", "next container of the selected pod (drill-down)"),
+    ("u", "stuck lock: show it and offer its recovery (y/n)"),
+    ("R", "failed verdict: offer helm rollback (y/n)"),
     ("?", "show or hide this help"),
     (
         "q / Ctrl+C",
@@ -41,7 +43,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect {

@@ -10,6 +10,7 @@ pub mod help;
 pub mod hooks;
 pub mod plan;
 pub mod pods;
+pub mod recover;
 pub mod table;
 pub mod workloads;
 

@@ -1,0 +1,40 @@
+//! The two ways out the deploy screen offers after a stop: `u` on a stuck lock (preflight
+//! stopped on a `pending-*` revision) and `R` after a failed verdict (helmdeck's rollback of
+//! this run's revision). Each opens a confirmation; the guards deciding whether it may be
+//! offered are pure so they can be tested without a screen.
+
+use crate::engine::event::{Step, StepOutcome};
+use crate::engine::state::DeployState;
+
+/// The revision `R` may roll back to, or None when the rollback must not be offered: only
+/// after a failed verdict (exit 1), when this run wrote the release's latest revision (never
+/// after "another operation is in progress" or a declined plan, which wrote nothing), a
+/// revision was deployed before it, and no rollback has started yet.
+pub fn rollback_offer(state: &DeployState) -> Option<i64> {
+    if state.verdict.as_ref()?.code != 1 || state.rollback.is_some() {
+        return None;
+    }
+    let ours = state.revision?;
+    if state.revision_before == Some(ours) {
+        return None;
+    }
+    state.deployed_before.filter(|to| *to < ours)
+}
+
+/// The stuck lock `u` opens, once preflight found one; gone once the lock was cleared and
+/// preflight went on.
+pub fn lock_offer(state: &DeployState) -> bool {
+    state.lock.is_some()
+        && state.rollback.is_none()
+        && state.outcome(Step::Preflight) != Some(&StepOutcome::Succeeded)
+}
+
+/// `y` on the lock prompt may run the recovery: the engine found no reason to refuse it.
+pub fn may_unlock(state: &DeployState) -> bool {
+    state.lock.as_ref().is_some_and(|l| l.refusal.is_none())
+}
+
+/// The exact rollback command `R` offers.
+pub fn rollback_command(state: &DeployState, to: i64) -> String {
+    crate::engine::advice::rollback(&state.plan, to)
+}

@@ -1,0 +1,254 @@
+//! The `u` (stuck lock) and `R` (rollback) prompts: snapshots of both and of the rollback on
+//! the timeline, the keys that open, answer and close them, and the guard on `R`.
+
+use ratatui::crossterm::event::KeyCode;
+
+use crate::engine::event::{Event, LockView, RollbackView, Step, StepOutcome};
+use crate::engine::state::DeployState;
+use crate::ui::app::{Effect, Overlay, UiState};
+use crate::ui::fixture::Story;
+use crate::ui::recover::rollback_offer;
+use crate::ui::testkit::{SIZES, assert_inert, press};
+
+fn lock_view(last_deployed: Option<i64>, refusal: Option<&str>) -> LockView {
+    let command = match last_deployed {
+        Some(v) => format!("helm rollback demo {v} -n apps --kube-context prod-eu"),
+        None => "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps --context prod-eu".into(),
+    };
+    LockView {
+        revision: 5,
+        status: "pending-upgrade".into(),
+        age: "2h ago".into(),
+        description: Some("Upgrade \u{1b}[31mstarted\u{202e} by ci-runner-7".into()),
+        last_deployed,
+        command,
+        refusal: refusal.map(str::to_string),
+    }
+}
+
+/// Preflight stopped on the lock; the verdict is in.
+fn locked(view: LockView) -> Story {
+    let mut s = Story::preflight();
+    s.send(Event::Release {
+        revision_before: Some(5),
+        deployed_before: view.last_deployed,
+        revision: None,
+        chart: None,
+    });
+    s.send(Event::Lock(view));
+    s.at(0.9).send(Event::StepEnded {
+        step: Step::Preflight,
+        outcome: StepOutcome::Failed {
+            reason: "release demo is locked by pending-upgrade revision 5".into(),
+        },
+    });
+    let v = crate::engine::verdict::decide(&s.state);
+    s.send(Event::Verdict(v));
+    s
+}
+
+fn rolled_back(status: &str, revision: Option<i64>) -> Story {
+    let mut s = Story::failed();
+    s.state.verdict = None;
+    s.at(340.0).send(Event::Rollback(RollbackView {
+        from: 5,
+        to: 4,
+        revision,
+        status: status.into(),
+        reason: None,
+    }));
+    let v = crate::engine::verdict::decide(&s.state);
+    s.send(Event::Verdict(v));
+    s
+}
+
+fn screens(name: &str, story: &Story, keys: &[KeyCode]) {
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        story.render(&mut ui, w, h);
+        for key in keys {
+            press(&mut ui, &story.state, *key);
+        }
+        let screen = story.render(&mut ui, w, h);
+        assert_inert(&screen);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn lock_prompt_shows_the_revision_its_age_author_and_command() {
+    let story = locked(lock_view(Some(4), None));
+    screens("lock_prompt", &story, &[KeyCode::Char('u')]);
+    let screen = {
+        let mut ui = UiState::new();
+        press(&mut ui, &story.state, KeyCode::Char('u'));
+        story.render(&mut ui, 160, 48)
+    };
+    for shown in [
+        "revision 5 (pending-upgrade), written 2h ago",
+        "ci-runner-7",
+        "revision 4",
+        "helm rollback demo 4 -n apps --kube-context prod-eu",
+        "y: roll it back and deploy",
+    ] {
+        assert!(screen.contains(shown), "{shown}\n{screen}");
+    }
+}
+
+#[test]
+fn young_lock_prompt_says_why_it_is_refused_and_offers_no_y() {
+    let story = locked(lock_view(
+        Some(4),
+        Some(
+            "--recover-lock refused: revision 5 (pending-upgrade) is younger than --lock-min-age 300s",
+        ),
+    ));
+    screens("lock_prompt_young", &story, &[KeyCode::Char('u')]);
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('u'));
+    let screen = story.render(&mut ui, 160, 48);
+    assert!(
+        screen.contains("--recover-lock refused") && !screen.contains("y: "),
+        "{screen}"
+    );
+    assert_eq!(
+        press(&mut ui, &story.state, KeyCode::Char('y')),
+        Effect::None
+    );
+    assert_eq!(
+        ui.overlay,
+        Overlay::Unlock,
+        "y does nothing on a refused lock"
+    );
+}
+
+#[test]
+fn pending_install_prompt_shows_the_delete_command_never_run() {
+    let story = locked(lock_view(None, Some("no revision was ever deployed")));
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('u'));
+    let screen = story.render(&mut ui, 160, 48);
+    assert!(
+        screen.contains("kubectl delete secret sh.helm.release.v1.demo.v1")
+            && screen.contains("never runs it")
+            && screen.contains("resources stay"),
+        "{screen}"
+    );
+    assert_eq!(
+        press(&mut ui, &story.state, KeyCode::Char('y')),
+        Effect::None
+    );
+}
+
+#[test]
+fn u_opens_the_lock_prompt_y_confirms_and_n_or_esc_close() {
+    let story = locked(lock_view(Some(4), None));
+    let state = &story.state;
+    let mut ui = UiState::new();
+    assert_eq!(press(&mut ui, state, KeyCode::Char('u')), Effect::None);
+    assert_eq!(ui.overlay, Overlay::Unlock);
+    assert_eq!(press(&mut ui, state, KeyCode::Char('y')), Effect::Unlock);
+    assert_eq!(ui.overlay, Overlay::None);
+    for close in [KeyCode::Char('n'), KeyCode::Esc] {
+        press(&mut ui, state, KeyCode::Char('u'));
+        assert_eq!(press(&mut ui, state, close), Effect::None);
+        assert_eq!(ui.overlay, Overlay::None);
+    }
+    // Cleared and preflight went on: nothing to offer any more.
+    let mut cleared = locked(lock_view(Some(4), None));
+    cleared.state.steps.clear();
+    cleared.send(Event::StepEnded {
+        step: Step::Preflight,
+        outcome: StepOutcome::Succeeded,
+    });
+    let mut ui = UiState::new();
+    press(&mut ui, &cleared.state, KeyCode::Char('u'));
+    assert_eq!(ui.overlay, Overlay::None);
+    // No lock: `u` only says so.
+    let failed = Story::failed();
+    let mut ui = UiState::new();
+    press(&mut ui, &failed.state, KeyCode::Char('u'));
+    assert_eq!(ui.overlay, Overlay::None);
+    assert!(ui.notice.is_some());
+}
+
+#[test]
+fn r_opens_the_rollback_prompt_y_rolls_back_to_the_deployed_revision() {
+    let story = Story::failed();
+    let state = &story.state;
+    let mut ui = UiState::new();
+    press(&mut ui, state, KeyCode::Char('R'));
+    assert_eq!(ui.overlay, Overlay::Rollback);
+    let screen = story.render(&mut ui, 80, 24);
+    assert!(screen.contains("helm rollback demo 4 -n apps"), "{screen}");
+    assert_eq!(
+        press(&mut ui, state, KeyCode::Char('y')),
+        Effect::Rollback(4)
+    );
+    assert_eq!(ui.overlay, Overlay::None);
+    press(&mut ui, state, KeyCode::Char('R'));
+    assert_eq!(press(&mut ui, state, KeyCode::Esc), Effect::None);
+    assert_eq!(ui.overlay, Overlay::None);
+    // Before the verdict `R` opens nothing.
+    let running = Story::rollout();
+    let mut ui = UiState::new();
+    press(&mut ui, &running.state, KeyCode::Char('R'));
+    assert_eq!(ui.overlay, Overlay::None);
+    assert!(ui.notice.is_some());
+}
+
+#[test]
+fn rollback_prompt_snapshots() {
+    screens("rollback_prompt", &Story::failed(), &[KeyCode::Char('R')]);
+}
+
+#[test]
+fn rollback_timeline_shows_both_revisions_and_the_verdict_says_rolled_back() {
+    let story = rolled_back("rolled-back", Some(6));
+    screens("rollback_timeline", &story, &[]);
+    let screen = story.render(&mut UiState::new(), 160, 48);
+    assert!(
+        screen.contains("revision 4 → 5 ↺ 6") && screen.contains("rollback 5 → 4 as revision 6"),
+        "{screen}"
+    );
+    assert_eq!(story.state.verdict.as_ref().map(|v| v.code), Some(1));
+    assert!(screen.contains("rolled back to 4"), "{screen}");
+}
+
+fn failed_with(edit: impl Fn(&mut DeployState)) -> Option<i64> {
+    let mut state = Story::failed().state;
+    edit(&mut state);
+    rollback_offer(&state)
+}
+
+#[test]
+fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
+    assert_eq!(failed_with(|_| {}), Some(4));
+    assert_eq!(
+        failed_with(|s| s.verdict.as_mut().map_or((), |v| v.code = 3)),
+        None,
+        "never after exit 3"
+    );
+    assert_eq!(
+        failed_with(|s| s.verdict = None),
+        None,
+        "never before the verdict"
+    );
+    assert_eq!(
+        // Revision 5 was already the latest (a failed one) and this run wrote nothing.
+        failed_with(|s| s.revision_before = s.revision),
+        None,
+        "nothing written (another operation was in progress)"
+    );
+    assert_eq!(failed_with(|s| s.revision = None), None, "nothing written");
+    assert_eq!(
+        failed_with(|s| s.deployed_before = None),
+        None,
+        "nothing deployed before"
+    );
+    assert_eq!(
+        failed_with(|s| s.rollback = rolled_back("running", None).state.rollback),
+        None,
+        "a rollback already started"
+    );
+}

@@ -1,14 +1,13 @@
-//! Micro-benchmarks: readiness judging over 20,000 objects, and one TUI frame with 1,000
-//! workload rows and 10,000 helm lines (issue 14's targets: a frame ≤ 5 ms).
+//! Micro-benchmarks (criterion): readiness judging over 20,000 objects, and one TUI frame with
+//! 1,000 workload rows and 10,000 helm lines (issue 14's target: a frame ≤ 5 ms).
 //!
-//! Not criterion (not a dependency; adding it costs a few dozen crates): each case runs
-//! repeatedly and the median and the fastest of the runs are printed. The cases are the real
-//! code paths (`rollout::readiness`, `ui::screen::draw` on ratatui's TestBackend).
-//! Run: `cargo bench --bench judge_frame`; under `cargo test --all-targets` one quick round.
+//! The cases are the real code paths (`rollout::readiness`, `ui::screen::draw` on ratatui's
+//! TestBackend). Run: `cargo bench --bench judge_frame`; under `cargo test --all-targets`
+//! criterion runs each case once, as a test.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use serde_json::json;
 
@@ -18,19 +17,6 @@ use helmdeck::rollout::readiness::{self, Progress};
 use helmdeck::ui::app::UiState;
 use helmdeck::ui::panes::DeployFrame;
 use helmdeck::ui::theme::Theme;
-
-/// Median and fastest of `rounds` runs of `f`.
-fn time(rounds: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut runs: Vec<Duration> = (0..rounds)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    runs.sort();
-    (runs[runs.len() / 2], runs[0])
-}
 
 fn objects(n: usize) -> (Vec<Deployment>, Vec<StatefulSet>, Vec<DaemonSet>) {
     let conditions = json!([{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
@@ -138,32 +124,30 @@ fn state(rows: usize, helm_lines: usize) -> DeployState {
     state
 }
 
-fn main() {
-    let benching = std::env::args().any(|a| a == "--bench");
-    let rounds = if benching { 31 } else { 1 };
-
+fn readiness(c: &mut Criterion) {
     let n = 20_000;
     let (d, s, ds) = objects(n);
-    let (median, best) = time(rounds, || {
-        let mut done = 0;
-        for x in &d {
-            done += (readiness::deployment(x).progress == Progress::Done) as usize;
-        }
-        for x in &s {
-            done += (readiness::statefulset(x).progress == Progress::Done) as usize;
-        }
-        for x in &ds {
-            done += (readiness::daemonset(x).progress == Progress::Done) as usize;
-        }
-        black_box(done);
+    let mut group = c.benchmark_group("readiness");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("20000 workloads", |b| {
+        b.iter(|| {
+            let mut done = 0;
+            for x in &d {
+                done += (readiness::deployment(x).progress == Progress::Done) as usize;
+            }
+            for x in &s {
+                done += (readiness::statefulset(x).progress == Progress::Done) as usize;
+            }
+            for x in &ds {
+                done += (readiness::daemonset(x).progress == Progress::Done) as usize;
+            }
+            black_box(done)
+        })
     });
-    println!(
-        "judge_frame: readiness of {n} workloads: median {:.2} ms ({:.3} µs each), best {:.2} ms",
-        median.as_secs_f64() * 1e3,
-        median.as_secs_f64() * 1e6 / n as f64,
-        best.as_secs_f64() * 1e3
-    );
+    group.finish();
+}
 
+fn frame(c: &mut Criterion) {
     let (rows, lines) = (1_000, 10_000);
     let state = state(rows, lines);
     assert_eq!(
@@ -171,6 +155,7 @@ fn main() {
         rows,
         "every row is in the state"
     );
+    let mut group = c.benchmark_group("frame");
     for (w, h) in [(160u16, 48u16), (240, 70)] {
         let mut terminal =
             ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
@@ -183,15 +168,17 @@ fn main() {
             elapsed: 12.0,
             now: None,
         };
-        let (median, best) = time(rounds, || {
-            terminal
-                .draw(|f| helmdeck::ui::screen::draw(f, &frame, &mut ui))
-                .unwrap();
+        let id = format!("{w}x{h}, {rows} rows + {lines} helm lines");
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                terminal
+                    .draw(|f| helmdeck::ui::screen::draw(f, &frame, &mut ui))
+                    .unwrap();
+            })
         });
-        println!(
-            "judge_frame: one {w}x{h} frame, {rows} workload rows + {lines} helm lines: median {:.2} ms, best {:.2} ms",
-            median.as_secs_f64() * 1e3,
-            best.as_secs_f64() * 1e3
-        );
     }
+    group.finish();
 }
+
+criterion_group!(benches, readiness, frame);
+criterion_main!(benches);

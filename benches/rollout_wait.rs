@@ -205,6 +205,19 @@ impl Bench {
             .await;
     }
 
+    /// The simulator's log of recent requests (`METHOD URI` per line), its own `/_sim/` ones
+    /// left out. Fetch it outside a measured window: the fetch is itself a request.
+    async fn request_log(&self) -> Vec<String> {
+        let req = hyper::Request::get("/_sim/requests")
+            .body(Vec::new())
+            .unwrap();
+        let text = client(&self.sim).request_text(req).await.unwrap();
+        text.lines()
+            .filter(|l| !l.contains(" /_sim/"))
+            .map(str::to_string)
+            .collect()
+    }
+
     fn by_verb(&self) -> BTreeMap<String, u64> {
         serde_json::from_value(self.sim.server.stats.to_json()["byVerb"].clone()).unwrap()
     }
@@ -273,6 +286,11 @@ struct Measured {
     rss_mib: f64,
     /// p50 and p99 seconds from a workload's ready write to helmdeck's line about it.
     latency: Option<(f64, f64)>,
+    /// Each request by LIST/GET/WATCH and path, where the window's log was read.
+    attributed: BTreeMap<String, u64>,
+    /// Writes the simulator committed during the window (its resourceVersion moved by this
+    /// much): the event stream the client had to follow.
+    writes: u64,
     ok: bool,
 }
 
@@ -293,9 +311,67 @@ fn diff(after: BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMa
         .collect()
 }
 
+/// The requests of a window, as `LIST|GET|WATCH path` with their counts: a GET whose last
+/// path segment is a resource collection (no name after it) is a LIST.
+fn attribute(before: &[String], after: &[String]) -> BTreeMap<String, u64> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for l in before {
+        *seen.entry(l.as_str()).or_default() += 1;
+    }
+    let mut out = BTreeMap::new();
+    for l in after {
+        if let Some(n) = seen.get_mut(l.as_str())
+            && *n > 0
+        {
+            *n -= 1;
+            continue;
+        }
+        let (method, uri) = l.split_once(' ').unwrap_or(("?", l));
+        let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        // /api/v1[/namespaces/NS]/PLURAL[/NAME] or /apis/G/V[/namespaces/NS]/PLURAL[/NAME]
+        let base = if segments.first() == Some(&"api") {
+            2
+        } else {
+            3
+        };
+        let rest = segments.len().saturating_sub(base);
+        let namespaced = segments.get(base) == Some(&"namespaces") && rest >= 3;
+        let collection = if namespaced { rest == 3 } else { rest == 1 };
+        let verb = match method {
+            "GET"
+                if query
+                    .split('&')
+                    .any(|q| q == "watch=true" || q == "watch=1") =>
+            {
+                "WATCH"
+            }
+            "GET" if collection => "LIST",
+            m => m,
+        };
+        *out.entry(format!("{verb} {path}")).or_default() += 1;
+    }
+    out
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
+}
+
+/// What a window starts from: the request counts by verb and the resourceVersion.
+struct Before {
+    verbs: BTreeMap<String, u64>,
+    rv: u64,
+}
+
+impl Bench {
+    fn before(&self) -> Before {
+        Before {
+            verbs: self.by_verb(),
+            rv: self.sim.server.sim.store.current_rv(),
+        }
+    }
 }
 
 fn finish(
@@ -304,9 +380,11 @@ fn finish(
     n: usize,
     start: Instant,
     ended: Instant,
-    before: &BTreeMap<String, u64>,
+    before: &Before,
     usage: Usage,
 ) -> Measured {
+    let rv_before = before.rv;
+    let before = &before.verbs;
     Measured {
         method: method.to_string(),
         n,
@@ -318,6 +396,8 @@ fn finish(
         cpu: usage.cpu,
         rss_mib: usage.rss_mib,
         latency: None,
+        attributed: BTreeMap::new(),
+        writes: b.sim.server.sim.store.current_rv() - rv_before,
         ok: usage.ok,
     }
 }
@@ -348,7 +428,8 @@ async fn helmdeck_headless(
     optional: &[&'static str],
     method: &str,
 ) -> Measured {
-    let before = b.by_verb();
+    let log_before = b.request_log().await;
+    let before = b.before();
     let start = Instant::now();
     let mut args = rollout_args(optional);
     args.push("--headless");
@@ -380,6 +461,7 @@ async fn helmdeck_headless(
     let ended = Instant::now();
     let seen = lines.join().unwrap();
     let mut m = finish(b, method, n, start, ended, &before, usage);
+    m.attributed = attribute(&log_before, &b.request_log().await);
     let ready = b.ready.lock().unwrap();
     let mut lat: Vec<f64> = seen
         .iter()
@@ -424,13 +506,52 @@ fn openpty(rows: u16, cols: u16) -> (std::fs::File, OwnedFd) {
     }
 }
 
-/// The TUI on a 160x48 pseudo-terminal that is its controlling terminal; `q` once a verdict
-/// banner is on screen. Its lag is to the first screen bytes with the verdict.
-async fn helmdeck_tui(b: &Bench, n: usize) -> Measured {
-    let before = b.by_verb();
+/// The ready count in the Workloads pane's title (`Workloads  R/T ready`), as on screen.
+fn ready_on_screen(screen: &vt100::Screen) -> Option<usize> {
+    let text = screen.contents();
+    let after = &text[text.find("Workloads")? + "Workloads".len()..];
+    let digits: String = after
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// User plus system CPU seconds a live process has used so far (/proc/PID/stat).
+fn cpu_so_far(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name: state is the first, utime the 12th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    f.iter().sum::<f64>() / hz
+}
+
+/// How long an open screen is watched after its verdict, for its idle CPU.
+const IDLE: Duration = Duration::from_secs(5);
+
+/// The TUI on a 160x48 pseudo-terminal that is its controlling terminal, its output fed to
+/// a VT100 screen as a terminal would show it. Each rise of the ready count in the Workloads
+/// title is timed against the reference watcher (p50/p99 change → screen); once a verdict
+/// banner is on screen the process is left alone for `IDLE` (its idle CPU), then gets `q`.
+/// Its lag is to the verdict on screen.
+async fn helmdeck_tui(
+    b: &Bench,
+    n: usize,
+    optional: &[&'static str],
+    method: &str,
+) -> (Measured, f64) {
+    let before = b.before();
     let (mut master, slave) = openpty(48, 160);
     let start = Instant::now();
-    let mut cmd = b.command(Path::new(HELMDECK), &rollout_args(&[]));
+    let mut cmd = b.command(Path::new(HELMDECK), &rollout_args(optional));
     cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::null());
@@ -443,44 +564,95 @@ async fn helmdeck_tui(b: &Bench, n: usize) -> Measured {
         });
     }
     let child = cmd.spawn().unwrap();
+    let pid = child.id();
     drop(cmd);
     drop(slave);
     let mut writer = master.try_clone().unwrap();
-    let verdict = std::thread::spawn(move || {
+    let screen = std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
-        let mut tail = String::new();
-        let mut at = None;
-        loop {
-            match master.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(k) => {
-                    tail.push_str(&String::from_utf8_lossy(&buf[..k]));
-                    if at.is_none() && (tail.contains("LANDED") || tail.contains("FAILED")) {
-                        at = Some(Instant::now());
-                        let _ = writer.write_all(b"q");
-                    }
-                    // Keep only enough to find a word split across reads.
-                    if tail.len() > 64 {
-                        let cut = tail.len() - 64;
-                        let cut = (cut..tail.len())
-                            .find(|i| tail.is_char_boundary(*i))
-                            .unwrap_or(0);
-                        tail.drain(..cut);
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size is not zero");
+        let mut parser = vt100::Parser::new(size(48), size(160), 0);
+        // When the ready count first reached each value.
+        let mut counts: Vec<Instant> = Vec::new();
+        let mut first_screen = None;
+        let mut verdict = None;
+        let mut idle_cpu = 0.0;
+        let (tx, rx) = std::sync::mpsc::channel::<Option<Vec<u8>>>();
+        std::thread::spawn(move || {
+            loop {
+                match master.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => {
+                        if tx.send(Some(buf[..k].to_vec())).is_err() {
+                            break;
+                        }
                     }
                 }
             }
+            let _ = tx.send(None);
+        });
+        let mut idle_from: Option<(Instant, f64)> = None;
+        loop {
+            let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(Some(c)) => Some(c),
+                Ok(None) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(_) => break,
+            };
+            let now = Instant::now();
+            if let Some(c) = chunk {
+                parser.process(&c);
+                if let Some(r) = ready_on_screen(parser.screen()) {
+                    first_screen.get_or_insert(now);
+                    while counts.len() < r {
+                        counts.push(now);
+                    }
+                }
+                if verdict.is_none() {
+                    let text = parser.screen().contents();
+                    if text.contains("LANDED") || text.contains("FAILED") {
+                        verdict = Some(now);
+                        idle_from = Some((now, cpu_so_far(pid)));
+                    }
+                }
+            }
+            if let Some((t, cpu)) = idle_from
+                && now.duration_since(t) >= IDLE
+            {
+                idle_cpu = (cpu_so_far(pid) - cpu) / now.duration_since(t).as_secs_f64();
+                idle_from = None;
+                let _ = writer.write_all(b"q");
+            }
         }
-        at
+        (verdict, first_screen, counts, idle_cpu)
     });
     let usage = tokio::task::spawn_blocking(move || wait_usage(child))
         .await
         .unwrap();
-    let ended = verdict.join().unwrap().unwrap_or_else(Instant::now);
-    finish(b, "helmdeck TUI on a pty", n, start, ended, &before, usage)
+    let (verdict, first_screen, counts, idle_cpu) = screen.join().unwrap();
+    let ended = verdict.unwrap_or_else(Instant::now);
+    let mut m = finish(b, method, n, start, ended, &before, usage);
+    // The k-th workload to become ready against the k-th rise of the count on screen; those
+    // ready before the first screen measure start-up, not a change, and are left out.
+    let mut ready: Vec<Instant> = b.ready.lock().unwrap().values().copied().collect();
+    ready.sort();
+    let first = first_screen.unwrap_or(ended);
+    let before_screen = ready.iter().filter(|r| **r < first).count();
+    let mut lat: Vec<f64> = ready
+        .iter()
+        .zip(&counts)
+        .skip(before_screen)
+        .map(|(r, s)| s.saturating_duration_since(*r).as_secs_f64())
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    if !lat.is_empty() {
+        m.latency = Some((percentile(&lat, 0.5), percentile(&lat, 0.99)));
+    }
+    (m, idle_cpu)
 }
 
 async fn kubectl_sequential(b: &Bench, n: usize) -> Measured {
-    let before = b.by_verb();
+    let before = b.before();
     let start = Instant::now();
     let mut total = Usage {
         ok: true,
@@ -534,7 +706,7 @@ fn write_chart(dir: &Path, n: usize) -> PathBuf {
 
 async fn helm_wait(b: &Bench, n: usize) -> Measured {
     let chart = write_chart(b.dir.path(), n);
-    let before = b.by_verb();
+    let before = b.before();
     let start = Instant::now();
     let child = b
         .command(
@@ -570,8 +742,17 @@ async fn helm_wait(b: &Bench, n: usize) -> Measured {
 
 fn print(results: &[Measured]) {
     println!(
-        "  {:<38} {:>6} {:>8} {:>8} {:>7} {:>8} {:>8} {:>13}  ok  requests by verb",
-        "method", "N", "wall s", "lag s", "CPU s", "RSS MiB", "requests", "p50/p99 s"
+        "  {:<44} {:>5} {:>8} {:>8} {:>7} {:>8} {:>8} {:>13} {:>8} {:>9}  ok  requests by verb",
+        "method",
+        "N",
+        "wall s",
+        "lag s",
+        "CPU s",
+        "RSS MiB",
+        "requests",
+        "p50/p99 s",
+        "writes",
+        "CPU ms/1k"
     );
     for r in results {
         let lag = r
@@ -581,7 +762,7 @@ fn print(results: &[Measured]) {
             .latency
             .map_or("-".into(), |(a, b)| format!("{a:.3}/{b:.3}"));
         println!(
-            "  {:<38} {:>6} {:>8.2} {:>8} {:>7.2} {:>8.1} {:>8} {:>13}  {:<3} {:?}",
+            "  {:<44} {:>5} {:>8.2} {:>8} {:>7.2} {:>8.1} {:>8} {:>13} {:>8} {:>9.1}  {:<3} {:?}",
             r.method,
             r.n,
             r.wall.as_secs_f64(),
@@ -590,6 +771,8 @@ fn print(results: &[Measured]) {
             r.rss_mib,
             r.requests(),
             lat,
+            r.writes,
+            r.cpu * 1e6 / r.writes.max(1) as f64,
             r.ok,
             r.verbs
         );
@@ -599,7 +782,7 @@ fn print(results: &[Measured]) {
             "BENCH {}",
             json!({"method": r.method, "n": r.n, "wall": r.wall.as_secs_f64(),
                 "lag": r.lag.map(|l| l.as_secs_f64()), "cpu": r.cpu, "rss_mib": r.rss_mib,
-                "requests": r.requests(), "verbs": r.verbs,
+                "requests": r.requests(), "verbs": r.verbs, "writes": r.writes,
                 "p50": r.latency.map(|l| l.0), "p99": r.latency.map(|l| l.1), "ok": r.ok})
         );
     }
@@ -618,12 +801,18 @@ async fn main() {
     let n: usize = args
         .iter()
         .enumerate()
-        .find(|(i, a)| a.parse::<usize>().is_ok() && (*i == 0 || args[i - 1] != "--scale"))
+        .find(|(i, a)| {
+            a.parse::<usize>().is_ok()
+                && (*i == 0 || !["--scale", "--tui-pods"].contains(&args[i - 1].as_str()))
+        })
         .and_then(|(_, a)| a.parse().ok())
         .unwrap_or(if benching { 200 } else { 4 });
     let scale: usize = flag("--scale")
         .and_then(|a| a.parse().ok())
         .unwrap_or(if benching { 2000 } else { 0 });
+    let tui_pods: usize = flag("--tui-pods")
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(if benching { 5000 } else { 0 });
     let with_helm = benching && !args.iter().any(|a| a == "--skip-helm");
     let only_scale = args.iter().any(|a| a == "--only-scale");
     assert!(
@@ -636,6 +825,7 @@ async fn main() {
             .collect::<Vec<_>>()
     };
     let mut results = Vec::new();
+    let mut idle_cpu = Vec::new();
     if !only_scale {
         // Each method on a fresh simulator: the same objects, the same timing rules.
         let b = Bench::start(SCENARIO).await;
@@ -644,7 +834,9 @@ async fn main() {
             .push(helmdeck_headless(&b, n, &[], "helmdeck deploy --only rollout --headless").await);
         let b = Bench::start(SCENARIO).await;
         b.create(objects()).await;
-        results.push(helmdeck_tui(&b, n).await);
+        let (m, idle) = helmdeck_tui(&b, n, &[], "helmdeck TUI on a pty").await;
+        idle_cpu.push((m.method.clone(), m.n, idle));
+        results.push(m);
         let b = Bench::start(SCENARIO).await;
         b.create(objects()).await;
         results.push(kubectl_sequential(&b, n).await);
@@ -672,10 +864,48 @@ async fn main() {
         m.n = scale;
         results.push(m);
     }
+    if tui_pods > 0 {
+        // The TUI at `tui_pods` pods: the scale scenario's workloads, 10 pods each.
+        let text = std::fs::read_to_string(repo().join("assets/scenarios/scale.yaml")).unwrap();
+        let b = Bench::start(&text).await;
+        let objects: Vec<_> = (0..tui_pods / 10).map(scale_workload).collect();
+        let gating = objects
+            .iter()
+            .filter(|(_, name, _)| !name.contains("-opt"))
+            .count();
+        b.create(objects).await;
+        let (mut m, idle) = helmdeck_tui(
+            &b,
+            gating,
+            &["*-opt*"],
+            &format!("helmdeck TUI, scale scenario, {tui_pods} pods"),
+        )
+        .await;
+        m.n = tui_pods / 10;
+        idle_cpu.push((m.method.clone(), m.n, idle));
+        results.push(m);
+    }
     println!(
         "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: assets/scenarios/scale.yaml)"
     );
     print(&results);
+    for r in results.iter().filter(|r| !r.attributed.is_empty()) {
+        println!("  requests of {} (N={}), by path:", r.method, r.n);
+        for (what, count) in &r.attributed {
+            println!("    {count:>4}  {what}");
+        }
+    }
+    for (method, n, idle) in &idle_cpu {
+        println!(
+            "  idle CPU of the open screen after its verdict ({method}, N={n}): {:.2}% of one core over {} s",
+            idle * 100.0,
+            IDLE.as_secs()
+        );
+        println!(
+            "BENCH {}",
+            json!({"method": format!("{method} idle"), "n": n, "idle_cpu": idle})
+        );
+    }
     if let [a, _, k, rest @ ..] = &results[..] {
         let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::NAN };
         println!(

@@ -4,6 +4,11 @@
 //! Records: time to create, time until every Deployment is rolled out (as `kubectl rollout
 //! status` would judge it), store events per second, a LIST of all pods, and peak RSS.
 //! Run: `cargo bench --bench sim_scale` (optionally `-- 200 5` for workloads and replicas).
+//!
+//! By default the simulator runs in this process, so its peak RSS includes the client's (a
+//! deserialized LIST of every pod among it). With `--process` it runs as its own `helmdeck sim`
+//! process and its peak RSS (VmHWM) is read from /proc apart from the client's: the figure
+//! for "what the simulator costs".
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -18,24 +23,85 @@ use kube::{Client, Config};
 use helmdeck::rollout::readiness::{self, Progress};
 use helmdeck::sim::{Scenario, run};
 
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// A `/proc/PID/status` memory field (`VmHWM` peak, `VmRSS` now) in MiB.
+fn proc_mib(pid: &str, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|kb| kb.parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+fn peak_rss_mib() -> f64 {
+    proc_mib("self", "VmHWM:")
+}
+
 fn rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    proc_mib("self", "VmRSS:")
+}
+
+/// Where the simulator runs: in this process, or as a `helmdeck sim` child.
+enum Sim {
+    InProcess(run::Running),
+    Process(std::process::Child),
+}
+
+impl Drop for Sim {
+    // A failed assertion must not leave a simulator serving behind the bench.
+    fn drop(&mut self) {
+        if let Sim::Process(child) = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Sim {
+    /// The current resourceVersion, as a LIST answers it.
+    async fn rv(&self, client: &Client) -> u64 {
+        if let Sim::InProcess(r) = self {
+            return r.server.sim.store.current_rv();
+        }
+        let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+        let list = ns
+            .list(&ListParams::default())
+            .await
+            .expect("list namespaces");
+        list.metadata
+            .resource_version
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+const SCENARIO: &str =
+    "namespaces: [apps]\nnodes: 50\ntick: 200ms\ndefaults: {start_after: 1s, ready_after: 1s}\n";
+
+/// `helmdeck sim` as a child on a scenario file; its URL from the `ready` line.
+fn spawn_sim(dir: &std::path::Path) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let scenario = dir.join("scale.yaml");
+    std::fs::write(&scenario, SCENARIO).expect("write the scenario");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_helmdeck"))
+        .args(["sim", "--scenario"])
+        .arg(&scenario)
+        .stdout(std::process::Stdio::piped())
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn helmdeck sim");
+    let out = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(out)
+        .read_line(&mut line)
+        .expect("read the ready line");
+    let url = line
+        .strip_prefix("ready ")
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("helmdeck sim said {line:?}, not ready"))
+        .to_string();
+    (child, url)
 }
 
 /// What a client's first contact costs: `/apis`, every group-version, and every OpenAPI v3
@@ -92,24 +158,32 @@ async fn main() {
         .get(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(default_replicas);
-    let scenario = Scenario::parse(
-        "namespaces: [apps]\nnodes: 50\ntick: 200ms\ndefaults: {start_after: 1s, ready_after: 1s}\n",
-        "bench",
-    )
-    .expect("bench scenario");
+    let separate = std::env::args().any(|a| a == "--process");
+    let dir = tempfile::tempdir().expect("a temp dir");
     let rss_before = rss_mib();
     let t_start = Instant::now();
-    let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
-        .await
-        .expect("start sim");
+    let (sim, url) = if separate {
+        let (child, url) = spawn_sim(dir.path());
+        (Sim::Process(child), url)
+    } else {
+        let scenario = Scenario::parse(SCENARIO, "bench").expect("bench scenario");
+        let running = run::start(scenario, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("start sim");
+        let url = running.url();
+        (Sim::InProcess(running), url)
+    };
     let start_time = t_start.elapsed();
-    let start_rss = rss_mib() - rss_before;
-    let mut config = Config::new(sim.url().parse().unwrap());
+    let start_rss = match &sim {
+        Sim::InProcess(_) => rss_mib() - rss_before,
+        Sim::Process(c) => proc_mib(&c.id().to_string(), "VmRSS:"),
+    };
+    let mut config = Config::new(url.parse().unwrap());
     config.default_namespace = "apps".into();
     let client = Client::try_from(config).unwrap();
     let discovery_time = discovery_round(&client).await;
     let api: Api<Deployment> = Api::namespaced(client.clone(), "apps");
-    let rv_start = sim.server.sim.store.current_rv();
+    let rv_start = sim.rv(&client).await;
 
     // A watcher judging readiness, as helmdeck's rollout step does.
     let watch_api = api.clone();
@@ -153,7 +227,7 @@ async fn main() {
         .expect("rollout within 15 minutes")
         .unwrap();
     let rolled_out = ready_at.duration_since(t0);
-    let rv_end = sim.server.sim.store.current_rv();
+    let rv_end = sim.rv(&client).await;
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), "apps");
     let t1 = Instant::now();
@@ -161,7 +235,12 @@ async fn main() {
     let list_time = t1.elapsed();
     let store_events = rv_end - rv_start;
 
-    println!("sim_scale: {workloads} Deployments x {replicas} replicas");
+    let where_ = if separate {
+        "simulator in its own process"
+    } else {
+        "simulator in this process"
+    };
+    println!("sim_scale: {workloads} Deployments x {replicas} replicas ({where_})");
     println!(
         "  simulator start               {:>8.2} ms  (+{start_rss:.1} MiB RSS)",
         start_time.as_secs_f64() * 1000.0
@@ -188,10 +267,24 @@ async fn main() {
         list.items.len(),
         list_time.as_secs_f64()
     );
-    println!(
-        "  peak RSS (sim + client)       {:>8.1} MiB",
-        peak_rss_mib()
-    );
+    match &sim {
+        Sim::InProcess(_) => println!(
+            "  peak RSS (sim + client)       {:>8.1} MiB",
+            peak_rss_mib()
+        ),
+        Sim::Process(child) => {
+            let pid = child.id().to_string();
+            println!(
+                "  peak RSS, simulator alone     {:>8.1} MiB  (now {:.1} MiB)",
+                proc_mib(&pid, "VmHWM:"),
+                proc_mib(&pid, "VmRSS:")
+            );
+            println!(
+                "  peak RSS, client alone        {:>8.1} MiB",
+                peak_rss_mib()
+            );
+        }
+    }
     assert_eq!(
         list.items.len(),
         workloads * replicas as usize,

@@ -318,3 +318,164 @@ subjects: [{kind: ServiceAccount, name: {{ .Release.Name }}, namespace: {{ .Rele
         "the CRD stays",
     );
 }
+
+const SCALABLE: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: apps}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: "web:1"}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: apps}
+spec:
+  replicas: 1
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: "db:1"}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: apps}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: c, image: "agent:1"}]}
+"#;
+
+fn jsonpath(sim: &Sim, kind: &str, name: &str, path: &str) -> String {
+    let out = sim.kubectl(&[
+        "get",
+        kind,
+        name,
+        "-n",
+        "apps",
+        "-o",
+        &format!("jsonpath={path}"),
+    ]);
+    ok(&out, &format!("get {kind} {name} {path}"))
+}
+
+#[test]
+fn kubectl_scale_rolls_deployments_and_statefulsets_to_three_ready_replicas() {
+    let sim = Sim::start("all-green");
+    let file = write(sim.home(), "scalable.yaml", SCALABLE);
+    ok(&sim.kubectl(&["apply", "-f", &file]), "apply");
+    for target in ["deployment/web", "statefulset/db"] {
+        ok(
+            &sim.kubectl(&["rollout", "status", target, "-n", "apps", "--timeout=60s"]),
+            "first rollout",
+        );
+        let scaled = ok(
+            &sim.kubectl(&["scale", target, "--replicas=3", "-n", "apps"]),
+            "kubectl scale",
+        );
+        assert!(scaled.contains("scaled"), "{scaled}");
+        let rolled = ok(
+            &sim.kubectl(&["rollout", "status", target, "-n", "apps", "--timeout=60s"]),
+            "rollout after scale",
+        );
+        assert!(
+            rolled.contains("rolled out") || rolled.contains("roll out complete"),
+            "{rolled}"
+        );
+        let (kind, name) = target.split_once('/').unwrap();
+        assert_eq!(jsonpath(&sim, kind, name, "{.spec.replicas}"), "3");
+        assert_eq!(
+            jsonpath(&sim, kind, name, "{.status.readyReplicas}"),
+            "3",
+            "{target}"
+        );
+    }
+    // What kubectl scale sent: a merge patch on the subresource.
+    let requests = sim.get("/_sim/requests");
+    assert!(
+        requests.contains("PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale"),
+        "{requests}"
+    );
+    let scale = ok(
+        &sim.kubectl(&[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "apps",
+            "--subresource=scale",
+            "-o",
+            "json",
+        ]),
+        "get --subresource=scale",
+    );
+    let scale: serde_json::Value = serde_json::from_str(&scale).unwrap();
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"]["replicas"], 3);
+    assert_eq!(scale["status"]["selector"], "app=web");
+
+    // A DaemonSet has no scale subresource: kubectl refuses, and the URL is a 404.
+    let refused = sim.kubectl(&["scale", "daemonset/agent", "--replicas=3", "-n", "apps"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    let raw = sim.kubectl(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/apps/daemonsets/agent/scale",
+    ]);
+    assert!(!raw.status.success(), "{}", text(&raw));
+    assert!(text(&raw).contains("NotFound"), "{}", text(&raw));
+}
+
+#[test]
+fn kubectl_scale_on_a_custom_kind_uses_its_crds_replica_paths() {
+    let sim = Sim::start("all-green");
+    let crd = CRD.replace(
+        "        status: {}\n",
+        "        status: {}\n        scale:\n          specReplicasPath: .spec.size\n          statusReplicasPath: .status.ready\n          labelSelectorPath: .status.selector\n",
+    );
+    assert!(crd.contains("specReplicasPath"), "the CRD gained its scale");
+    let crd = write(sim.home(), "crd.yaml", &crd);
+    ok(&sim.kubectl(&["apply", "-f", &crd]), "apply the CRD");
+    let cr = write(sim.home(), "cr.yaml", CR);
+    ok(&sim.kubectl(&["apply", "-f", &cr]), "apply the CR");
+    let scaled = ok(
+        &sim.kubectl(&["scale", "widget/gizmo", "--replicas=7", "-n", "apps"]),
+        "kubectl scale widget",
+    );
+    assert!(
+        scaled.contains("widget.example.com/gizmo scaled"),
+        "{scaled}"
+    );
+    assert_eq!(jsonpath(&sim, "wdg", "gizmo", "{.spec.size}"), "7");
+    assert_eq!(
+        jsonpath(&sim, "wdg", "gizmo", "{.metadata.generation}"),
+        "2"
+    );
+    // With a precondition kubectl reads the Scale and PUTs it back.
+    let stale = sim.kubectl(&[
+        "scale",
+        "widget/gizmo",
+        "--current-replicas=3",
+        "--replicas=1",
+        "-n",
+        "apps",
+    ]);
+    assert!(!stale.status.success(), "{}", text(&stale));
+    ok(
+        &sim.kubectl(&[
+            "scale",
+            "widget/gizmo",
+            "--current-replicas=7",
+            "--replicas=2",
+            "-n",
+            "apps",
+        ]),
+        "scale with --current-replicas",
+    );
+    assert_eq!(jsonpath(&sim, "wdg", "gizmo", "{.spec.size}"), "2");
+}

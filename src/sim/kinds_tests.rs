@@ -883,3 +883,17 @@ async fn strict_field_validation_refuses_unknown_fields_only_where_a_schema_exis
     .await;
     assert_eq!(code, 201);
 }
+
+#[tokio::test]
+async fn openapi_v2_requests_are_counted_in_the_stats() {
+    let sim = sim().await;
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 0);
+    let _ = get(&sim, "/openapi/v3").await;
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 0);
+    let (code, _) = get(&sim, "/openapi/v2?timeout=32s").await;
+    assert_eq!(
+        code, 404,
+        "never served: the v3 documents are what clients use"
+    );
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 1);
+}

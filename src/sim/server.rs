@@ -37,13 +37,19 @@ pub struct Stats {
     pub requests: AtomicU64,
     pub writes: AtomicU64,
     pub watches: AtomicU64,
+    /// Requests for `/openapi/v2`: clients fall back to it (protobuf only) when the v3
+    /// documents do not let them leave validation to the server, so any is a regression.
+    pub openapi_v2: AtomicU64,
     by_verb: std::sync::Mutex<HashMap<String, u64>>,
     recent: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Stats {
-    fn record(&self, method: &Method, uri: &str, verb: &str) {
+    fn record(&self, method: &Method, path: &str, uri: &str, verb: &str) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if path.starts_with("/openapi/v2") {
+            self.openapi_v2.fetch_add(1, Ordering::Relaxed);
+        }
         if matches!(
             *method,
             Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -68,6 +74,7 @@ impl Stats {
             "requests": self.requests.load(Ordering::Relaxed),
             "writes": self.writes.load(Ordering::Relaxed),
             "watches": self.watches.load(Ordering::Relaxed),
+            "openapiV2": self.openapi_v2.load(Ordering::Relaxed),
             "byVerb": *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()),
         })
     }
@@ -295,7 +302,7 @@ impl Server {
             (&Method::GET, true) => "WATCH",
             (m, _) => m.as_str(),
         };
-        self.stats.record(&method, &uri, verb);
+        self.stats.record(&method, &path, &uri, verb);
 
         if path.starts_with("/_sim/") {
             return self.sim_endpoint(&path);

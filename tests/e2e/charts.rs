@@ -166,6 +166,13 @@ fn check_listed(sim: &Sim, case: &Case, workload_ns: &str) {
     }
 }
 
+/// helm and kubectl validated against the OpenAPI v3 documents alone: none fell back to the
+/// protobuf-only `/openapi/v2`.
+fn no_openapi_v2(sim: &Sim, case: &Case) {
+    let stats = sim.get_json("/_sim/stats");
+    assert_eq!(stats["openapiV2"], 0, "{}: {stats}", case.chart);
+}
+
 fn deploy_upgrade_uninstall(case: &Case) {
     let sim = sim_for(case);
     let chart = repo().join("tests/charts").join(case.chart);
@@ -249,6 +256,7 @@ fn deploy_upgrade_uninstall(case: &Case) {
         listed(&sim, case.namespaced_kinds, Some(workload_ns)),
         Vec::<String>::new()
     );
+    no_openapi_v2(&sim, case);
 }
 
 /// `kubectl apply --dry-run=server` of the chart as `helm template` renders
@@ -306,6 +314,7 @@ fn server_dry_run(case: &Case) {
             text(&out)
         );
     }
+    no_openapi_v2(&sim, case);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Real kubectl and helm against the simulator's full kind table: every built-in kind in
 //! `kubectl api-resources`, CRDs registering their kinds, `--dry-run=server` writing nothing,
-//! and a chart with `crds/`, a custom resource and cluster-scoped RBAC installing.
+//! a chart with `crds/`, a custom resource and cluster-scoped RBAC installing, and `kubectl
+//! scale` through the scale subresource (built-in kinds and a CRD's declared paths).
 
 use std::path::Path;
 
@@ -341,6 +342,16 @@ spec:
     spec: {containers: [{name: c, image: "db:1"}]}
 ---
 apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: lone, namespace: apps}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: lone}}
+  template:
+    metadata: {labels: {app: lone}}
+    spec: {containers: [{name: c, image: "lone:1"}]}
+---
+apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: agent, namespace: apps}
 spec:
@@ -364,7 +375,7 @@ fn jsonpath(sim: &Sim, kind: &str, name: &str, path: &str) -> String {
 }
 
 #[test]
-fn kubectl_scale_rolls_deployments_and_statefulsets_to_three_ready_replicas() {
+fn kubectl_scale_rolls_deployments_and_statefulsets_to_three_ready_and_scales_a_replicaset() {
     let sim = Sim::start("all-green");
     let file = write(sim.home(), "scalable.yaml", SCALABLE);
     ok(&sim.kubectl(&["apply", "-f", &file]), "apply");
@@ -418,6 +429,13 @@ fn kubectl_scale_rolls_deployments_and_statefulsets_to_three_ready_replicas() {
     assert_eq!(scale["spec"]["replicas"], 3);
     assert_eq!(scale["status"]["replicas"], 3);
     assert_eq!(scale["status"]["selector"], "app=web");
+
+    ok(
+        &sim.kubectl(&["scale", "replicaset/lone", "--replicas=2", "-n", "apps"]),
+        "kubectl scale replicaset",
+    );
+    assert_eq!(jsonpath(&sim, "rs", "lone", "{.spec.replicas}"), "2");
+    assert_eq!(jsonpath(&sim, "rs", "lone", "{.metadata.generation}"), "2");
 
     // A DaemonSet has no scale subresource: kubectl refuses, and the URL is a 404.
     let refused = sim.kubectl(&["scale", "daemonset/agent", "--replicas=3", "-n", "apps"]);

@@ -85,10 +85,15 @@ pub fn resource_list(store: &Store, group: &str, version: &str) -> Option<Value>
                 "approval" => (r.kind, &["get", "patch", "update"]),
                 _ => (r.kind, &["get", "patch", "update"]),
             };
-            resources.push(
-                json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
-                "namespaced": r.namespaced, "kind": kind, "verbs": verbs}),
-            );
+            let mut entry = json!({"name": format!("{}/{sub}", r.plural), "singularName": "",
+                "namespaced": r.namespaced, "kind": kind, "verbs": verbs});
+            if *sub == "scale" {
+                // Scale lives in autoscaling/v1 whatever the parent's group: client-go's scale
+                // client reads the group and version here and refuses `apps/v1 Scale`.
+                entry["group"] = json!("autoscaling");
+                entry["version"] = json!("v1");
+            }
+            resources.push(entry);
         }
     }
     if resources.is_empty() {

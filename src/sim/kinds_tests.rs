@@ -1,6 +1,7 @@
 //! Over HTTP against a running simulator: every row of the kind table round-trips
-//! create/get/list/watch/delete; CRDs register and unregister their kinds; `dryRun=All` writes
-//! nothing; admission answers as the API server does.
+//! create/get/put/merge-patch/list/watch/delete; CRDs register and unregister their kinds;
+//! `dryRun=All` writes nothing; admission answers as the API server does; strict field
+//! validation only where a schema exists; the scale subresource.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -141,6 +142,48 @@ async fn every_row_of_the_kind_table_round_trips_over_http() {
             (code, &got["metadata"]["uid"]),
             (200, &created["metadata"]["uid"]),
             "get {}",
+            rt.kind
+        );
+        // PUT the object back with a label, then a merge patch adds an annotation: both keep
+        // what the other wrote and move the resourceVersion.
+        let mut put = got.clone();
+        put["metadata"]["labels"] = json!({"round": "trip"});
+        let (code, replaced) = send(&sim, "PUT", &item, "application/json", &put).await;
+        assert_eq!(code, 200, "put {}: {replaced}", rt.kind);
+        assert_eq!(
+            replaced["metadata"]["labels"]["round"], "trip",
+            "put {}",
+            rt.kind
+        );
+        assert_ne!(
+            replaced["metadata"]["resourceVersion"], got["metadata"]["resourceVersion"],
+            "put {}",
+            rt.kind
+        );
+        let (code, _) = send(&sim, "PUT", &item, "application/json", &put).await;
+        assert_eq!(code, 409, "a stale put of {}", rt.kind);
+        let (code, patched) = send(
+            &sim,
+            "PATCH",
+            &item,
+            "application/merge-patch+json",
+            &json!({"metadata": {"annotations": {"patched": "yes"}}}),
+        )
+        .await;
+        assert_eq!(code, 200, "merge patch {}: {patched}", rt.kind);
+        assert_eq!(
+            (
+                &patched["metadata"]["annotations"]["patched"],
+                &patched["metadata"]["labels"]["round"]
+            ),
+            (&json!("yes"), &json!("trip")),
+            "merge patch {}",
+            rt.kind
+        );
+        assert_eq!(
+            get(&sim, &item).await.1["metadata"]["annotations"]["patched"],
+            "yes",
+            "stored patch {}",
             rt.kind
         );
         let (code, list) = get(&sim, &coll).await;
@@ -557,4 +600,300 @@ fn interned_custom_kinds_are_not_served_by_other_simulators() {
             .is_none()
     );
     assert!(crd::served_versions(&crd).is_ok());
+}
+
+/// A Widget CRD whose v1 declares a scale subresource at non-default places.
+fn scalable_crd(group: &str) -> Value {
+    let mut crd = widget_crd(group);
+    crd["spec"]["versions"][0]["subresources"]["scale"] = json!({
+        "specReplicasPath": ".spec.size", "statusReplicasPath": ".status.ready",
+        "labelSelectorPath": ".status.selector"});
+    crd
+}
+
+#[tokio::test]
+async fn the_scale_subresource_reads_and_writes_the_parents_replicas() {
+    let sim = sim().await;
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web", "tier": "front"}},
+            "template": {"metadata": {"labels": {"app": "web", "tier": "front"}},
+                "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}});
+    let coll = "/apis/apps/v1/namespaces/apps/deployments";
+    let (code, created) = send(&sim, "POST", coll, "application/json", &deploy).await;
+    assert_eq!(code, 201, "{created}");
+    let scale = format!("{coll}/web/scale");
+    let (code, got) = get(&sim, &scale).await;
+    assert_eq!(code, 200, "{got}");
+    assert_eq!(
+        (&got["apiVersion"], &got["kind"]),
+        (&json!("autoscaling/v1"), &json!("Scale"))
+    );
+    assert_eq!(got["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(got["spec"]["replicas"], 1);
+    assert_eq!(got["status"]["selector"], "app=web,tier=front");
+    assert!(got.get("template").is_none() && got["spec"].get("template").is_none());
+
+    let mut stale = got.clone();
+    stale["metadata"]["resourceVersion"] = json!("1");
+    stale["spec"]["replicas"] = json!(5);
+    let (code, _) = send(&sim, "PUT", &scale, "application/json", &stale).await;
+    assert_eq!(code, 409, "a stale Scale is the parent's conflict");
+    let mut put = got.clone();
+    put["spec"]["replicas"] = json!(2);
+    let (code, answer) = send(&sim, "PUT", &scale, "application/json", &put).await;
+    assert_eq!(
+        (code, &answer["spec"]["replicas"]),
+        (200, &json!(2)),
+        "{answer}"
+    );
+    let generation = |o: &Value| o["metadata"]["generation"].as_i64().unwrap();
+    let mut last = generation(&created);
+    let (_, parent) = get(&sim, &format!("{coll}/web")).await;
+    assert_eq!(parent["spec"]["replicas"], 2);
+    assert!(generation(&parent) > last, "a scale is a spec change");
+    last = generation(&parent);
+    assert_eq!(
+        answer["metadata"]["resourceVersion"],
+        parent["metadata"]["resourceVersion"]
+    );
+
+    for (want, (ct, body)) in (3..).zip([
+        (
+            "application/merge-patch+json",
+            json!({"spec": {"replicas": 3}}),
+        ),
+        (
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"replicas": 4}}),
+        ),
+        (
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]),
+        ),
+        (
+            "application/apply-patch+yaml",
+            json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+            "metadata": {"name": "web"}, "spec": {"replicas": 6}}),
+        ),
+    ]) {
+        let (code, answer) =
+            send(&sim, "PATCH", &format!("{scale}?fieldManager=t"), ct, &body).await;
+        assert_eq!(
+            (code, &answer["spec"]["replicas"]),
+            (200, &json!(want)),
+            "{ct}: {answer}"
+        );
+        let (_, parent) = get(&sim, &format!("{coll}/web")).await;
+        assert_eq!(parent["spec"]["replicas"], want, "{ct}");
+        assert!(generation(&parent) > last, "{ct} bumps the generation");
+        last = generation(&parent);
+    }
+    let before = rv(&sim);
+    let (code, answer) = send(
+        &sim,
+        "PATCH",
+        &format!("{scale}?dryRun=All"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 9}}),
+    )
+    .await;
+    assert_eq!((code, &answer["spec"]["replicas"]), (200, &json!(9)));
+    assert_eq!(rv(&sim), before, "a dry-run scale writes nothing");
+    let (code, status) = send(
+        &sim,
+        "PATCH",
+        &scale,
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": -1}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    let (code, _) = http(&sim, "DELETE", &scale, "application/json", None).await;
+    assert_eq!(code, 405);
+    let (code, _) = get(&sim, &format!("{coll}/nope/scale")).await;
+    assert_eq!(code, 404);
+
+    // Kinds without a scale subresource: no /scale at all.
+    let ds = minimal(&RESOURCES[resources::by_kind("apps/v1", "DaemonSet").unwrap()]);
+    let ds_coll = "/apis/apps/v1/namespaces/apps/daemonsets";
+    assert_eq!(
+        send(&sim, "POST", ds_coll, "application/json", &ds).await.0,
+        201
+    );
+    let ds_scale = format!("{ds_coll}/t-daemonset/scale");
+    assert_eq!(get(&sim, &ds_scale).await.0, 404);
+    let (code, _) = send(
+        &sim,
+        "PATCH",
+        &ds_scale,
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 3}}),
+    )
+    .await;
+    assert_eq!(code, 404);
+
+    // A custom kind: the CRD's paths, and no /scale where its version declares none.
+    let group = "scale.test.io";
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(
+        send(&sim, "POST", crds, "application/json", &scalable_crd(group))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        send(
+            &sim,
+            "POST",
+            crds,
+            "application/json",
+            &widget_crd("noscale.test.io")
+        )
+        .await
+        .0,
+        201
+    );
+    let (_, list) = get(&sim, &format!("/apis/{group}/v1")).await;
+    let sub = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "widgets/scale")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(
+        (&sub["group"], &sub["version"], &sub["kind"]),
+        (&json!("autoscaling"), &json!("v1"), &json!("Scale")),
+        "{list}"
+    );
+    let wcoll = format!("/apis/{group}/v1/namespaces/apps/widgets");
+    let cr = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"size": 1}});
+    assert_eq!(
+        send(&sim, "POST", &wcoll, "application/json", &cr).await.0,
+        201
+    );
+    let (code, _) = send(
+        &sim,
+        "PATCH",
+        &format!("{wcoll}/w/status"),
+        "application/merge-patch+json",
+        &json!({"status": {"ready": 1, "selector": "app=w"}}),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let (code, got) = get(&sim, &format!("{wcoll}/w/scale")).await;
+    assert_eq!(code, 200, "{got}");
+    assert_eq!(got["spec"]["replicas"], 1);
+    assert_eq!(got["status"], json!({"replicas": 1, "selector": "app=w"}));
+    let (code, answer) = send(
+        &sim,
+        "PATCH",
+        &format!("{wcoll}/w/scale"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 4}}),
+    )
+    .await;
+    assert_eq!(
+        (code, &answer["spec"]["replicas"]),
+        (200, &json!(4)),
+        "{answer}"
+    );
+    let (_, w) = get(&sim, &format!("{wcoll}/w")).await;
+    assert_eq!(
+        (&w["spec"]["size"], &w["metadata"]["generation"]),
+        (&json!(4), &json!(2)),
+        "{w}"
+    );
+    let other = "/apis/noscale.test.io/v1/namespaces/apps/widgets";
+    let cr =
+        json!({"apiVersion": "noscale.test.io/v1", "kind": "Widget", "metadata": {"name": "w"}});
+    assert_eq!(
+        send(&sim, "POST", other, "application/json", &cr).await.0,
+        201
+    );
+    assert_eq!(get(&sim, &format!("{other}/w/scale")).await.0, 404);
+}
+
+#[tokio::test]
+async fn strict_field_validation_refuses_unknown_fields_only_where_a_schema_exists() {
+    let sim = sim().await;
+    // A built-in kind has no schema here: an unknown field passes, as the README says.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "strict"},
+        "data": {"a": "b"}, "colour": "red"});
+    let (code, created) = send(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/apps/configmaps?fieldValidation=Strict",
+        "application/json",
+        &cm,
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+    let group = "strict.test.io";
+    let (code, _) = send(
+        &sim,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "application/json",
+        &widget_crd(group),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let coll = format!("/apis/{group}/v1/namespaces/apps/widgets");
+    let cr = |name: &str, spec: Value| {
+        json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+            "metadata": {"name": name}, "spec": spec})
+    };
+    let (code, status) = send(
+        &sim,
+        "POST",
+        &format!("{coll}?fieldValidation=Strict"),
+        "application/json",
+        &cr("w1", json!({"size": 1, "colour": "red"})),
+    )
+    .await;
+    assert_eq!(code, 400, "{status}");
+    assert_eq!(
+        status["message"],
+        "strict decoding error: unknown field \"spec.colour\""
+    );
+    assert_eq!(
+        get(&sim, &format!("{coll}/w1")).await.0,
+        404,
+        "nothing stored"
+    );
+    let (code, _) = send(
+        &sim,
+        "POST",
+        &format!("{coll}?fieldValidation=Strict"),
+        "application/json",
+        &cr("w1", json!({"size": 1})),
+    )
+    .await;
+    assert_eq!(code, 201, "a known field passes");
+    // Without Strict it is accepted, as under the API server's default (Warn).
+    let (code, _) = send(
+        &sim,
+        "POST",
+        &coll,
+        "application/json",
+        &cr("w2", json!({"size": 1, "colour": "red"})),
+    )
+    .await;
+    assert_eq!(code, 201);
+}
+
+#[tokio::test]
+async fn openapi_v2_requests_are_counted_in_the_stats() {
+    let sim = sim().await;
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 0);
+    let _ = get(&sim, "/openapi/v3").await;
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 0);
+    let (code, _) = get(&sim, "/openapi/v2?timeout=32s").await;
+    assert_eq!(
+        code, 404,
+        "never served: the v3 documents are what clients use"
+    );
+    assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 1);
 }

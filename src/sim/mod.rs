@@ -16,6 +16,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod resources;
 pub mod run;
+pub mod scale;
 pub mod scenario;
 pub mod seed;
 pub mod selector;

@@ -14,6 +14,17 @@ enum Requirement {
 }
 
 impl Requirement {
+    fn key(&self) -> &str {
+        match self {
+            Requirement::Equals(k, _)
+            | Requirement::NotEquals(k, _)
+            | Requirement::In(k, _)
+            | Requirement::NotIn(k, _)
+            | Requirement::Exists(k)
+            | Requirement::DoesNotExist(k) => k,
+        }
+    }
+
     fn matches(&self, lookup: impl Fn(&str) -> Option<String>) -> bool {
         match self {
             Requirement::Equals(k, v) => lookup(k).as_deref() == Some(v.as_str()),
@@ -174,6 +185,29 @@ impl Selector {
         Selector { requirements }
     }
 
+    /// The selector as the API server prints it (`labels.Selector.String()`): requirements
+    /// sorted by key, set values sorted. The scale subresource hands this text to autoscalers.
+    pub fn to_text(&self) -> String {
+        let mut reqs: Vec<&Requirement> = self.requirements.iter().collect();
+        reqs.sort_by(|a, b| a.key().cmp(b.key()));
+        let set = |vs: &[String]| {
+            let mut vs = vs.to_vec();
+            vs.sort();
+            vs.join(",")
+        };
+        reqs.iter()
+            .map(|r| match r {
+                Requirement::Equals(k, v) => format!("{k}={v}"),
+                Requirement::NotEquals(k, v) => format!("{k}!={v}"),
+                Requirement::In(k, vs) => format!("{k} in ({})", set(vs)),
+                Requirement::NotIn(k, vs) => format!("{k} notin ({})", set(vs)),
+                Requirement::Exists(k) => k.clone(),
+                Requirement::DoesNotExist(k) => format!("!{k}"),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
@@ -292,5 +326,20 @@ mod tests {
         assert!(Selector::from_label_selector(&sel).matches_labels(&obj()));
         let sel = json!({"matchLabels": {"app": "db"}});
         assert!(!Selector::from_label_selector(&sel).matches_labels(&obj()));
+    }
+
+    #[test]
+    fn selectors_print_as_the_api_server_prints_them() {
+        let sel = json!({"matchLabels": {"tier": "front", "app": "web"},
+            "matchExpressions": [{"key": "zone", "operator": "In", "values": ["b", "a"]},
+                                 {"key": "canary", "operator": "DoesNotExist"},
+                                 {"key": "env", "operator": "Exists"}]});
+        assert_eq!(
+            Selector::from_label_selector(&sel).to_text(),
+            "app=web,!canary,env,tier=front,zone in (a,b)"
+        );
+        let parsed = Selector::parse_labels("b notin (y,x),a!=1").unwrap();
+        assert_eq!(parsed.to_text(), "a!=1,b notin (x,y)");
+        assert_eq!(Selector::default().to_text(), "");
     }
 }

@@ -24,7 +24,7 @@ use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
 use super::store::{Part, PatchKind};
-use super::{SimState, Store, crd, discovery, logs_http, protobuf, table, validate, watch};
+use super::{SimState, Store, crd, discovery, logs_http, protobuf, scale, table, validate, watch};
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -37,13 +37,19 @@ pub struct Stats {
     pub requests: AtomicU64,
     pub writes: AtomicU64,
     pub watches: AtomicU64,
+    /// Requests for `/openapi/v2`: clients fall back to it (protobuf only) when the v3
+    /// documents do not let them leave validation to the server, so any is a regression.
+    pub openapi_v2: AtomicU64,
     by_verb: std::sync::Mutex<HashMap<String, u64>>,
     recent: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Stats {
-    fn record(&self, method: &Method, uri: &str, verb: &str) {
+    fn record(&self, method: &Method, path: &str, uri: &str, verb: &str) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if path.starts_with("/openapi/v2") {
+            self.openapi_v2.fetch_add(1, Ordering::Relaxed);
+        }
         if matches!(
             *method,
             Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -68,6 +74,7 @@ impl Stats {
             "requests": self.requests.load(Ordering::Relaxed),
             "writes": self.writes.load(Ordering::Relaxed),
             "watches": self.watches.load(Ordering::Relaxed),
+            "openapiV2": self.openapi_v2.load(Ordering::Relaxed),
             "byVerb": *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()),
         })
     }
@@ -295,7 +302,7 @@ impl Server {
             (&Method::GET, true) => "WATCH",
             (m, _) => m.as_str(),
         };
-        self.stats.record(&method, &uri, verb);
+        self.stats.record(&method, &path, &uri, verb);
 
         if path.starts_with("/_sim/") {
             return self.sim_endpoint(&path);
@@ -437,6 +444,18 @@ impl Server {
                 }
                 Ok(list_response(route.resource, &items, rv))
             }
+            (_, Some(name), Some("scale")) => {
+                self.scale(
+                    req,
+                    method,
+                    route.resource,
+                    ns,
+                    name,
+                    &content_type,
+                    dry_run,
+                )
+                .await
+            }
             (&Method::GET, Some(name), Some("log")) => {
                 logs_http::serve(&self.sim, ns.unwrap_or(""), name, query)
             }
@@ -521,6 +540,67 @@ impl Server {
                 "the server does not allow this method on the requested resource ({method} {path})"
             ))),
         }
+    }
+}
+
+impl Server {
+    /// `…/NAME/scale`: the object's replicas as an `autoscaling/v1 Scale`. A write sets the
+    /// parent's desired replicas through an ordinary update, so its generation moves and the
+    /// controllers roll it as they would after any spec change.
+    #[allow(clippy::too_many_arguments)] // the route's parts, as the main arms get them
+    async fn scale(
+        &self,
+        req: Request<Incoming>,
+        method: &Method,
+        res: ResourceId,
+        ns: Option<&str>,
+        name: &str,
+        content_type: &str,
+        dry_run: bool,
+    ) -> Result<Response<Body>, ApiError> {
+        let store = &self.sim.store;
+        let paths = scale::paths(store, res).ok_or_else(|| ApiError::not_found(res, name))?;
+        let old = store.get(res, ns, name)?;
+        let current = scale::scale_of(&old, &paths);
+        let wanted = match *method {
+            Method::GET => return Ok(json_response(200, &current)),
+            Method::PUT => {
+                let body = read_body(req, content_type).await?;
+                let named = body.pointer("/metadata/name").and_then(Value::as_str);
+                if named != Some(name) {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({}) does not match the name on the URL ({name})",
+                        named.unwrap_or("")
+                    )));
+                }
+                body
+            }
+            Method::PATCH => {
+                let kind = patch_kind(content_type)
+                    .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
+                let body = read_body(req, content_type).await?;
+                scale::patched(&current, kind, &body)?
+            }
+            _ => {
+                return Err(ApiError::method_not_allowed(format!(
+                    "the server does not allow this method on the requested resource ({method} scale)"
+                )));
+            }
+        };
+        let replicas = scale::wanted_replicas(&wanted, name)?;
+        // A Scale's resourceVersion is its parent's: a stale one is the parent's conflict.
+        if let Some(want) = wanted
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            && !want.is_empty()
+            && Some(want) != current["metadata"]["resourceVersion"].as_str()
+        {
+            return Err(ApiError::conflict(res, name));
+        }
+        // `old` carries its resourceVersion, so a write that raced this one is a 409.
+        let updated = scale::with_replicas(&old, &paths, replicas);
+        let stored = store.replace_opt(res, ns, name, updated, Part::Main, dry_run)?;
+        Ok(json_response(200, &scale::scale_of(&stored, &paths)))
     }
 }
 

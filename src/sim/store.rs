@@ -640,6 +640,11 @@ impl Store {
         (0..resources::RESOURCES.len()).chain(custom).collect()
     }
 
+    /// The name of the CRD that defines a custom kind this simulator serves.
+    pub fn crd_of(&self, res: ResourceId) -> Option<String> {
+        self.lock().custom.get(&res).map(|(crd, _)| crd.clone())
+    }
+
     /// The OpenAPI v3 schema of a custom kind's version (from its CRD), if it has one.
     pub fn schema(&self, res: ResourceId) -> Option<Value> {
         self.lock().custom.get(&res).and_then(|(_, s)| s.clone())

@@ -21,6 +21,12 @@ struct Case {
     /// `kubectl get` resource lists: cluster-scoped, then namespaced (in the workloads' namespace).
     cluster_kinds: &'static str,
     namespaced_kinds: &'static str,
+    /// Objects `kubectl get -o name` must list by name (custom resources included).
+    named: &'static [&'static str],
+    /// (kind, name) of the workload whose image the upgrade changes, and its new image.
+    upgraded: (&'static str, &'static str, &'static str),
+    /// A Secret the chart keeps across upgrades with `lookup`: its data must never change.
+    kept_secret: Option<&'static str>,
 }
 
 const INGRESS: Case = Case {
@@ -31,6 +37,16 @@ const INGRESS: Case = Case {
     workloads: &[("Deployment", "edge", "demo-edge-controller")],
     cluster_kinds: "clusterrole,clusterrolebinding,ingressclass,validatingwebhookconfiguration",
     namespaced_kinds: "deployment,service,configmap,serviceaccount,role,rolebinding,ingress,hpa,pdb,networkpolicy",
+    named: &[
+        "ingressclass.networking.k8s.io/edge",
+        "deployment.apps/demo-edge-controller",
+    ],
+    upgraded: (
+        "deployment",
+        "demo-edge-controller",
+        "registry.example.com/edge/controller:1.12.1",
+    ),
+    kept_secret: None,
 };
 
 const OPERATOR: Case = Case {
@@ -45,6 +61,16 @@ const OPERATOR: Case = Case {
     ],
     cluster_kinds: "clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration,apiservice",
     namespaced_kinds: "deployment,service,serviceaccount,widgets",
+    named: &[
+        "widget.deck.example.test/demo-default",
+        "deployment.apps/demo-widgets-webhook",
+    ],
+    upgraded: (
+        "deployment",
+        "demo-widgets-operator",
+        "registry.example.com/widgets/operator:1.4.1",
+    ),
+    kept_secret: None,
 };
 
 const STATEFUL: Case = Case {
@@ -58,6 +84,13 @@ const STATEFUL: Case = Case {
     ],
     cluster_kinds: "clusterrolebinding",
     namespaced_kinds: "statefulset,daemonset,service,secret,serviceaccount,pdb,networkpolicy",
+    named: &["statefulset.apps/demo-store", "secret/demo-store-unseal"],
+    upgraded: (
+        "statefulset",
+        "demo-store",
+        "registry.example.com/vaultish/server:1.18.3",
+    ),
+    kept_secret: Some("demo-store-unseal"),
 };
 
 fn sim_for(case: &Case) -> Sim {
@@ -88,10 +121,63 @@ fn listed(sim: &Sim, kinds: &str, namespace: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// `kubectl get KIND NAME -n NS -o jsonpath=PATH`.
+fn jsonpath(sim: &Sim, kind: &str, name: &str, namespace: &str, path: &str) -> String {
+    let out = sim.kubectl(&[
+        "get",
+        kind,
+        name,
+        "-n",
+        namespace,
+        "-o",
+        &format!("jsonpath={path}"),
+    ]);
+    assert!(
+        out.status.success(),
+        "kubectl get {kind} {name}: {}",
+        text(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// Every kind the case lists has an object of the release, and every named object is there.
+fn check_listed(sim: &Sim, case: &Case, workload_ns: &str) {
+    let mut all = Vec::new();
+    for (kinds, namespace) in [
+        (case.cluster_kinds, None),
+        (case.namespaced_kinds, Some(workload_ns)),
+    ] {
+        for kind in kinds.split(',') {
+            let objects = listed(sim, kind, namespace);
+            assert!(
+                !objects.is_empty(),
+                "{}: no {kind} of the release listed",
+                case.chart
+            );
+            all.extend(objects);
+        }
+    }
+    for name in case.named {
+        assert!(
+            all.iter().any(|o| o == name),
+            "{}: {name} not in {all:?}",
+            case.chart
+        );
+    }
+}
+
+/// helm and kubectl validated against the OpenAPI v3 documents alone: none fell back to the
+/// protobuf-only `/openapi/v2`.
+fn no_openapi_v2(sim: &Sim, case: &Case) {
+    let stats = sim.get_json("/_sim/stats");
+    assert_eq!(stats["openapiV2"], 0, "{}: {stats}", case.chart);
+}
+
 fn deploy_upgrade_uninstall(case: &Case) {
     let sim = sim_for(case);
     let chart = repo().join("tests/charts").join(case.chart);
     let workload_ns = case.workloads[0].1;
+    let mut kept: Option<String> = None;
     for (round, extra) in [
         ("install", None),
         ("upgrade", Some(case.new_image)),
@@ -128,20 +214,33 @@ fn deploy_upgrade_uninstall(case: &Case) {
             assert_eq!(w["namespace"], *namespace, "{w}");
             assert_eq!(w["ready"], true, "{} {name}: {w}", case.chart);
         }
+        let (kind, workload, image) = case.upgraded;
+        let live = jsonpath(&sim, kind, workload, workload_ns, "{..image}");
+        assert_eq!(
+            live == image,
+            extra.is_some(),
+            "{} {name}: {kind}/{workload} runs {live}",
+            case.chart
+        );
+        if let Some(secret) = case.kept_secret {
+            let data = jsonpath(&sim, "secret", secret, workload_ns, "{.data}");
+            assert!(
+                !data.is_empty(),
+                "{} {name}: {secret} has no data",
+                case.chart
+            );
+            // Compared, never printed: it is the chart's generated password.
+            match &kept {
+                None => kept = Some(data),
+                Some(first) => assert!(
+                    *first == data,
+                    "{} {name}: the data of {secret} changed since the install",
+                    case.chart
+                ),
+            }
+        }
     }
-    let cluster_before = listed(&sim, case.cluster_kinds, None);
-    let namespaced_before = listed(&sim, case.namespaced_kinds, Some(workload_ns));
-    let cluster_kinds = case.cluster_kinds.split(',').count();
-    assert!(
-        cluster_before.len() >= cluster_kinds,
-        "{}: cluster-scoped objects: {cluster_before:?}",
-        case.chart
-    );
-    assert!(
-        namespaced_before.len() >= case.namespaced_kinds.split(',').count(),
-        "{}: namespaced objects: {namespaced_before:?}",
-        case.chart
-    );
+    check_listed(&sim, case, workload_ns);
     let out = sim.helm(&[
         "uninstall",
         "demo",
@@ -157,6 +256,7 @@ fn deploy_upgrade_uninstall(case: &Case) {
         listed(&sim, case.namespaced_kinds, Some(workload_ns)),
         Vec::<String>::new()
     );
+    no_openapi_v2(&sim, case);
 }
 
 /// `kubectl apply --dry-run=server` of the chart as `helm template` renders
@@ -214,6 +314,7 @@ fn server_dry_run(case: &Case) {
             text(&out)
         );
     }
+    no_openapi_v2(&sim, case);
 }
 
 #[test]

@@ -132,3 +132,82 @@ fn demo_holds_its_input_to_deploys_rules_exit_2_one_line() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The `helm_line` texts of the one deploy record under the home's state directory.
+fn recorded_helm_lines(home: &Sim) -> Vec<String> {
+    let dir = home.home().join(".local/state/helmdeck");
+    let records: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    std::fs::read_to_string(&records[0])
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"]["type"] == "helm_line")
+        .filter_map(|v| v["event"]["text"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn demo_lands_a_chart_with_a_values_file_an_init_job_and_helm_args_after_the_dashes() {
+    let home = Sim::start("all-green");
+    let chart = chart("portable");
+    let values = home.home().join("more.yaml");
+    // Only this file turns the StatefulSet and the DaemonSet on.
+    std::fs::write(&values, "allKinds: true\nnote: from-the-file\n").unwrap();
+    let run = demo(
+        &home,
+        &[
+            "--chart",
+            &chart,
+            "--scenario",
+            "all-green",
+            "-f",
+            values.to_str().unwrap(),
+            "--init-toggle",
+            "initJob.enabled",
+            "--init-job",
+            "demo-init",
+            "--timeout",
+            "60s",
+            "--",
+            "--description",
+            "rehearsed by the e2e test",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    // The values file reached helm: the kinds it enables were deployed and gated.
+    for (kind, name) in [
+        ("Deployment", "demo-app"),
+        ("StatefulSet", "demo-store"),
+        ("DaemonSet", "demo-agent"),
+    ] {
+        assert_eq!(run.workload(kind, name)["ready"], true, "{kind}/{name}");
+    }
+    assert_eq!(
+        run.step("init")["status"],
+        "succeeded",
+        "{}",
+        run.describe()
+    );
+    let init = run.init_hook();
+    assert_eq!(
+        (&init["name"], &init["phase"]),
+        (
+            &serde_json::json!("demo-init"),
+            &serde_json::json!("Succeeded")
+        ),
+        "{init}"
+    );
+    // helm's own report of the release it stored, as the record kept it.
+    let lines = recorded_helm_lines(&home);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "DESCRIPTION: rehearsed by the e2e test"),
+        "{lines:?}"
+    );
+}

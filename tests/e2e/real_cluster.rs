@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::support::{DeployRun, Sim, repo, tool, with_init};
+use crate::support::{DeployRun, Sim, repo, tool};
 
 /// tests/charts/portable: busybox with real commands, so a real cluster and the simulator
 /// (which honours node selectors and a shell `exit N`) behave alike without scenario rules.
@@ -36,16 +36,25 @@ fn deploy_portable(cluster: &Sim, extra: &[&str]) -> DeployRun {
     cluster.deploy_chart(&portable_chart(), &report, &args)
 }
 
+/// The init step on the portable chart: its `initJob` toggle and Job.
+const INIT: [&str; 4] = [
+    "--init-toggle",
+    "initJob.enabled",
+    "--init-job",
+    "demo-init",
+];
+
 #[test]
 fn portable_all_green_lands_with_exit_0() {
     let cluster = Sim::portable("all-green");
-    let run = cluster.deploy(&with_init(&["--timeout", "120s"]));
+    let mut args = vec!["--set", "allKinds=true"];
+    args.extend(INIT);
+    let run = deploy_portable(&cluster, &args);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(run.report["namespace"], cluster.namespace.as_str());
     for (kind, name) in [
-        ("Deployment", "demo-api"),
-        ("Deployment", "demo-web"),
-        ("StatefulSet", "demo-db"),
+        ("Deployment", "demo-app"),
+        ("StatefulSet", "demo-store"),
         ("DaemonSet", "demo-agent"),
     ] {
         let w = run.workload(kind, name);
@@ -58,11 +67,36 @@ fn portable_all_green_lands_with_exit_0() {
 #[test]
 fn portable_a_second_deploy_upgrades_to_revision_2() {
     let cluster = Sim::portable("all-green");
-    let first = cluster.deploy(&["--timeout", "120s"]);
+    let first = deploy_portable(&cluster, &["--set", "allKinds=true"]);
     assert_eq!(first.code, Some(0), "{}", first.describe());
-    let second = cluster.deploy(&["--timeout", "120s", "--set", "image.tag=1.4.3"]);
+    // A new pod-template annotation: every workload rolls, with no other image to pull.
+    let second = deploy_portable(
+        &cluster,
+        &["--set", "allKinds=true", "--set", "note=second"],
+    );
     assert_eq!(second.code, Some(0), "{}", second.describe());
     assert_eq!(second.report["revision"], 2, "{}", second.describe());
+    for (kind, name) in [
+        ("Deployment", "demo-app"),
+        ("StatefulSet", "demo-store"),
+        ("DaemonSet", "demo-agent"),
+    ] {
+        assert_eq!(second.workload(kind, name)["ready"], true, "{kind}/{name}");
+        let out = cluster.kubectl(&[
+            "get",
+            &kind.to_lowercase(),
+            name,
+            "-n",
+            &cluster.namespace,
+            "-o",
+            "jsonpath={.spec.template.metadata.annotations.helmdeck\\.io/note}",
+        ]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "second",
+            "{kind}/{name}"
+        );
+    }
 }
 
 #[test]

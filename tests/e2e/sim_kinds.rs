@@ -1,6 +1,7 @@
 //! Real kubectl and helm against the simulator's full kind table: every built-in kind in
 //! `kubectl api-resources`, CRDs registering their kinds, `--dry-run=server` writing nothing,
-//! and a chart with `crds/`, a custom resource and cluster-scoped RBAC installing.
+//! a chart with `crds/`, a custom resource and cluster-scoped RBAC installing, and `kubectl
+//! scale` through the scale subresource (built-in kinds and a CRD's declared paths).
 
 use std::path::Path;
 
@@ -317,4 +318,182 @@ subjects: [{kind: ServiceAccount, name: {{ .Release.Name }}, namespace: {{ .Rele
         &sim.kubectl(&["get", "crd", "widgets.example.com"]),
         "the CRD stays",
     );
+}
+
+const SCALABLE: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: apps}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: "web:1"}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: apps}
+spec:
+  replicas: 1
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: "db:1"}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: lone, namespace: apps}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: lone}}
+  template:
+    metadata: {labels: {app: lone}}
+    spec: {containers: [{name: c, image: "lone:1"}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: apps}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: c, image: "agent:1"}]}
+"#;
+
+fn jsonpath(sim: &Sim, kind: &str, name: &str, path: &str) -> String {
+    let out = sim.kubectl(&[
+        "get",
+        kind,
+        name,
+        "-n",
+        "apps",
+        "-o",
+        &format!("jsonpath={path}"),
+    ]);
+    ok(&out, &format!("get {kind} {name} {path}"))
+}
+
+#[test]
+fn kubectl_scale_rolls_deployments_and_statefulsets_to_three_ready_and_scales_a_replicaset() {
+    let sim = Sim::start("all-green");
+    let file = write(sim.home(), "scalable.yaml", SCALABLE);
+    ok(&sim.kubectl(&["apply", "-f", &file]), "apply");
+    for target in ["deployment/web", "statefulset/db"] {
+        ok(
+            &sim.kubectl(&["rollout", "status", target, "-n", "apps", "--timeout=60s"]),
+            "first rollout",
+        );
+        let scaled = ok(
+            &sim.kubectl(&["scale", target, "--replicas=3", "-n", "apps"]),
+            "kubectl scale",
+        );
+        assert!(scaled.contains("scaled"), "{scaled}");
+        let rolled = ok(
+            &sim.kubectl(&["rollout", "status", target, "-n", "apps", "--timeout=60s"]),
+            "rollout after scale",
+        );
+        assert!(
+            rolled.contains("rolled out") || rolled.contains("roll out complete"),
+            "{rolled}"
+        );
+        let (kind, name) = target.split_once('/').unwrap();
+        assert_eq!(jsonpath(&sim, kind, name, "{.spec.replicas}"), "3");
+        assert_eq!(
+            jsonpath(&sim, kind, name, "{.status.readyReplicas}"),
+            "3",
+            "{target}"
+        );
+    }
+    // What kubectl scale sent: a merge patch on the subresource.
+    let requests = sim.get("/_sim/requests");
+    assert!(
+        requests.contains("PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale"),
+        "{requests}"
+    );
+    let scale = ok(
+        &sim.kubectl(&[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "apps",
+            "--subresource=scale",
+            "-o",
+            "json",
+        ]),
+        "get --subresource=scale",
+    );
+    let scale: serde_json::Value = serde_json::from_str(&scale).unwrap();
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"]["replicas"], 3);
+    assert_eq!(scale["status"]["selector"], "app=web");
+
+    ok(
+        &sim.kubectl(&["scale", "replicaset/lone", "--replicas=2", "-n", "apps"]),
+        "kubectl scale replicaset",
+    );
+    assert_eq!(jsonpath(&sim, "rs", "lone", "{.spec.replicas}"), "2");
+    assert_eq!(jsonpath(&sim, "rs", "lone", "{.metadata.generation}"), "2");
+
+    // A DaemonSet has no scale subresource: kubectl refuses, and the URL is a 404.
+    let refused = sim.kubectl(&["scale", "daemonset/agent", "--replicas=3", "-n", "apps"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    let raw = sim.kubectl(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/apps/daemonsets/agent/scale",
+    ]);
+    assert!(!raw.status.success(), "{}", text(&raw));
+    assert!(text(&raw).contains("NotFound"), "{}", text(&raw));
+}
+
+#[test]
+fn kubectl_scale_on_a_custom_kind_uses_its_crds_replica_paths() {
+    let sim = Sim::start("all-green");
+    let crd = CRD.replace(
+        "        status: {}\n",
+        "        status: {}\n        scale:\n          specReplicasPath: .spec.size\n          statusReplicasPath: .status.ready\n          labelSelectorPath: .status.selector\n",
+    );
+    assert!(crd.contains("specReplicasPath"), "the CRD gained its scale");
+    let crd = write(sim.home(), "crd.yaml", &crd);
+    ok(&sim.kubectl(&["apply", "-f", &crd]), "apply the CRD");
+    let cr = write(sim.home(), "cr.yaml", CR);
+    ok(&sim.kubectl(&["apply", "-f", &cr]), "apply the CR");
+    let scaled = ok(
+        &sim.kubectl(&["scale", "widget/gizmo", "--replicas=7", "-n", "apps"]),
+        "kubectl scale widget",
+    );
+    assert!(
+        scaled.contains("widget.example.com/gizmo scaled"),
+        "{scaled}"
+    );
+    assert_eq!(jsonpath(&sim, "wdg", "gizmo", "{.spec.size}"), "7");
+    assert_eq!(
+        jsonpath(&sim, "wdg", "gizmo", "{.metadata.generation}"),
+        "2"
+    );
+    // With a precondition kubectl reads the Scale and PUTs it back.
+    let stale = sim.kubectl(&[
+        "scale",
+        "widget/gizmo",
+        "--current-replicas=3",
+        "--replicas=1",
+        "-n",
+        "apps",
+    ]);
+    assert!(!stale.status.success(), "{}", text(&stale));
+    ok(
+        &sim.kubectl(&[
+            "scale",
+            "widget/gizmo",
+            "--current-replicas=7",
+            "--replicas=2",
+            "-n",
+            "apps",
+        ]),
+        "scale with --current-replicas",
+    );
+    assert_eq!(jsonpath(&sim, "wdg", "gizmo", "{.spec.size}"), "2");
 }

@@ -42,6 +42,22 @@ fn recover_lock_rolls_back_an_old_pending_upgrade_then_deploys_to_0() {
 }
 
 #[test]
+fn a_stuck_lock_says_what_its_pending_record_says() {
+    // `locked` seeds revision 3's record with helm's own "Preparing upgrade".
+    let sim = Sim::start("locked");
+    let run = sim.deploy(&["--timeout", "60s", "--events", "-", "--no-record"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let lock = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"]["type"] == "lock")
+        .unwrap_or_else(|| panic!("no lock event: {}", run.describe()));
+    assert_eq!(lock["event"]["revision"], 3, "{lock}");
+    assert_eq!(lock["event"]["description"], "Preparing upgrade", "{lock}");
+}
+
+#[test]
 fn recover_lock_refuses_a_lock_younger_than_lock_min_age() {
     let sim = Sim::start("locked");
     let before = sim.get_json("/_sim/stats");
@@ -88,7 +104,7 @@ fn recover_lock_never_deletes_a_stuck_first_install_and_says_the_resources_stay(
 /// demo-web crash-loops from its second generation on: the first install lands, the upgrade's
 /// rollout fails, and helmdeck rolls back to revision 1 (the old ReplicaSet's pods are still
 /// ready, so the rolled-back revision rolls out).
-const WEB_BREAKS_ON_UPGRADE: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\nworkloads:\n  - {match: Deployment/*-web, generation: 2, crash_loop: 1}\n";
+pub const WEB_BREAKS_ON_UPGRADE: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\nworkloads:\n  - {match: Deployment/*-web, generation: 2, crash_loop: 1}\n";
 
 #[test]
 fn rollback_on_failure_leaves_a_deployed_rollback_revision_and_verdict_1() {

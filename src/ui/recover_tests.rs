@@ -242,6 +242,20 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
     );
     assert_eq!(failed_with(|s| s.revision = None), None, "nothing written");
     assert_eq!(
+        failed_with(|s| {
+            if let Some(rollout) = s.steps.get_mut(&Step::Rollout) {
+                rollout.outcome = Some(StepOutcome::Cancelled);
+            }
+        }),
+        None,
+        "never after a cancel (--rollback-on-failure never rolls one back)"
+    );
+    assert_eq!(
+        failed_with(|s| s.plan.only = Some(crate::cli::Only::Rollout)),
+        None,
+        "never when attached with --only"
+    );
+    assert_eq!(
         failed_with(|s| s.deployed_before = None),
         None,
         "nothing deployed before"
@@ -250,5 +264,30 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
         failed_with(|s| s.rollback = rolled_back("running", None).state.rollback),
         None,
         "a rollback already started"
+    );
+}
+
+#[test]
+fn a_rollback_asked_for_after_the_verdict_reopens_it_until_decided_again() {
+    let mut story = Story::failed();
+    assert!(story.state.verdict.is_some());
+    story.send(Event::Rollback(RollbackView {
+        from: 5,
+        to: 4,
+        revision: None,
+        status: "running".into(),
+        reason: None,
+    }));
+    assert_eq!(
+        story.state.verdict, None,
+        "the banner gives way to the rollback"
+    );
+    assert_eq!(rollback_offer(&story.state), None);
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('q'));
+    assert_eq!(
+        ui.overlay,
+        Overlay::Confirm,
+        "q while it runs asks before cancelling"
     );
 }

@@ -118,7 +118,7 @@ async fn run_steps(
                     if ctx.plan.test
                         && matches!(init, StepOutcome::Succeeded | StepOutcome::Skipped { .. })
                     {
-                        steps::smoke::run(ctx).await;
+                        steps::smoke::run(ctx, revision_before).await;
                     }
                 }
                 // Only a failure (never a cancel, never the init step's exit 3) is rolled back.

@@ -253,6 +253,19 @@ fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {
         "{}",
         passing.describe()
     );
+    // Each test pod is a hook row with the phase helm recorded (the report's `tests`).
+    let test_phase = |run: &crate::support::DeployRun, name: &str| {
+        run.report["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .map(|t| t["phase"].clone())
+    };
+    assert_eq!(
+        test_phase(&passing, "demo-test-ok"),
+        Some(serde_json::json!("Succeeded")),
+        "{}",
+        passing.report
+    );
     let failing = sim.deploy_chart(
         &chart,
         "fail.json",
@@ -266,6 +279,19 @@ fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {
             && reason.contains("GET /healthz: 503 Service Unavailable"),
         "{}",
         failing.describe()
+    );
+    assert_eq!(
+        test_phase(&failing, "demo-test-fail"),
+        Some(serde_json::json!("Failed")),
+        "{}",
+        failing.report
+    );
+    // helm stops at the first failing test: the other did not run this time.
+    assert_eq!(
+        test_phase(&failing, "demo-test-ok"),
+        Some(serde_json::json!("skipped")),
+        "{}",
+        failing.report
     );
     // Without --test no test runs: the step is not in the report.
     let untested = sim.deploy_chart(&chart, "plain.json", &["--timeout", "60s"]);

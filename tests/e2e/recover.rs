@@ -74,6 +74,50 @@ fn recover_lock_refuses_a_lock_younger_than_lock_min_age() {
 }
 
 #[test]
+fn recover_lock_force_clears_a_lock_younger_than_lock_min_age_and_deploys_to_0() {
+    // `locked`'s revision 3 is 20 minutes old: young against 1h, so only --force clears it.
+    let sim = Sim::start("locked");
+    let run = sim.deploy(&[
+        "--timeout",
+        "60s",
+        "--recover-lock",
+        "--force",
+        "--lock-min-age",
+        "1h",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let history = descriptions(&sim);
+    assert!(
+        history
+            .iter()
+            .any(|(v, s, d)| *v == 4 && s == "superseded" && d == "Rollback to 2"),
+        "{history:?}"
+    );
+    let last = history.last().expect("a revision");
+    assert_eq!((last.0, last.1.as_str()), (5, "deployed"), "{history:?}");
+}
+
+#[test]
+fn rollback_on_failure_never_rolls_back_after_a_failed_init_job_exit_3() {
+    let sim = Sim::start("init-fails");
+    // A deployed revision to go back to, so only the exit-3 rule can keep the rollback off.
+    let first = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let run = sim.deploy(&crate::support::with_init(&[
+        "--timeout",
+        "60s",
+        "--rollback-on-failure",
+    ]));
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    assert!(run.report["rollback"].is_null(), "{}", run.describe());
+    assert!(!run.stdout.contains("rolling back"), "{}", run.describe());
+    let history = descriptions(&sim);
+    assert_eq!(history.len(), 2, "{history:?}");
+    let last = history.last().expect("a revision");
+    assert_eq!((last.0, last.1.as_str()), (2, "deployed"), "{history:?}");
+}
+
+#[test]
 fn recover_lock_never_deletes_a_stuck_first_install_and_says_the_resources_stay() {
     let sim = Sim::start_yaml(
         "namespaces: [apps]\nseed:\n  releases:\n    - name: demo\n      namespace: apps\n      revisions:\n        - {version: 1, status: pending-install, age: 20m, chart: deckapp, chart_version: \"0.4.2\"}\n",

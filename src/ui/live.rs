@@ -296,6 +296,7 @@ impl Screen for DeployScreen {
             elapsed,
             now: Some(jiff::Timestamp::now()),
         };
+        self.ui.rollback_waits = self.rollback_answer.is_some() && self.finished.is_none();
         screen::draw(frame, &ctx, &mut self.ui);
     }
 

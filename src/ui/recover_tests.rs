@@ -291,3 +291,32 @@ fn a_rollback_asked_for_after_the_verdict_reopens_it_until_decided_again() {
         "q while it runs asks before cancelling"
     );
 }
+
+#[test]
+fn the_key_bar_offers_r_only_while_the_engine_waits_for_it() {
+    let story = Story::failed();
+    let keys = |waits: bool| {
+        let mut ui = UiState::new();
+        ui.rollback_waits = waits;
+        let screen = story.render(&mut ui, 80, 24);
+        screen.lines().last().unwrap_or_default().to_string()
+    };
+    assert!(keys(true).contains("R roll back"), "{}", keys(true));
+    assert!(keys(true).contains("q quit (exit 1)"), "{}", keys(true));
+    assert!(
+        !keys(false).contains("R roll back"),
+        "a replay answers nothing"
+    );
+    let rolled = rolled_back("rolled-back", Some(6));
+    let mut ui = UiState::new();
+    ui.rollback_waits = true;
+    let screen = rolled.render(&mut ui, 80, 24);
+    assert!(
+        !screen
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("R roll back"),
+        "never once a rollback ran"
+    );
+}

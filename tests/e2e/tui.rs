@@ -473,9 +473,18 @@ fn r_then_y_after_a_failed_rollout_rolls_back_to_the_deployed_revision_and_exits
         exit.display()
     );
     let tmux = Tmux::start(120, 40, &command);
-    tmux.wait_for("the failed verdict", BANNER_TIMEOUT, |s| {
+    let failed = tmux.wait_for("the failed verdict", BANNER_TIMEOUT, |s| {
         strip(s).contains("verdict FAILED (exit 1)")
     });
+    let plain = strip(&failed);
+    assert!(
+        plain.contains("R roll back"),
+        "the key bar offers R:\n{plain}"
+    );
+    assert!(
+        plain.contains("next: helm rollback demo 1 -n apps"),
+        "{plain}"
+    );
     tmux.keys(&["R"]);
     tmux.wait_for("the rollback prompt", STEP_TIMEOUT, |s| {
         strip(s).contains("Roll revision 2 back to revision 1?")

@@ -129,18 +129,20 @@ fn title<'a>(ctx: &DeployFrame, target: &Target) -> Vec<Span<'a>> {
             }
         }
         Target::Job { name, init } => {
-            let what = if *init {
-                "init step (run by helmdeck after the rollout)".to_string()
-            } else {
-                s.hooks
-                    .iter()
-                    .find(|h| &h.name == name)
-                    .map(|h| format!("hook {} · {}", h.events.join(","), h.phase))
-                    .unwrap_or_else(|| "hook".into())
+            let hook = s.hooks.iter().find(|h| &h.name == name).filter(|_| !*init);
+            let what = match hook {
+                _ if *init => "init step (run by helmdeck after the rollout)".to_string(),
+                Some(h) => format!("hook {} · {}", h.events.join(","), h.phase),
+                None => "hook".into(),
             };
+            // A test hook is a Pod, not a Job: its log is in the helm pane (`helm test --logs`).
+            let kind = hook.map_or("Job", |h| h.kind.as_str());
             vec![
                 Span::raw(fit::inert(name).into_owned()),
-                Span::styled(format!(" · Job · {}", fit::inert(&what)), t.muted()),
+                Span::styled(
+                    format!(" · {} · {}", fit::inert(kind), fit::inert(&what)),
+                    t.muted(),
+                ),
             ]
         }
     }

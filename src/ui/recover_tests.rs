@@ -251,11 +251,6 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
         "never after a cancel (--rollback-on-failure never rolls one back)"
     );
     assert_eq!(
-        failed_with(|s| s.plan.only = Some(crate::cli::Only::Rollout)),
-        None,
-        "never when attached with --only"
-    );
-    assert_eq!(
         failed_with(|s| s.deployed_before = None),
         None,
         "nothing deployed before"

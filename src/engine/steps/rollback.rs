@@ -328,6 +328,37 @@ mod tests {
     }
 
     #[test]
+    fn r_is_offered_after_a_failed_rollout_of_ours_never_with_only() {
+        use crate::engine::verdict::{Outcome, Verdict};
+        let mut state = DeployState::default();
+        state.revision_before = Some(4);
+        state.deployed_before = Some(4);
+        state.revision = Some(5);
+        state.apply(
+            &Event::StepEnded {
+                step: Step::Rollout,
+                outcome: StepOutcome::Failed {
+                    reason: "timed out".into(),
+                },
+            },
+            1.0,
+            "t",
+        );
+        state.verdict = Some(Verdict {
+            code: 1,
+            outcome: Outcome::Failed,
+            reason: "rollout failed: timed out".into(),
+            evidence: vec![],
+            next: None,
+        });
+        assert_eq!(offer(&state), Some(4));
+        for only in [crate::cli::Only::Rollout, crate::cli::Only::Init] {
+            state.plan.only = Some(only);
+            assert_eq!(offer(&state), None, "{only:?}: this run wrote nothing");
+        }
+    }
+
+    #[test]
     fn recover_lock_refuses_a_young_lock_unless_forced_and_never_deletes() {
         let ten_minutes = Duration::from_secs(600);
         let young = Revision {

@@ -524,6 +524,11 @@ fn r_then_y_after_a_failed_rollout_rolls_back_to_the_deployed_revision_and_exits
             .is_some_and(|r| r.ends_with("; rolled back to 1")),
         "{report}"
     );
+    // The next step runs exactly as printed.
+    let next = report["verdict"]["next"].as_str().unwrap_or_default();
+    assert_eq!(next, "helm history demo -n apps", "{report}");
+    let ran = sim.run_printed(next);
+    assert!(ran.status.success(), "{}", crate::support::text(&ran));
     let rollback = &report["rollback"];
     assert_eq!(
         (

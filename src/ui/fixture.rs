@@ -449,6 +449,21 @@ impl Story {
                 ..hook(name, &["test"], 0, phase, start, end)
             });
         }
+        for line in [
+            "TEST SUITE:     demo-test-api",
+            "Phase:          Succeeded",
+            "TEST SUITE:     demo-test-db",
+            "Phase:          Failed",
+            "",
+            "POD LOGS: demo-test-api",
+            "demo-api healthy",
+            "",
+            "POD LOGS: demo-test-db",
+            "checking demo-db:5432",
+            "GET /healthz: 503 Service Unavailable",
+        ] {
+            s.helm(line);
+        }
         s.at(79.6).send(Event::Hooks { hooks });
         s.note(
             Step::Test,

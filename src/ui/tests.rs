@@ -728,3 +728,26 @@ fn test_pods_are_rows_of_the_hooks_pane() {
         "{db}\n{screen}"
     );
 }
+
+/// Enter on a test pod's row: its log as `helm test --logs` printed it, no other pod's.
+#[test]
+fn a_test_pods_drill_down_shows_its_log_from_helm_test() {
+    let story = Story::tested();
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        story.render(&mut ui, w, h);
+        for key in [KeyCode::Tab, KeyCode::End, KeyCode::Enter] {
+            press(&mut ui, &story.state, key);
+        }
+        let screen = story.render(&mut ui, w, h);
+        assert_inert(&screen);
+        insta::assert_snapshot!(format!("tested_drilldown_{w}x{h}"), screen);
+        assert!(
+            screen.contains("LOG demo-test-db")
+                && screen.contains("as helm test --logs printed it")
+                && screen.contains("checking demo-db:5432")
+                && !screen.contains("demo-api healthy"),
+            "{screen}"
+        );
+    }
+}

@@ -330,10 +330,12 @@ mod tests {
     #[test]
     fn r_is_offered_after_a_failed_rollout_of_ours_never_with_only() {
         use crate::engine::verdict::{Outcome, Verdict};
-        let mut state = DeployState::default();
-        state.revision_before = Some(4);
-        state.deployed_before = Some(4);
-        state.revision = Some(5);
+        let mut state = DeployState {
+            revision_before: Some(4),
+            deployed_before: Some(4),
+            revision: Some(5),
+            ..Default::default()
+        };
         state.apply(
             &Event::StepEnded {
                 step: Step::Rollout,

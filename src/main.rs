@@ -257,6 +257,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             helm_env: vec![],
             plan_answer: None,
             unlock_answer: None,
+            rollback_answer: None,
         };
         let summary = run::summary(&prepared);
         if last_code.is_none() {
@@ -617,6 +618,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         helm_env: vec![],
         plan_answer: None,
         unlock_answer: None,
+        rollback_answer: None,
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

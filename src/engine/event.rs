@@ -63,7 +63,8 @@ pub struct LockView {
     pub status: String,
     /// Its age as read at preflight (`12m ago`, `unknown age`).
     pub age: String,
-    /// Who wrote it: the record's description, when known.
+    /// What its record says about the operation that wrote it (helm's `info.description`,
+    /// `Preparing upgrade`), when readable.
     pub description: Option<String>,
     /// The last deployed revision, the rollback's target.
     pub last_deployed: Option<i64>,

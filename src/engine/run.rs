@@ -13,7 +13,7 @@ use crate::cli::Only;
 use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::emit::Emitter;
-use crate::engine::event::{Event, Step, StepOutcome};
+use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
@@ -32,6 +32,9 @@ pub struct Prepared {
     pub plan_answer: Option<steps::plan::Answer>,
     /// The screen's answer to a stuck lock (`u`, then `y`); None where nobody is asked.
     pub unlock_answer: Option<steps::plan::Answer>,
+    /// The screen's `R` then `y` after a failed verdict; None where nobody is asked
+    /// (headless never waits). Dropping the sender (the operator quit) ends the wait.
+    pub rollback_answer: Option<steps::plan::Answer>,
 }
 
 impl Prepared {
@@ -55,71 +58,79 @@ pub fn summary(p: &Prepared) -> PlanSummary {
     PlanSummary::of(&p.plan, p.namespace())
 }
 
+/// This run's upgrade or rollout failed and nothing rolled it back: the revision it wrote (if
+/// any), which the screen's `R` may still roll back after the verdict.
+struct Unrolled {
+    written: Option<i64>,
+}
+
 async fn run_steps(
-    ctx: Ctx,
+    ctx: &Ctx,
     plan_answer: Option<steps::plan::Answer>,
     unlock_answer: Option<steps::plan::Answer>,
-) {
+) -> Option<Unrolled> {
     if let Some(watching) = ctx.plan.watch {
-        crate::engine::watch::run_steps(&ctx, watching.after).await;
-        return;
+        crate::engine::watch::run_steps(ctx, watching.after).await;
+        return None;
     }
-    let (outcome, revision_before) = steps::preflight::run(&ctx, unlock_answer).await;
+    let (outcome, revision_before) = steps::preflight::run(ctx, unlock_answer).await;
     if outcome != StepOutcome::Succeeded {
-        return;
+        return None;
     }
     if ctx.plan.plan {
-        if steps::plan::run(&ctx, plan_answer).await != StepOutcome::Succeeded {
-            return;
+        if steps::plan::run(ctx, plan_answer).await != StepOutcome::Succeeded {
+            return None;
         }
         if ctx.plan.plan_only {
             for step in [Step::Upgrade, Step::Rollout, Step::Init] {
-                steps::skip(&ctx, step, "--plan-only: nothing written").await;
+                steps::skip(ctx, step, "--plan-only: nothing written").await;
             }
-            return;
+            return None;
         }
     }
     if ctx.plan.dry_run {
-        dry_run(&ctx).await;
-        return;
+        dry_run(ctx).await;
+        return None;
     }
     match ctx.plan.only {
         Some(Only::Rollout) => {
-            steps::skip(&ctx, Step::Upgrade, "--only rollout: helm is not run").await;
-            if steps::rollout::run(&ctx).await == StepOutcome::Succeeded {
-                steps::skip(&ctx, Step::Init, "--only rollout").await;
+            steps::skip(ctx, Step::Upgrade, "--only rollout: helm is not run").await;
+            if steps::rollout::run(ctx).await == StepOutcome::Succeeded {
+                steps::skip(ctx, Step::Init, "--only rollout").await;
             }
         }
         Some(Only::Init) => {
-            steps::skip(&ctx, Step::Upgrade, "--only init: the release is live").await;
-            steps::skip(&ctx, Step::Rollout, "--only init").await;
-            steps::init::run(&ctx).await;
+            steps::skip(ctx, Step::Upgrade, "--only init: the release is live").await;
+            steps::skip(ctx, Step::Rollout, "--only init").await;
+            steps::init::run(ctx).await;
         }
         None => {
-            let (upgraded, written) = steps::upgrade::run(&ctx, revision_before).await;
+            let (upgraded, written) = steps::upgrade::run(ctx, revision_before).await;
             let rolled = if upgraded == StepOutcome::Succeeded {
-                steps::rollout::run(&ctx).await
+                steps::rollout::run(ctx).await
             } else {
                 upgraded.clone()
             };
             match rolled {
                 StepOutcome::Succeeded => {
-                    let init = steps::init::run(&ctx).await;
+                    let init = steps::init::run(ctx).await;
                     // Only a deploy that landed is smoke-tested (never after exit 3).
                     if ctx.plan.test
                         && matches!(init, StepOutcome::Succeeded | StepOutcome::Skipped { .. })
                     {
-                        steps::smoke::run(&ctx).await;
+                        steps::smoke::run(ctx, revision_before).await;
                     }
                 }
                 // Only a failure (never a cancel, never the init step's exit 3) is rolled back.
                 StepOutcome::Failed { .. } if ctx.plan.rollback_on_failure => {
-                    steps::rollback::after_failure(&ctx, written).await;
+                    steps::rollback::after_failure(ctx, written, "--rollback-on-failure").await;
                 }
+                StepOutcome::Failed { .. } => return Some(Unrolled { written }),
                 _ => {}
             }
         }
     }
+    None
 }
 
 /// `--dry-run`: what each step would do; nothing is written to the cluster.
@@ -181,7 +192,49 @@ async fn dry_run(ctx: &Ctx) {
     .await;
 }
 
+/// Folds every event of one phase into the state until its last sender is gone.
+async fn fold(
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    state: &mut DeployState,
+    started: Instant,
+    render: &mut impl FnMut(&Event, &DeployState),
+) {
+    while let Some(event) = rx.recv().await {
+        let wall = crate::time::now_rfc3339();
+        state.apply(&event, started.elapsed().as_secs_f64(), &wall);
+        render(&event, state);
+    }
+}
+
+fn apply_now(
+    event: Event,
+    state: &mut DeployState,
+    started: Instant,
+    render: &mut impl FnMut(&Event, &DeployState),
+) {
+    state.apply(
+        &event,
+        started.elapsed().as_secs_f64(),
+        &crate::time::now_rfc3339(),
+    );
+    render(&event, state);
+}
+
+fn conclude(
+    state: &mut DeployState,
+    started: Instant,
+    render: &mut impl FnMut(&Event, &DeployState),
+) {
+    let verdict = Event::Verdict(verdict::decide(state));
+    apply_now(verdict, state, started, render);
+}
+
 /// Runs the deploy to its verdict. `render` sees every event after it was applied.
+///
+/// After a failed upgrade or rollout that nothing rolled back, a screen that passed a
+/// `rollback_answer` may still ask for the rollback `--rollback-on-failure` runs: the engine
+/// waits for it after the verdict (until the answer, its sender dropped, or a cancel), runs
+/// the same code path, and decides the verdict again.
 pub async fn deploy(
     prepared: Prepared,
     cancel: CancellationToken,
@@ -189,7 +242,7 @@ pub async fn deploy(
 ) -> Result<DeployState> {
     let started = Instant::now();
     let mut state = DeployState::new(summary(&prepared));
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::unbounded_channel();
     let Prepared {
         plan,
         helm,
@@ -198,8 +251,9 @@ pub async fn deploy(
         helm_env,
         plan_answer,
         unlock_answer,
+        rollback_answer,
     } = prepared;
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         plan,
         helm,
         helm_version,
@@ -208,40 +262,64 @@ pub async fn deploy(
         emit: Emitter::new(tx),
         cancel,
     };
-    let steps_task = tokio::spawn(run_steps(ctx, plan_answer, unlock_answer));
-    // The steps task owns the only sender: the channel closes when it is done.
-    while let Some(event) = rx.recv().await {
-        let wall = crate::time::now_rfc3339();
-        state.apply(&event, started.elapsed().as_secs_f64(), &wall);
-        render(&event, &state);
-    }
-    if let Err(e) = steps_task.await {
-        // A panicking step must not read as success: record it as that step's failure.
-        let running = Step::ALL
-            .into_iter()
-            .chain([Step::Test])
-            .find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
-        if let Some(step) = running {
-            let event = Event::StepEnded {
-                step,
-                outcome: StepOutcome::Failed {
-                    reason: format!("internal error: {e}"),
-                },
-            };
-            state.apply(
-                &event,
-                started.elapsed().as_secs_f64(),
-                &crate::time::now_rfc3339(),
-            );
-            render(&event, &state);
+    let steps_task = tokio::spawn(async move {
+        let unrolled = run_steps(&ctx, plan_answer, unlock_answer).await;
+        // The fold ends once every sender is gone: the steps' one goes here, and a rollback
+        // after the verdict gets a channel of its own.
+        ctx.emit = Emitter::new(mpsc::unbounded_channel().0);
+        (ctx, unrolled)
+    });
+    fold(rx, &mut state, started, &mut render).await;
+    let after = match steps_task.await {
+        Ok(after) => Some(after),
+        Err(e) => {
+            // A panicking step must not read as success: record it as that step's failure.
+            let running = Step::ALL
+                .into_iter()
+                .chain([Step::Test])
+                .find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
+            if let Some(step) = running {
+                let event = Event::StepEnded {
+                    step,
+                    outcome: StepOutcome::Failed {
+                        reason: format!("internal error: {e}"),
+                    },
+                };
+                apply_now(event, &mut state, started, &mut render);
+            }
+            None
         }
+    };
+    conclude(&mut state, started, &mut render);
+    let (Some((mut ctx, Some(unrolled))), Some(answer)) = (after, rollback_answer) else {
+        return Ok(state);
+    };
+    if steps::rollback::offer(&state).is_none() {
+        return Ok(state);
     }
-    let verdict = Event::Verdict(verdict::decide(&state));
-    state.apply(
-        &verdict,
-        started.elapsed().as_secs_f64(),
-        &crate::time::now_rfc3339(),
-    );
-    render(&verdict, &state);
+    let asked = tokio::select! {
+        a = answer => a.unwrap_or(false),
+        () = ctx.cancel.cancelled() => false,
+    };
+    if !asked {
+        return Ok(state);
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    ctx.emit = Emitter::new(tx);
+    let rollback_task = tokio::spawn(async move {
+        steps::rollback::after_failure(&ctx, unrolled.written, "R at the screen").await;
+    });
+    fold(rx, &mut state, started, &mut render).await;
+    if let (Err(e), Some(view)) = (rollback_task.await, state.rollback.clone())
+        && view.status == "running"
+    {
+        let failed = RollbackView {
+            status: "failed".into(),
+            reason: Some(format!("internal error: {e}")),
+            ..view
+        };
+        apply_now(Event::Rollback(failed), &mut state, started, &mut render);
+    }
+    conclude(&mut state, started, &mut render);
     Ok(state)
 }

@@ -157,7 +157,14 @@ impl DeployState {
                 s.ended_secs = Some(at_secs);
                 s.outcome = Some(outcome.clone());
             }
-            Event::Rollback(view) => self.rollback = Some(view.clone()),
+            Event::Rollback(view) => {
+                // A rollback asked for after the verdict (the screen's `R`) reopens the deploy:
+                // the verdict is decided again once it ends.
+                if view.status == "running" {
+                    self.verdict = None;
+                }
+                self.rollback = Some(view.clone());
+            }
             Event::Lock(view) => self.lock = Some(view.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,

@@ -467,6 +467,16 @@ fn next_after_failure(
 ) -> Option<String> {
     match step {
         Step::Preflight | Step::Plan => None,
+        // helmdeck's rollback already ran (or failed after writing): another one would undo
+        // nothing or pile a revision on one that is pending; the history shows where it stands.
+        Step::Upgrade | Step::Rollout if state.rollback.is_some() => {
+            let plan = &state.plan;
+            Some(crate::advice::helm_history(
+                &plan.release,
+                &plan.namespace,
+                plan.context.as_deref(),
+            ))
+        }
         Step::Upgrade | Step::Rollout => {
             let wrote = state
                 .revision
@@ -706,6 +716,38 @@ mod tests {
         let mut landed = state(&all_ok(), &[workload("web", false, true)]);
         landed.rollback = Some(view("rolled-back", None));
         assert!(!decide(&landed).reason.contains("rolled back"));
+    }
+
+    #[test]
+    fn after_a_rollback_the_next_step_is_the_history_never_another_rollback() {
+        let failed_rollout = [
+            (Preflight, ok()),
+            (Upgrade, ok()),
+            (Rollout, failed("boom")),
+        ];
+        let mut s = state(&failed_rollout, &[workload("web", false, false)]);
+        s.revision = Some(5);
+        s.plan.context = Some("prod eu".into());
+        assert_eq!(
+            decide(&s).next.as_deref(),
+            Some("helm rollback demo 4 -n apps --kube-context 'prod eu'"),
+            "before a rollback, the rollback is the advice"
+        );
+        for status in ["rolled-back", "failed"] {
+            s.rollback = Some(crate::engine::event::RollbackView {
+                from: 5,
+                to: 4,
+                revision: Some(6),
+                status: status.into(),
+                reason: None,
+            });
+            let v = decide(&s);
+            assert_eq!(
+                v.next.as_deref(),
+                Some("helm history demo -n apps --kube-context 'prod eu'"),
+                "{status}"
+            );
+        }
     }
 
     #[test]

@@ -140,6 +140,9 @@ pub struct UiState {
     pub log: LogBuffer,
     /// The plan pane (`--plan`).
     pub plan: crate::ui::plan::PlanUi,
+    /// The engine waits for `R`'s answer after the verdict (only the live screen sets it: a
+    /// replay answers nothing), so the key bar offers `R`.
+    pub rollback_waits: bool,
 }
 
 impl Default for UiState {
@@ -157,6 +160,7 @@ impl Default for UiState {
             tick: 0,
             log: LogBuffer::default(),
             plan: Default::default(),
+            rollback_waits: false,
         }
     }
 }

@@ -433,6 +433,56 @@ impl Story {
         s
     }
 
+    /// `--test` after a landed deploy: two test pods, one failing, in the hooks pane.
+    pub fn tested() -> Story {
+        let mut s = Story::landed();
+        s.state.verdict = None;
+        s.at(76.0).send(Event::StepStarted { step: Step::Test });
+        s.note(Step::Test, "helm test demo -n apps --logs --timeout 300s");
+        let mut hooks = s.state.hooks.clone();
+        for (name, phase, start, end) in [
+            ("demo-test-api", HookPhase::Succeeded, 76.2, 77.0),
+            ("demo-test-db", HookPhase::Failed, 77.1, 79.4),
+        ] {
+            hooks.push(HookView {
+                kind: "Pod".into(),
+                ..hook(name, &["test"], 0, phase, start, end)
+            });
+        }
+        for line in [
+            "TEST SUITE:     demo-test-api",
+            "Phase:          Succeeded",
+            "TEST SUITE:     demo-test-db",
+            "Phase:          Failed",
+            "",
+            "POD LOGS: demo-test-api",
+            "demo-api healthy",
+            "",
+            "POD LOGS: demo-test-db",
+            "checking demo-db:5432",
+            "GET /healthz: 503 Service Unavailable",
+        ] {
+            s.helm(line);
+        }
+        s.at(79.6).send(Event::Hooks { hooks });
+        s.note(
+            Step::Test,
+            "test pod demo-test-api: Succeeded · demo-api healthy",
+        );
+        s.note(
+            Step::Test,
+            "test pod demo-test-db: Failed · GET /healthz: 503 Service Unavailable",
+        );
+        s.send(Event::StepEnded {
+            step: Step::Test,
+            outcome: StepOutcome::Failed {
+                reason: "pod demo-test-db failed · test pod demo-test-db Failed (log: GET /healthz: 503 Service Unavailable)".into(),
+            },
+        });
+        s.verdict();
+        s
+    }
+
     pub fn failed() -> Story {
         let mut s = Story::rollout();
         s.at(338.6).send(Event::StepEnded {

@@ -63,6 +63,12 @@ pub async fn run_deploy(
         prepared.unlock_answer = Some(rx);
         tx
     });
+    // After a failed verdict the engine waits for `R` and `y` until the screen drops this.
+    let rollback_answer = prepared.plan.watch.is_none().then(|| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        prepared.rollback_answer = Some(rx);
+        tx
+    });
     let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
     let engine_cancel = cancel.clone();
     let deploy = tokio::spawn(async move {
@@ -104,6 +110,7 @@ pub async fn run_deploy(
         cancel,
         plan_answer,
         unlock_answer,
+        rollback_answer,
         quit: false,
         blind: false,
         input_open: true,
@@ -148,6 +155,9 @@ struct DeployScreen {
     plan_answer: Option<tokio::sync::oneshot::Sender<bool>>,
     /// Where `y` on the lock prompt goes (taken by it).
     unlock_answer: Option<tokio::sync::oneshot::Sender<bool>>,
+    /// Where `y` on the rollback prompt goes; dropped when the operator quits or the keyboard
+    /// is gone, which ends the engine's wait after the verdict.
+    rollback_answer: Option<tokio::sync::oneshot::Sender<bool>>,
     quit: bool,
     /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
     blind: bool,
@@ -182,7 +192,11 @@ impl DeployScreen {
                             let _ = answer.send(effect == Effect::ApprovePlan);
                         }
                     }
-                    Effect::Quit => self.quit = true,
+                    Effect::Quit => {
+                        self.quit = true;
+                        // The engine may be waiting for `R`: it ends once nobody can ask.
+                        self.rollback_answer = None;
+                    }
                     Effect::Unlock => match self.unlock_answer.take() {
                         // The engine may have ended meanwhile (a cancel): nobody to tell.
                         Some(answer) if self.mirror.verdict.is_none() => {
@@ -196,13 +210,20 @@ impl DeployScreen {
                             )
                         }
                     },
-                    // TODO(issue 12): the engine has ended by the time `R` is offered; until it
-                    // waits for it, the screen names the command instead of running it.
                     Effect::Rollback(to) => {
-                        self.ui.notice = Some(format!(
-                            "not run from the screen yet: {}",
-                            crate::ui::recover::rollback_command(&self.mirror, to)
-                        ))
+                        let waiting = self.finished.is_none();
+                        let sent = match self.rollback_answer.take() {
+                            Some(answer) if waiting => answer.send(true).is_ok(),
+                            _ => false,
+                        };
+                        if !sent {
+                            // The engine ended meanwhile (a cancel, a lost terminal): the command
+                            // still runs as printed.
+                            self.ui.notice = Some(format!(
+                                "the deploy no longer waits for R: run {}",
+                                crate::ui::recover::rollback_command(&self.mirror, to)
+                            ));
+                        }
                     }
                     Effect::None => {}
                 }
@@ -223,6 +244,7 @@ impl DeployScreen {
             }
             TuiEvent::InputClosed => {
                 self.input_open = false;
+                self.rollback_answer = None;
                 Flow::Same
             }
             TuiEvent::Resize => Flow::Redraw,
@@ -274,6 +296,7 @@ impl Screen for DeployScreen {
             elapsed,
             now: Some(jiff::Timestamp::now()),
         };
+        self.ui.rollback_waits = self.rollback_answer.is_some() && self.finished.is_none();
         screen::draw(frame, &ctx, &mut self.ui);
     }
 

@@ -199,15 +199,21 @@ fn hook_row(h: &HookView) -> HookRow<'_> {
 /// Pre-hooks before post-hooks, then by weight and name (helm's order); the init Job last.
 pub fn hook_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<HookRow<'a>> {
     let mut hooks: Vec<&HookView> = state.hooks.iter().collect();
+    // The order they run in: pre-hooks, post-hooks, the init step, then `--test`'s test pods.
+    let is_test = |h: &HookView| h.events.iter().any(|e| e == "test");
     let stage = |h: &HookView| {
         if h.events.iter().any(|e| e.starts_with("pre-")) {
             0
+        } else if is_test(h) {
+            2
         } else {
             1
         }
     };
     hooks.sort_by(|a, b| (stage(a), a.weight, &a.name).cmp(&(stage(b), b.weight, &b.name)));
+    let tests = hooks.iter().filter(|h| stage(h) == 2).count();
     let mut rows: Vec<HookRow> = hooks.into_iter().map(hook_row).collect();
+    let tests = rows.split_off(rows.len() - tests);
     if let Some(job) = state.plan.init_job.as_deref() {
         let step = state.steps.get(&Step::Init);
         let mark = step_mark(state, Step::Init);
@@ -233,6 +239,7 @@ pub fn hook_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<HookRow<'a>> {
             not_in_run: false,
         });
     }
+    rows.extend(tests);
     rows.retain(|r| matches(filter, &[r.name, r.kind, &r.events, &r.phase]));
     rows
 }

@@ -6,19 +6,10 @@
 use crate::engine::event::{Step, StepOutcome};
 use crate::engine::state::DeployState;
 
-/// The revision `R` may roll back to, or None when the rollback must not be offered: only
-/// after a failed verdict (exit 1), when this run wrote the release's latest revision (never
-/// after "another operation is in progress" or a declined plan, which wrote nothing), a
-/// revision was deployed before it, and no rollback has started yet.
+/// The revision `R` may roll back to, or None when the rollback must not be offered: the
+/// engine's own guard, the one it checks before it waits for the answer.
 pub fn rollback_offer(state: &DeployState) -> Option<i64> {
-    if state.verdict.as_ref()?.code != 1 || state.rollback.is_some() {
-        return None;
-    }
-    let ours = state.revision?;
-    if state.revision_before == Some(ours) {
-        return None;
-    }
-    state.deployed_before.filter(|to| *to < ours)
+    crate::engine::steps::rollback::offer(state)
 }
 
 /// The stuck lock `u` opens, once preflight found one; gone once the lock was cleared and

@@ -242,6 +242,15 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
     );
     assert_eq!(failed_with(|s| s.revision = None), None, "nothing written");
     assert_eq!(
+        failed_with(|s| {
+            if let Some(rollout) = s.steps.get_mut(&Step::Rollout) {
+                rollout.outcome = Some(StepOutcome::Cancelled);
+            }
+        }),
+        None,
+        "never after a cancel (--rollback-on-failure never rolls one back)"
+    );
+    assert_eq!(
         failed_with(|s| s.deployed_before = None),
         None,
         "nothing deployed before"
@@ -250,5 +259,59 @@ fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
         failed_with(|s| s.rollback = rolled_back("running", None).state.rollback),
         None,
         "a rollback already started"
+    );
+}
+
+#[test]
+fn a_rollback_asked_for_after_the_verdict_reopens_it_until_decided_again() {
+    let mut story = Story::failed();
+    assert!(story.state.verdict.is_some());
+    story.send(Event::Rollback(RollbackView {
+        from: 5,
+        to: 4,
+        revision: None,
+        status: "running".into(),
+        reason: None,
+    }));
+    assert_eq!(
+        story.state.verdict, None,
+        "the banner gives way to the rollback"
+    );
+    assert_eq!(rollback_offer(&story.state), None);
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('q'));
+    assert_eq!(
+        ui.overlay,
+        Overlay::Confirm,
+        "q while it runs asks before cancelling"
+    );
+}
+
+#[test]
+fn the_key_bar_offers_r_only_while_the_engine_waits_for_it() {
+    let story = Story::failed();
+    let keys = |waits: bool| {
+        let mut ui = UiState::new();
+        ui.rollback_waits = waits;
+        let screen = story.render(&mut ui, 80, 24);
+        screen.lines().last().unwrap_or_default().to_string()
+    };
+    assert!(keys(true).contains("R roll back"), "{}", keys(true));
+    assert!(keys(true).contains("q quit (exit 1)"), "{}", keys(true));
+    assert!(
+        !keys(false).contains("R roll back"),
+        "a replay answers nothing"
+    );
+    let rolled = rolled_back("rolled-back", Some(6));
+    let mut ui = UiState::new();
+    ui.rollback_waits = true;
+    let screen = rolled.render(&mut ui, 80, 24);
+    assert!(
+        !screen
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("R roll back"),
+        "never once a rollback ran"
     );
 }

@@ -131,6 +131,16 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
             ("?", "help"),
             ("q", &quit),
         ]
+    } else if ui.rollback_waits && crate::ui::recover::rollback_offer(ctx.state).is_some() {
+        // First after the verdict's own keys, so a narrow screen drops browsing keys before it.
+        vec![
+            ("R", "roll back"),
+            ("q", &quit),
+            ("tab", "focus"),
+            ("↑↓", "select"),
+            ("enter", "details"),
+            ("?", "help"),
+        ]
     } else {
         vec![
             ("tab", "focus"),

@@ -701,3 +701,53 @@ fn watched_mid_hook() -> Story {
 fn a_watched_deploy_mid_hook() {
     screens("watch_mid_hook", &watched_mid_hook(), |_, _| {});
 }
+
+/// `--test`: each test pod is a row of the hooks pane with the phase helm recorded.
+#[test]
+fn test_pods_are_rows_of_the_hooks_pane() {
+    let story = Story::tested();
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        let screen = story.render(&mut ui, w, h);
+        assert_inert(&screen);
+        insta::assert_snapshot!(format!("tested_{w}x{h}"), screen);
+    }
+    let screen = story.render(&mut UiState::new(), 160, 48);
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(name) && l.contains(" Pod "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let api = row("demo-test-api");
+    assert!(api.contains("Succeeded"), "{api}\n{screen}");
+    let db = row("demo-test-db");
+    assert!(
+        db.contains("test") && db.contains("Failed"),
+        "{db}\n{screen}"
+    );
+}
+
+/// Enter on a test pod's row: its log as `helm test --logs` printed it, no other pod's.
+#[test]
+fn a_test_pods_drill_down_shows_its_log_from_helm_test() {
+    let story = Story::tested();
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        story.render(&mut ui, w, h);
+        for key in [KeyCode::Tab, KeyCode::End, KeyCode::Enter] {
+            press(&mut ui, &story.state, key);
+        }
+        let screen = story.render(&mut ui, w, h);
+        assert_inert(&screen);
+        insta::assert_snapshot!(format!("tested_drilldown_{w}x{h}"), screen);
+        assert!(
+            screen.contains("LOG demo-test-db")
+                && screen.contains("as helm test --logs printed it")
+                && screen.contains("checking demo-db:5432")
+                && !screen.contains("demo-api healthy"),
+            "{screen}"
+        );
+    }
+}

@@ -42,6 +42,22 @@ fn recover_lock_rolls_back_an_old_pending_upgrade_then_deploys_to_0() {
 }
 
 #[test]
+fn a_stuck_lock_says_what_its_pending_record_says() {
+    // `locked` seeds revision 3's record with helm's own "Preparing upgrade".
+    let sim = Sim::start("locked");
+    let run = sim.deploy(&["--timeout", "60s", "--events", "-", "--no-record"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let lock = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"]["type"] == "lock")
+        .unwrap_or_else(|| panic!("no lock event: {}", run.describe()));
+    assert_eq!(lock["event"]["revision"], 3, "{lock}");
+    assert_eq!(lock["event"]["description"], "Preparing upgrade", "{lock}");
+}
+
+#[test]
 fn recover_lock_refuses_a_lock_younger_than_lock_min_age() {
     let sim = Sim::start("locked");
     let before = sim.get_json("/_sim/stats");
@@ -55,6 +71,50 @@ fn recover_lock_refuses_a_lock_younger_than_lock_min_age() {
     let after = sim.get_json("/_sim/stats");
     assert_eq!(before["writes"], after["writes"], "nothing was written");
     assert_eq!(descriptions(&sim).len(), 3);
+}
+
+#[test]
+fn recover_lock_force_clears_a_lock_younger_than_lock_min_age_and_deploys_to_0() {
+    // `locked`'s revision 3 is 20 minutes old: young against 1h, so only --force clears it.
+    let sim = Sim::start("locked");
+    let run = sim.deploy(&[
+        "--timeout",
+        "60s",
+        "--recover-lock",
+        "--force",
+        "--lock-min-age",
+        "1h",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let history = descriptions(&sim);
+    assert!(
+        history
+            .iter()
+            .any(|(v, s, d)| *v == 4 && s == "superseded" && d == "Rollback to 2"),
+        "{history:?}"
+    );
+    let last = history.last().expect("a revision");
+    assert_eq!((last.0, last.1.as_str()), (5, "deployed"), "{history:?}");
+}
+
+#[test]
+fn rollback_on_failure_never_rolls_back_after_a_failed_init_job_exit_3() {
+    let sim = Sim::start("init-fails");
+    // A deployed revision to go back to, so only the exit-3 rule can keep the rollback off.
+    let first = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let run = sim.deploy(&crate::support::with_init(&[
+        "--timeout",
+        "60s",
+        "--rollback-on-failure",
+    ]));
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    assert!(run.report["rollback"].is_null(), "{}", run.describe());
+    assert!(!run.stdout.contains("rolling back"), "{}", run.describe());
+    let history = descriptions(&sim);
+    assert_eq!(history.len(), 2, "{history:?}");
+    let last = history.last().expect("a revision");
+    assert_eq!((last.0, last.1.as_str()), (2, "deployed"), "{history:?}");
 }
 
 #[test]
@@ -88,7 +148,7 @@ fn recover_lock_never_deletes_a_stuck_first_install_and_says_the_resources_stay(
 /// demo-web crash-loops from its second generation on: the first install lands, the upgrade's
 /// rollout fails, and helmdeck rolls back to revision 1 (the old ReplicaSet's pods are still
 /// ready, so the rolled-back revision rolls out).
-const WEB_BREAKS_ON_UPGRADE: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\nworkloads:\n  - {match: Deployment/*-web, generation: 2, crash_loop: 1}\n";
+pub const WEB_BREAKS_ON_UPGRADE: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\nworkloads:\n  - {match: Deployment/*-web, generation: 2, crash_loop: 1}\n";
 
 #[test]
 fn rollback_on_failure_leaves_a_deployed_rollback_revision_and_verdict_1() {
@@ -237,6 +297,19 @@ fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {
         "{}",
         passing.describe()
     );
+    // Each test pod is a hook row with the phase helm recorded (the report's `tests`).
+    let test_phase = |run: &crate::support::DeployRun, name: &str| {
+        run.report["tests"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .map(|t| t["phase"].clone())
+    };
+    assert_eq!(
+        test_phase(&passing, "demo-test-ok"),
+        Some(serde_json::json!("Succeeded")),
+        "{}",
+        passing.report
+    );
     let failing = sim.deploy_chart(
         &chart,
         "fail.json",
@@ -250,6 +323,19 @@ fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {
             && reason.contains("GET /healthz: 503 Service Unavailable"),
         "{}",
         failing.describe()
+    );
+    assert_eq!(
+        test_phase(&failing, "demo-test-fail"),
+        Some(serde_json::json!("Failed")),
+        "{}",
+        failing.report
+    );
+    // helm stops at the first failing test: the other did not run this time.
+    assert_eq!(
+        test_phase(&failing, "demo-test-ok"),
+        Some(serde_json::json!("skipped")),
+        "{}",
+        failing.report
     );
     // Without --test no test runs: the step is not in the report.
     let untested = sim.deploy_chart(&chart, "plain.json", &["--timeout", "60s"]);

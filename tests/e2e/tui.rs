@@ -344,11 +344,11 @@ fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_termin
     assert_restored(&tmux, "verdict: FAILED (exit 1): cancelled");
 }
 
-/// `helmdeck deploy --plan` of tests/charts/plan under tmux, with the simulator's client
-/// environment, changing the web image and the claim size; `EXIT=code` lands in `exit`.
-fn plan_under_tmux(sim: &crate::support::Sim, exit: &Path) -> Tmux {
+/// `env K=V ...`: the simulator's client environment for a command run under tmux.
+fn sim_env(sim: &crate::support::Sim) -> String {
     let env = [
         ("HOME", sim.home().to_path_buf()),
+        ("XDG_STATE_HOME", sim.home().join(".local/state")),
         ("KUBECONFIG", sim.kubeconfig.clone()),
         ("HELM_CACHE_HOME", sim.home().join(".cache/helm")),
         ("HELM_CONFIG_HOME", sim.home().join(".config/helm")),
@@ -358,10 +358,16 @@ fn plan_under_tmux(sim: &crate::support::Sim, exit: &Path) -> Tmux {
         .iter()
         .map(|(k, v)| format!("{k}={}", v.display()))
         .collect();
+    format!("env {}", env.join(" "))
+}
+
+/// `helmdeck deploy --plan` of tests/charts/plan under tmux, with the simulator's client
+/// environment, changing the web image and the claim size; `EXIT=code` lands in `exit`.
+fn plan_under_tmux(sim: &crate::support::Sim, exit: &Path) -> Tmux {
     let command = format!(
-        "env {} {} deploy demo {} -n apps --plan --helm {} --set image=registry.example/web:2.0 \
+        "{} {} deploy demo {} -n apps --plan --helm {} --set image=registry.example/web:2.0 \
          --set storage=5Gi --set password=plan-s3cr3t-two; echo EXIT=$? > {}",
-        env.join(" "),
+        sim_env(sim),
         env!("CARGO_BIN_EXE_helmdeck"),
         crate::support::repo().join("tests/charts/plan").display(),
         tool("helm").display(),
@@ -444,4 +450,126 @@ fn plan_under_tmux_y_applies_it() {
     assert!(strip(&screen).contains("upgrade"), "{}", strip(&screen));
     tmux.keys(&["q"]);
     assert_eq!(wait_exit(&tmux, &exit, "y then q"), "EXIT=1");
+}
+
+/// The failed upgrade of `WEB_BREAKS_ON_UPGRADE` (revision 2 crash-loops, revision 1 deployed):
+/// `R` then `y` rolls it back as `--rollback-on-failure` would, and the verdict stays 1.
+#[test]
+fn r_then_y_after_a_failed_rollout_rolls_back_to_the_deployed_revision_and_exits_1() {
+    let sim = crate::support::Sim::start_yaml(crate::recover::WEB_BREAKS_ON_UPGRADE);
+    let first = sim.install_demo(&["--timeout", "60s"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let report = work.path().join("report.json");
+    let command = format!(
+        "{} {} deploy demo {} -n apps --helm {} --timeout 8s --set image.tag=1.4.3 \
+         --report {}; echo EXIT=$? > {}",
+        sim_env(&sim),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        crate::support::chart().display(),
+        tool("helm").display(),
+        report.display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(120, 40, &command);
+    let failed = tmux.wait_for("the failed verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("verdict FAILED (exit 1)")
+    });
+    let plain = strip(&failed);
+    assert!(
+        plain.contains("R roll back"),
+        "the key bar offers R:\n{plain}"
+    );
+    assert!(
+        plain.contains("next: helm rollback demo 1 -n apps"),
+        "{plain}"
+    );
+    tmux.keys(&["R"]);
+    tmux.wait_for("the rollback prompt", STEP_TIMEOUT, |s| {
+        strip(s).contains("Roll revision 2 back to revision 1?")
+    });
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("the verdict after the rollback", BANNER_TIMEOUT, |s| {
+        strip(s).contains("rolled back to 1")
+    });
+    let plain = strip(&screen);
+    assert!(plain.contains("revision 1 → 2 ↺ 3"), "{plain}");
+    assert!(plain.contains("✓ rollback"), "{plain}");
+    assert!(
+        plain.contains("R at the screen: revision 2 failed: rolling back to revision 1"),
+        "{plain}"
+    );
+    assert!(plain.contains("next: helm history demo -n apps"), "{plain}");
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "R, y, then q"), "EXIT=1");
+    assert_restored(&tmux, "rolled back to 1");
+
+    let history = sim.helm_history();
+    let last = history
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["revision"], 3, "{history}");
+    assert_eq!(last["status"], "deployed", "{history}");
+    assert_eq!(last["description"], "Rollback to 1", "{history}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("the report"))
+            .expect("the report is JSON");
+    assert_eq!(report["verdict"]["code"], 1, "{report}");
+    assert!(
+        report["verdict"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.ends_with("; rolled back to 1")),
+        "{report}"
+    );
+    // The next step runs exactly as printed.
+    let next = report["verdict"]["next"].as_str().unwrap_or_default();
+    assert_eq!(next, "helm history demo -n apps", "{report}");
+    let ran = sim.run_printed(next);
+    assert!(ran.status.success(), "{}", crate::support::text(&ran));
+    let rollback = &report["rollback"];
+    assert_eq!(
+        (
+            &rollback["from"],
+            &rollback["to"],
+            &rollback["revision"],
+            &rollback["status"]
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!(3),
+            &serde_json::json!("rolled-back")
+        ),
+        "{report}"
+    );
+}
+
+/// `q` after a failed verdict ends the engine's wait for `R`: nothing is rolled back.
+#[test]
+fn q_after_a_failed_rollout_under_tmux_exits_1_without_a_rollback() {
+    let sim = crate::support::Sim::start_yaml(crate::recover::WEB_BREAKS_ON_UPGRADE);
+    let first = sim.install_demo(&["--timeout", "60s"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let command = format!(
+        "{} {} deploy demo {} -n apps --helm {} --timeout 8s --set image.tag=1.4.3; \
+         echo EXIT=$? > {}",
+        sim_env(&sim),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        crate::support::chart().display(),
+        tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(120, 40, &command);
+    tmux.wait_for("the failed verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("verdict FAILED (exit 1)")
+    });
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=1");
+    let history = sim.helm_history();
+    assert_eq!(history.as_array().map(Vec::len), Some(2), "{history}");
 }

@@ -21,19 +21,38 @@ pub async fn run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> (StepOutcome
 }
 
 /// The lock as the TUI's `u` prompt shows it, with the same guard `--recover-lock` applies.
-fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
+async fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
     let now = jiff::Timestamp::now();
     LockView {
         revision: held.pending.version,
         status: held.pending.status.clone(),
         age: lock::age(&held.pending, now),
-        // TODO(issue 12): read the record's description (who wrote it); the revision list
-        // carries no payload.
-        description: None,
+        description: pending_description(ctx, held).await,
         last_deployed: held.last_deployed,
         command: held.fix.clone(),
         refusal: super::rollback::unlock_refusal(held, ctx.plan.lock_min_age, ctx.plan.force, now),
     }
+}
+
+/// What the pending record says about the operation that wrote it (helm's `info.description`,
+/// e.g. `Preparing upgrade`), made inert: it comes from the cluster. The revision list holds
+/// labels only, so the record is read; an unreadable one only loses this line.
+async fn pending_description(ctx: &Ctx, held: &releases::Lock) -> Option<String> {
+    let record = releases::record(
+        &ctx.cluster.client,
+        ctx.namespace(),
+        &held.pending.secret_name,
+    )
+    .await
+    .ok()?;
+    description_of(&record)
+}
+
+fn description_of(record: &serde_json::Value) -> Option<String> {
+    let text = record.pointer("/info/description")?.as_str()?;
+    let text = crate::text::plain(text);
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
 }
 
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
@@ -126,7 +145,7 @@ async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Optio
             super::budget::check(ctx).await;
             return Ok(latest);
         } else {
-            let view = lock_view(ctx, &held);
+            let view = lock_view(ctx, &held).await;
             let refused = view.refusal.is_some();
             emit.send(Event::Lock(view));
             // At the screen an old lock waits for the operator's `u` and `y`; a refused one
@@ -152,4 +171,28 @@ async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Optio
     }
     super::budget::check(ctx).await;
     Ok(latest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_says_what_its_record_says_made_inert() {
+        let record =
+            serde_json::json!({"info": {"description": "Preparing \u{1b}[31mupgrade\u{202e}"}});
+        let shown = description_of(&record).expect("a description");
+        assert!(shown.starts_with("Preparing "), "{shown:?}");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{202e}'),
+            "{shown:?}"
+        );
+        for empty in [
+            serde_json::json!({"info": {"description": "  "}}),
+            serde_json::json!({"info": {}}),
+            serde_json::json!({"info": {"description": 3}}),
+        ] {
+            assert_eq!(description_of(&empty), None, "{empty}");
+        }
+    }
 }

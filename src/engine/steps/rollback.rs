@@ -9,6 +9,7 @@ use jiff::Timestamp;
 
 use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
+use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
 use crate::helm::process::{self, HelmRun, Stream};
 use crate::text;
@@ -66,6 +67,29 @@ pub fn target(ours: Option<i64>, revisions: &[Revision]) -> Result<i64, String> 
         .ok_or_else(|| {
             format!("no deployed revision before revision {ours}: nothing to roll back to")
         })
+}
+
+/// The revision the screen's `R` may roll back to after the verdict, or None. The same cases
+/// as `--rollback-on-failure`: this run's upgrade or rollout failed (exit 1; never a cancel,
+/// never exit 3, never a failed `--test`, never `--only`), it wrote the release's latest
+/// revision (never after "another operation is in progress", which wrote nothing), a revision
+/// was deployed before it, and no rollback ran yet. [`target`] still re-reads the history
+/// before anything is rolled back.
+pub fn offer(state: &DeployState) -> Option<i64> {
+    if state.verdict.as_ref()?.code != 1 || state.rollback.is_some() || state.plan.only.is_some() {
+        return None;
+    }
+    let failed = [Step::Upgrade, Step::Rollout]
+        .into_iter()
+        .any(|s| matches!(state.outcome(s), Some(StepOutcome::Failed { .. })));
+    if !failed {
+        return None;
+    }
+    let ours = state.revision?;
+    if state.revision_before == Some(ours) {
+        return None;
+    }
+    state.deployed_before.filter(|to| *to < ours)
 }
 
 fn rollback_args(ctx: &Ctx, to: i64) -> Vec<String> {
@@ -170,9 +194,10 @@ pub async fn unlock(ctx: &Ctx, held: &Lock) -> Result<Option<i64>, StepError> {
 }
 
 /// `--rollback-on-failure` after this run's upgrade or rollout failed (never after exit 3: the
-/// caller only calls it on those two failures). Tracks the rolled-back revision's rollout
-/// with the same deny list; the step outcomes stay as they were, so the verdict stays 1.
-pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
+/// caller only calls it on those two failures), or the screen's `R` after that verdict.
+/// Tracks the rolled-back revision's rollout with the same deny list; the step outcomes stay
+/// as they were, so the verdict stays 1. `asked_by` names who asked, in the notes.
+pub async fn after_failure(ctx: &Ctx, ours: Option<i64>, asked_by: &str) {
     let step = Step::Rollout;
     let revisions =
         match releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await {
@@ -180,7 +205,7 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
             Err(e) => {
                 ctx.emit.warn(
                     step,
-                    format!("--rollback-on-failure: history unreadable, not rolled back: {e:#}"),
+                    format!("{asked_by}: history unreadable, not rolled back: {e:#}"),
                 );
                 return;
             }
@@ -188,10 +213,8 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
     let to = match target(ours, &revisions) {
         Ok(to) => to,
         Err(why) => {
-            ctx.emit.warn(
-                step,
-                format!("--rollback-on-failure: not rolled back: {why}"),
-            );
+            ctx.emit
+                .warn(step, format!("{asked_by}: not rolled back: {why}"));
             return;
         }
     };
@@ -206,7 +229,7 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>) {
     ctx.emit.send(Event::Rollback(view.clone()));
     ctx.emit.warn(
         step,
-        format!("--rollback-on-failure: revision {from} failed: rolling back to revision {to}"),
+        format!("{asked_by}: revision {from} failed: rolling back to revision {to}"),
     );
     match helm_rollback(ctx, step, to).await {
         Err(e) => {
@@ -302,6 +325,39 @@ mod tests {
                 .unwrap_err()
                 .contains("no deployed revision")
         );
+    }
+
+    #[test]
+    fn r_is_offered_after_a_failed_rollout_of_ours_never_with_only() {
+        use crate::engine::verdict::{Outcome, Verdict};
+        let mut state = DeployState {
+            revision_before: Some(4),
+            deployed_before: Some(4),
+            revision: Some(5),
+            ..Default::default()
+        };
+        state.apply(
+            &Event::StepEnded {
+                step: Step::Rollout,
+                outcome: StepOutcome::Failed {
+                    reason: "timed out".into(),
+                },
+            },
+            1.0,
+            "t",
+        );
+        state.verdict = Some(Verdict {
+            code: 1,
+            outcome: Outcome::Failed,
+            reason: "rollout failed: timed out".into(),
+            evidence: vec![],
+            next: None,
+        });
+        assert_eq!(offer(&state), Some(4));
+        for only in [crate::cli::Only::Rollout, crate::cli::Only::Init] {
+            state.plan.only = Some(only);
+            assert_eq!(offer(&state), None, "{only:?}: this run wrote nothing");
+        }
     }
 
     #[test]

@@ -1,12 +1,16 @@
 //! `--test`: `helm test REL --logs` after a landed deploy, as the `test` step. helm runs the
 //! chart's `test` hook pods and judges them; this step streams its output into the helm pane,
-//! reports each test pod's phase and log tail, and names the failing ones in its reason.
+//! puts each test pod in the hooks pane with the phase helm recorded (its log tail in a note),
+//! and names the failing ones in its reason.
 
 use std::sync::{Arc, Mutex};
 
-use crate::engine::event::{Event, Step, StepOutcome};
+use crate::cluster::releases;
+use crate::engine::event::{Event, HookView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError};
+use crate::helm::hooks::{HookPhase, RunKind};
 use crate::helm::process::{self, HelmRun, Stream};
+use crate::helm::status::ReleaseStatus;
 use crate::text;
 
 /// Log lines of a failing test kept in the step's reason.
@@ -77,11 +81,74 @@ pub fn failure(helm_error: &str, pods: &[TestPod]) -> String {
     reason
 }
 
-pub async fn run(ctx: &Ctx) -> StepOutcome {
-    super::run(ctx, Step::Test, try_run(ctx)).await
+/// The hooks pane after `helm test`: the record's hooks as the upgrade judged them (`run`), each
+/// `test` hook with the phase helm recorded for it, else the phase helm printed. helm stops at
+/// the first failing test, so one with neither was skipped (a pod left by an earlier run may
+/// still print its old log).
+pub fn test_views(record: &ReleaseStatus, run: RunKind, printed: &[TestPod]) -> Vec<HookView> {
+    let mut views = super::upgrade::hook_views(record, run);
+    for view in views
+        .iter_mut()
+        .filter(|v| v.events.iter().any(|e| e == "test"))
+    {
+        let recorded = record
+            .hooks
+            .iter()
+            .find(|h| text::plain(&h.name) == view.name);
+        let phase = match recorded {
+            Some(h) if h.phase != HookPhase::NeverRan => h.phase,
+            _ => printed
+                .iter()
+                .find(|p| p.name == view.name)
+                .map(|p| HookPhase::from_helm(&p.phase))
+                .filter(|p| *p != HookPhase::NeverRan)
+                .unwrap_or(HookPhase::Skipped),
+        };
+        view.phase = phase;
+        if let Some(h) = recorded {
+            view.started_at = h.started_at.clone();
+            view.completed_at = h.completed_at.clone();
+        }
+    }
+    views
 }
 
-async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
+/// `revision_before` is preflight's: the upgrade judged the hooks with the same run kind.
+pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
+    let run = if revision_before.is_some() {
+        RunKind::Upgrade
+    } else {
+        RunKind::Install
+    };
+    super::run(ctx, Step::Test, try_run(ctx, run)).await
+}
+
+/// Sends the hooks with the test pods' phases, from the record helm updated after the tests.
+/// An unreadable record only leaves the notes.
+async fn send_test_hooks(ctx: &Ctx, run: RunKind, printed: &[TestPod]) {
+    let (client, namespace) = (&ctx.cluster.client, ctx.namespace());
+    let latest = match releases::revisions(client, namespace, &ctx.plan.release).await {
+        Ok(revisions) => revisions.into_iter().last(),
+        Err(e) => {
+            ctx.emit.warn(
+                Step::Test,
+                format!("release records unreadable after helm test: {e:#}"),
+            );
+            return;
+        }
+    };
+    let Some(latest) = latest else {
+        return;
+    };
+    match super::upgrade::read_record(ctx, &latest).await {
+        Ok(record) => ctx.emit.send(Event::Hooks {
+            hooks: test_views(&record, run, printed),
+        }),
+        Err(e) => ctx.emit.warn(Step::Test, format!("after helm test: {e}")),
+    }
+}
+
+async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError> {
     let step = Step::Test;
     let mut args = vec!["test".to_string(), ctx.plan.release.clone()];
     args.extend(ctx.scope_args());
@@ -114,6 +181,7 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     }
     let lines = stdout.lock().map(|l| l.clone()).unwrap_or_default();
     let pods = parse(&lines);
+    send_test_hooks(ctx, run_kind, &pods).await;
     for pod in &pods {
         let phase = if pod.phase.is_empty() {
             "no phase"
@@ -173,6 +241,48 @@ mod tests {
                 "refused"
             ]
         );
+    }
+
+    #[test]
+    fn test_pods_take_the_phase_helm_recorded_else_the_one_it_printed() {
+        use crate::helm::status::HookRecord;
+        let hook = |name: &str, events: &[&str], phase: HookPhase| HookRecord {
+            name: name.into(),
+            kind: if events == ["test"] { "Pod" } else { "Job" }.into(),
+            events: events.iter().map(|e| e.to_string()).collect(),
+            phase,
+            started_at: Some("2026-12-01T10:00:00Z".into()),
+            ..Default::default()
+        };
+        let record = ReleaseStatus {
+            hooks: vec![
+                hook("demo-migrate", &["pre-upgrade"], HookPhase::Succeeded),
+                hook("demo-test-api", &["test"], HookPhase::Succeeded),
+                hook("demo-test-db", &["test"], HookPhase::NeverRan),
+                hook("demo-test-late", &["test"], HookPhase::NeverRan),
+            ],
+            ..Default::default()
+        };
+        let printed = [TestPod {
+            name: "demo-test-db".into(),
+            phase: "Failed".into(),
+            logs: vec![],
+        }];
+        let views = test_views(&record, RunKind::Upgrade, &printed);
+        let phase = |name: &str| views.iter().find(|v| v.name == name).map(|v| v.phase);
+        assert_eq!(
+            phase("demo-migrate"),
+            Some(HookPhase::Succeeded),
+            "untouched"
+        );
+        assert_eq!(phase("demo-test-api"), Some(HookPhase::Succeeded));
+        assert_eq!(phase("demo-test-db"), Some(HookPhase::Failed), "as printed");
+        assert_eq!(
+            phase("demo-test-late"),
+            Some(HookPhase::Skipped),
+            "helm stopped before it"
+        );
+        assert_eq!(views.len(), 4);
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn upgrade_args(ctx: &Ctx) -> Vec<String> {
 }
 
 /// Reads one revision's release record from its Secret (without its values).
-async fn read_record(ctx: &Ctx, rev: &Revision) -> Result<ReleaseStatus, String> {
+pub(super) async fn read_record(ctx: &Ctx, rev: &Revision) -> Result<ReleaseStatus, String> {
     let read = releases::record(&ctx.cluster.client, ctx.namespace(), &rev.secret_name);
     let record = tokio::time::timeout(RECORD_TIMEOUT, read)
         .await

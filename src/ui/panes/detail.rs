@@ -42,7 +42,13 @@ pub fn log_lines<'a>(
     filter: &str,
 ) -> (Vec<&'a str>, String) {
     let Some((pod, container)) = shown_container(state, detail) else {
-        return (Vec::new(), "no container to show".into());
+        return match test_log(state, &detail.target) {
+            Some(lines) => (
+                filtered(lines, filter),
+                "as helm test --logs printed it".into(),
+            ),
+            None => (Vec::new(), "no container to show".into()),
+        };
     };
     let (lines, status): (Vec<&str>, String) =
         if let Some(engine) = state.logs.get(&format!("{pod}/{container}")) {
@@ -59,16 +65,51 @@ pub fn log_lines<'a>(
         } else {
             (Vec::new(), "asking for the log…".into())
         };
+    (filtered(lines, filter), status)
+}
+
+fn filtered<'a>(lines: Vec<&'a str>, filter: &str) -> Vec<&'a str> {
     if filter.is_empty() {
-        return (lines, status);
+        return lines;
     }
     let f = filter.to_lowercase();
-    (
+    lines
+        .into_iter()
+        .filter(|l| l.to_lowercase().contains(&f))
+        .collect()
+}
+
+/// A test hook's log as `helm test --logs` printed it into the helm pane: a test hook is a Pod
+/// that is gone or of no Job, so no stream is asked for. The lines after its `POD LOGS: NAME`
+/// header up to the next one; None for any other target, or before helm printed it.
+pub fn test_log<'a>(state: &'a DeployState, target: &Target) -> Option<Vec<&'a str>> {
+    let Target::Job { name, init: false } = target else {
+        return None;
+    };
+    let hook = state.hooks.iter().find(|h| &h.name == name)?;
+    if !hook.events.iter().any(|e| e == "test") {
+        return None;
+    }
+    let header = |l: &str| {
+        crate::text::plain(l)
+            .trim()
+            .strip_prefix("POD LOGS:")
+            .map(|n| n.trim().to_string())
+    };
+    let mut lines = state
+        .helm
+        .lines
+        .iter()
+        .filter(|(stderr, _)| !stderr)
+        .map(|(_, l)| l.as_str());
+    lines
+        .by_ref()
+        .find(|l| header(l).as_deref() == Some(name.as_str()))?;
+    Some(
         lines
-            .into_iter()
-            .filter(|l| l.to_lowercase().contains(&f))
+            .take_while(|l| header(l).is_none())
+            .filter(|l| !l.trim().is_empty())
             .collect(),
-        status,
     )
 }
 
@@ -129,18 +170,20 @@ fn title<'a>(ctx: &DeployFrame, target: &Target) -> Vec<Span<'a>> {
             }
         }
         Target::Job { name, init } => {
-            let what = if *init {
-                "init step (run by helmdeck after the rollout)".to_string()
-            } else {
-                s.hooks
-                    .iter()
-                    .find(|h| &h.name == name)
-                    .map(|h| format!("hook {} · {}", h.events.join(","), h.phase))
-                    .unwrap_or_else(|| "hook".into())
+            let hook = s.hooks.iter().find(|h| &h.name == name).filter(|_| !*init);
+            let what = match hook {
+                _ if *init => "init step (run by helmdeck after the rollout)".to_string(),
+                Some(h) => format!("hook {} · {}", h.events.join(","), h.phase),
+                None => "hook".into(),
             };
+            // A test hook is a Pod, not a Job: its log is in the helm pane (`helm test --logs`).
+            let kind = hook.map_or("Job", |h| h.kind.as_str());
             vec![
                 Span::raw(fit::inert(name).into_owned()),
-                Span::styled(format!(" · Job · {}", fit::inert(&what)), t.muted()),
+                Span::styled(
+                    format!(" · {} · {}", fit::inert(kind), fit::inert(&what)),
+                    t.muted(),
+                ),
             ]
         }
     }
@@ -206,6 +249,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         .unwrap_or(0);
     let head = match &shown {
         Some((p, c)) => log_heading(p, c, detail.container, containers),
+        None if test_log(state, &detail.target).is_some() => {
+            format!("LOG {}", fit::inert(detail.target.name()))
+        }
         None => "LOG".into(),
     };
     let mut right = vec![

@@ -31,7 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("f", "toggle follow (helm pane; the log in the drill-down)"),
     ("c", "next container of the selected pod (drill-down)"),
     ("u", "stuck lock: show it and offer its recovery (y/n)"),
-    ("R", "failed verdict: offer helm rollback (y/n)"),
+    ("R", "failed verdict: roll back to the last deployed (y/n)"),
     ("?", "show or hide this help"),
     (
         "q / Ctrl+C",

@@ -78,10 +78,10 @@ pub fn render_unlock(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
         (
             Style::new(),
             format!(
-                "by        {}",
+                "record    {}",
                 lock.description
                     .as_deref()
-                    .map_or("(the record says not)".into(), |d| fit::inert(d)
+                    .map_or("(no description in it)".into(), |d| fit::inert(d)
                         .into_owned())
             ),
         ),

@@ -197,7 +197,9 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         .context
         .clone()
         .unwrap_or_else(|| prepared.cluster.server.clone());
-    let header = helmdeck::record::Header::new(command_line(), Some(context), None, plan.clone());
+    let mut header =
+        helmdeck::record::Header::new(command_line(), Some(context), None, plan.clone());
+    header.kube_context = prepared.cluster.context.clone();
     let recorder = match recorder(&args.record, &header, Scrub::of_helm_args(&value_args)) {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan)),
@@ -340,12 +342,13 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     };
     let plan = run::summary(&demo.prepared);
     let title = format!("demo · {}", demo.scenario_name);
-    let header = helmdeck::record::Header::new(
+    let mut header = helmdeck::record::Header::new(
         command_line(),
         Some(demo.prepared.cluster.server.clone()),
         Some(title.clone()),
         plan.clone(),
     );
+    header.kube_context = demo.prepared.cluster.context.clone();
     let value_args: Vec<String> = demo
         .prepared
         .plan

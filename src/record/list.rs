@@ -39,7 +39,7 @@ pub fn entries(dir: &Path, release: Option<&str>) -> Vec<Entry> {
                     started: r.header.started,
                     release: r.header.plan.release,
                     namespace: r.header.plan.namespace,
-                    context: r.header.plan.context,
+                    context: r.header.kube_context.or(r.header.plan.context),
                     verdict,
                 }
             }

@@ -45,7 +45,8 @@ pub fn create(path: &Path) -> Result<std::fs::File, OpenError> {
         })
 }
 
-/// A new file for this run in `dir` (made 0700 when missing), named from the release; then the
+/// A new file for this run in `dir` (made 0700 when missing), named from the kube context the
+/// run used and the release; then the
 /// release's oldest records beyond [`crate::record::KEEP_PER_RELEASE`] are deleted.
 pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File), OpenError> {
     let fail = |source| OpenError {
@@ -58,7 +59,10 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
         .create(dir)
         .map_err(fail)?;
     let prefix = crate::record::release_prefix(
-        header.plan.context.as_deref(),
+        header
+            .kube_context
+            .as_deref()
+            .or(header.plan.context.as_deref()),
         &header.plan.namespace,
         &header.plan.release,
     );

@@ -496,7 +496,13 @@ fn run_case(case: &Case) {
 /// record are the live run's. The cases run a few at a time, each on its own simulator.
 #[test]
 fn replay_rebuilds_the_live_run_for_each_verdict() {
-    let cases = cases();
+    // `HELMDECK_E2E_CASE=TEXT` runs only the cases whose name contains it (while debugging one).
+    let only = std::env::var("HELMDECK_E2E_CASE").unwrap_or_default();
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.name.contains(only.as_str()))
+        .collect();
+    assert!(!cases.is_empty(), "no case matches {only:?}");
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failed = std::sync::Mutex::new(Vec::<String>::new());
     std::thread::scope(|scope| {

@@ -244,11 +244,15 @@ pub async fn run(
         }
     })
     .await?;
-    // With `--events -` stdout carries the record alone: no annotation lines there.
-    if lines && std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        github_actions(&state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
-    }
     Ok(state)
+}
+
+/// After a headless run on GitHub Actions (`GITHUB_ACTIONS=true`): [`github_actions`] from
+/// `state`. Not after `--events -`, whose stdout carries the record alone.
+pub fn on_github_actions(state: &DeployState) {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        github_actions(state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
+    }
 }
 
 /// On GitHub Actions: the annotations after the verdict lines, and the job summary appended to

@@ -677,6 +677,131 @@ fn values_never_enter_the_record_or_the_event_stream() {
     }
 }
 
+/// The one secret test across every output a run leaves: a password in a values file and a
+/// `--set` token, shown live by the chart (its NOTES print both; with `breakIt` its render
+/// fails naming the password, so helm's error, the verdict's evidence and the JUnit failure
+/// carry it live), never reach the record, the `--events -` stream, the JUnit file or the
+/// GitHub job summary (nor the report): each is masked there, in place.
+#[test]
+fn values_never_reach_the_record_the_stream_the_junit_file_or_the_job_summary() {
+    let sim = Sim::start("all-green");
+    let chart = chart_copy(sim.home(), |path, text| {
+        if path.ends_with("NOTES.txt") {
+            text + "\npassword: {{ .Values.password }} token: {{ .Values.token }}\n"
+        } else if path.ends_with("templates/web.yaml") {
+            format!(
+                "{{{{- if .Values.breakIt }}}}{{{{ fail (printf \"refusing password %s\" .Values.password) }}}}{{{{- end }}}}\n{text}"
+            )
+        } else {
+            text
+        }
+    });
+    let values = sim.home().join("secret-values.yaml");
+    std::fs::write(&values, "password: hunter2-in-a-file\n").unwrap();
+    let secrets = ["hunter2-in-a-file", "s3t-by-flag"];
+    let summary = sim.home().join("step-summary.md");
+    let junit = sim.home().join("junit.xml");
+    let record = sim.home().join("secret.ndjson");
+    let report = sim.home().join("secret-report.json");
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&record);
+        let mut args = with_init(&[
+            "--timeout",
+            "60s",
+            "-f",
+            values.to_str().unwrap(),
+            "--set",
+            "token=s3t-by-flag",
+            "--junit",
+            junit.to_str().unwrap(),
+        ]);
+        args.extend_from_slice(extra);
+        let started = std::time::Instant::now();
+        let out = sim
+            .deploy_chart_command(&chart, &report, &args)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .output()
+            .unwrap();
+        crate::support::finish(out, &report, started)
+    };
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let absent = |what: &str, text: &str| {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} in {what}:\n{text}");
+        }
+    };
+
+    // Lands: the NOTES show both values live.
+    let landed = run(&["--record", record.to_str().unwrap()]);
+    assert_eq!(landed.code, Some(0), "{}", landed.describe());
+    for secret in secrets {
+        assert!(
+            landed.stdout.contains(secret),
+            "the chart shows {secret} live: the test is not vacuous\n{}",
+            landed.describe()
+        );
+    }
+    assert!(landed.stdout.contains("::notice"), "{}", landed.describe());
+    let kept = read(&record);
+    absent("the record", &kept);
+    assert!(kept.contains("password: *** token: ***"), "masked in place");
+    absent("the JUnit file", &read(&junit));
+    assert!(read(&summary).contains("LANDED"), "{}", read(&summary));
+    absent("the job summary", &read(&summary));
+    absent("the report", &landed.report.to_string());
+
+    // Fails in helm's render, naming the password: live, the error shows it.
+    std::fs::remove_file(&summary).unwrap();
+    let failed = run(&[
+        "--set",
+        "breakIt=true",
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    assert_eq!(failed.code, Some(1), "{}", failed.describe());
+    assert!(
+        failed
+            .stdout
+            .contains("refusing password hunter2-in-a-file"),
+        "helm's error shows the password live: {}",
+        failed.describe()
+    );
+    let kept = read(&record);
+    absent("the record", &kept);
+    assert!(kept.contains("refusing password ***"), "{kept}");
+    let xml = read(&junit);
+    assert!(
+        xml.contains("refusing password ***"),
+        "in the JUnit failure, masked: {xml}"
+    );
+    absent("the JUnit file", &xml);
+    let md = read(&summary);
+    assert!(
+        md.contains("refusing password ***"),
+        "in the summary, masked: {md}"
+    );
+    absent("the job summary", &md);
+    absent("the report", &failed.report.to_string());
+    assert!(
+        failed.report.to_string().contains("refusing password ***"),
+        "{}",
+        failed.report
+    );
+
+    // The same failure streamed: the stream holds it masked; the JUnit file too.
+    let streamed = run(&["--set", "breakIt=true", "--events", "-", "--no-record"]);
+    assert_eq!(streamed.code, Some(1), "{}", streamed.describe());
+    assert!(
+        streamed.stdout.contains("refusing password ***"),
+        "{}",
+        streamed.describe()
+    );
+    absent("the event stream", &streamed.stdout);
+    absent("stderr", &streamed.stderr);
+    absent("the JUnit file", &read(&junit));
+}
+
 /// A record cut short replays to the cut and exits 1, saying so; a newer schema is refused
 /// with exit 2; the lines up to the cut are the live ones.
 #[test]

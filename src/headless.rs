@@ -217,8 +217,9 @@ pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<
 /// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
 /// so the release ends `failed`, not `pending-*`; the run ends at its verdict.
 ///
-/// `tap` sees every event first (the record); `lines` false prints nothing (`--events -` owns
-/// standard output then).
+/// `tap` (the record) sees every event just after its lines are printed, so a record cut by a
+/// kill never holds a line the run did not show; `lines` false prints nothing (`--events -`
+/// owns standard output then).
 pub async fn run(
     prepared: Prepared,
     cancel: CancellationToken,
@@ -238,10 +239,10 @@ pub async fn run(
     });
     let mut printer = Headless::default();
     let state = run::deploy(prepared, cancel, |event, state| {
-        tap(event, state);
         if lines {
             printer.print(event, state);
         }
+        tap(event, state);
     })
     .await?;
     Ok(state)

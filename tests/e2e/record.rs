@@ -593,6 +593,69 @@ fn records_are_kept_in_the_state_dir_listed_and_pruned() {
     assert!(!listed.contains("/other"), "{listed}");
 }
 
+/// `replay --list [RELEASE]` over real records of two releases with different verdicts: newest
+/// first, each verdict as the run ended, the RELEASE filter, each line naming its file.
+#[test]
+fn replay_list_shows_real_records_newest_first_with_their_verdicts() {
+    let sim = Sim::start("all-green");
+    let chart = crate::support::chart();
+    let deploy = |release: &str, extra: &[&str]| {
+        let mut args = vec![
+            "deploy",
+            release,
+            chart.to_str().unwrap(),
+            "-n",
+            "apps",
+            "--headless",
+        ];
+        args.extend_from_slice(extra);
+        sim.helmdeck_command(&args).output().unwrap()
+    };
+    let landed = deploy("demo", &with_init(&["--timeout", "60s"]));
+    assert_eq!(landed.status.code(), Some(0), "{}", text(&landed));
+    let dry = deploy("other", &["--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
+    let failed = deploy("demo", &["--timeout", "60s", "--optional", "*"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
+
+    let out = replay(&sim, &["--list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rows: Vec<&str> = listed.lines().collect();
+    assert_eq!(rows.len(), 3, "{listed}");
+    for (row, (release, verdict)) in rows.iter().zip([
+        ("demo", "FAILED (exit 1)"),
+        ("other", "DRY RUN (exit 0)"),
+        ("demo", "LANDED (exit 0)"),
+    ]) {
+        assert!(
+            row.contains(&format!("helmdeck-sim apps/{release}  {verdict}  ")),
+            "newest first: {listed}"
+        );
+        let file = row.rsplit("  ").next().unwrap();
+        assert!(Path::new(file).is_file(), "{row}");
+        assert!(
+            file.contains(&format!("/helmdeck-sim_apps_{release}_")),
+            "{row}"
+        );
+    }
+
+    let out = replay(&sim, &["--list", "demo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let demo = String::from_utf8_lossy(&out.stdout).into_owned();
+    let expected: Vec<&str> = [rows[0], rows[2]].to_vec();
+    assert_eq!(demo.lines().collect::<Vec<_>>(), expected, "{demo}");
+
+    let out = replay(&sim, &["--list", "nobody"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(out.stdout.is_empty(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no records"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// `--events -`: stdout is the record and nothing else; `--no-record` keeps no file.
 #[test]
 fn events_stream_the_record_on_stdout_and_nothing_else() {
@@ -800,6 +863,70 @@ fn values_never_reach_the_record_the_stream_the_junit_file_or_the_job_summary() 
     absent("the event stream", &streamed.stdout);
     absent("stderr", &streamed.stderr);
     absent("the JUnit file", &read(&junit));
+}
+
+/// helmdeck SIGKILLed mid-rollout (no chance to end anything) leaves a record that replays:
+/// `replay --headless` exits 1 saying it is cut short, and its lines are a prefix of what the
+/// live run printed before the kill.
+#[test]
+fn a_deploy_killed_mid_rollout_leaves_a_record_that_replays_to_the_kill() {
+    // Pods that take minutes to start: the rollout step is still waiting when the kill comes.
+    let sim = Sim::start_yaml(
+        "namespaces: [apps]\ndefaults: {start_after: 10m}\njobs:\n  - {match: '*', after: 200ms}\n",
+    );
+    let record = sim.home().join("killed.ndjson");
+    let report = sim.home().join("killed.json");
+    let mut child = sim
+        .deploy_command(
+            &report,
+            &["--timeout", "5m", "--record", record.to_str().unwrap()],
+        )
+        .spawn()
+        .unwrap();
+    // The rollout step has started and seen its workloads.
+    sim.wait_for(
+        "the rollout watching workloads, in the record",
+        std::time::Duration::from_secs(60),
+        |_| {
+            let kept = std::fs::read_to_string(&record).unwrap_or_default();
+            let events: Vec<Value> = kept
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|l| l["event"].clone())
+                .collect();
+            events
+                .iter()
+                .any(|e| e["type"] == "step_started" && e["step"] == "rollout")
+                && events.iter().any(|e| e["type"] == "workload")
+        },
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap();
+    let live = child.wait_with_output().unwrap();
+    assert_eq!(live.status.code(), None, "killed by SIGKILL");
+    let live_lines = String::from_utf8_lossy(&live.stdout).into_owned();
+    assert!(
+        live_lines.contains("rollout   started") && !live_lines.contains("verdict:"),
+        "killed mid-rollout: {live_lines}"
+    );
+
+    let out = replay(&sim, &[record.to_str().unwrap(), "--headless"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the record is cut short") && stderr.contains("before the verdict"),
+        "{}",
+        text(&out)
+    );
+    let replayed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        replayed.contains("rollout   started"),
+        "replayed into the rollout: {replayed}"
+    );
+    assert!(
+        live_lines.starts_with(&replayed),
+        "the replay is a prefix of the live lines\n--- replayed\n{replayed}\n--- live\n{live_lines}"
+    );
 }
 
 /// A record cut short replays to the cut and exits 1, saying so; a newer schema is refused

@@ -474,7 +474,14 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         };
         let entries = list::entries(&dir, release.as_deref());
         if entries.is_empty() {
-            say(&format!("helmdeck replay: no records in {}", dir.display()));
+            let of = release
+                .as_deref()
+                .map(|r| format!(" of {}", text::plain(r)))
+                .unwrap_or_default();
+            say(&format!(
+                "helmdeck replay: no records{of} in {}",
+                dir.display()
+            ));
         }
         let mut out = std::io::stdout().lock();
         for e in &entries {

@@ -972,3 +972,124 @@ fn a_cut_record_exits_1_and_a_newer_one_exits_2() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// `--record FILE` creates FILE exclusively, owner-only: an existing file or a symlink planted
+/// there is refused before the first cluster request (exit 2) and left as it was.
+#[test]
+fn record_refuses_an_existing_file_or_a_symlink_and_creates_it_owner_only() {
+    let sim = Sim::start("all-green");
+    let home = sim.home();
+    let taken = home.join("taken.ndjson");
+    std::fs::write(&taken, "keep me\n").unwrap();
+    let target = home.join("target.txt");
+    let dangling = home.join("dangling.ndjson");
+    std::os::unix::fs::symlink(&target, &dangling).unwrap();
+    let kept = home.join("kept.txt");
+    std::fs::write(&kept, "mine\n").unwrap();
+    let linked = home.join("linked.ndjson");
+    std::os::unix::fs::symlink(&kept, &linked).unwrap();
+    for path in [&taken, &dangling, &linked] {
+        let run = sim.deploy(&["--timeout", "60s", "--record", path.to_str().unwrap()]);
+        assert_eq!(run.code, Some(2), "{}: {}", path.display(), run.describe());
+        assert!(
+            run.stderr.contains("--record"),
+            "{}: {}",
+            path.display(),
+            run.describe()
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&taken).unwrap(), "keep me\n");
+    assert!(
+        !target.exists(),
+        "nothing written through the dangling link"
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "mine\n");
+    assert_eq!(
+        sim.get_json("/_sim/stats")["writes"],
+        0,
+        "refused before the cluster"
+    );
+
+    let fresh = home.join("fresh.ndjson");
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "60s",
+        "--record",
+        fresh.to_str().unwrap(),
+    ]));
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+/// `--events -` and `--record FILE` in one run: the stream is the file, line for line.
+#[test]
+fn the_event_stream_is_the_record_file_line_for_line() {
+    let sim = Sim::start("all-green");
+    let record = sim.home().join("both.ndjson");
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "60s",
+        "--events",
+        "-",
+        "--record",
+        record.to_str().unwrap(),
+    ]));
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let kept = std::fs::read_to_string(&record).unwrap();
+    assert!(kept.lines().count() > 10, "{kept}");
+    assert_eq!(run.stdout, kept);
+}
+
+/// `helmdeck demo` keeps a record too (in the state directory): it replays the demo's lines
+/// (after its one-line scenario banner, which is not an event) and rebuilds its report.
+#[test]
+fn the_demo_keeps_a_record_that_replays_it() {
+    let sim = Sim::start("all-green");
+    let report = sim.home().join("demo-report.json");
+    let out = sim
+        .helmdeck_command(&[
+            "demo",
+            "--headless",
+            "--scenario",
+            "all-green",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let live = crate::support::finish(out, &report, std::time::Instant::now());
+    assert_eq!(live.code, Some(0), "{}", live.describe());
+    let dir = sim.home().join(".local/state/helmdeck");
+    let records: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let header = &lines(&records[0])[0];
+    assert!(
+        header["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("all-green")),
+        "{header}"
+    );
+    let rebuilt = sim.home().join("rebuilt.json");
+    let out = replay(
+        &sim,
+        &[
+            records[0].to_str().unwrap(),
+            "--headless",
+            "--report",
+            rebuilt.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (banner, rest) = live.stdout.split_once('\n').unwrap();
+    assert!(
+        banner.starts_with("helmdeck demo · scenario all-green"),
+        "{banner}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), rest);
+    let rebuilt: Value = serde_json::from_str(&std::fs::read_to_string(&rebuilt).unwrap()).unwrap();
+    assert_eq!(rebuilt, live.report);
+}

@@ -206,7 +206,7 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         }
     };
     let plan = run::summary(&prepared);
-    let outputs = Outputs {
+    let mut outputs = Outputs {
         report: prepared.plan.report.clone(),
         junit: args.junit.clone(),
         ..Outputs::default()
@@ -229,7 +229,6 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan)),
     };
-    let mut outputs = outputs;
     outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
     let tap = tap(recorder);

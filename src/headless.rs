@@ -217,8 +217,9 @@ pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<
 /// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
 /// so the release ends `failed`, not `pending-*`; the run ends at its verdict.
 ///
-/// `tap` sees every event first (the record); `lines` false prints nothing (`--events -` owns
-/// standard output then).
+/// `tap` (the record) sees every event just after its lines are printed, so a record cut by a
+/// kill never holds a line the run did not show; `lines` false prints nothing (`--events -`
+/// owns standard output then).
 pub async fn run(
     prepared: Prepared,
     cancel: CancellationToken,
@@ -238,17 +239,21 @@ pub async fn run(
     });
     let mut printer = Headless::default();
     let state = run::deploy(prepared, cancel, |event, state| {
-        tap(event, state);
         if lines {
             printer.print(event, state);
         }
+        tap(event, state);
     })
     .await?;
-    // With `--events -` stdout carries the record alone: no annotation lines there.
-    if lines && std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        github_actions(&state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
-    }
     Ok(state)
+}
+
+/// After a headless run on GitHub Actions (`GITHUB_ACTIONS=true`): [`github_actions`] from
+/// `state`. Not after `--events -`, whose stdout carries the record alone.
+pub fn on_github_actions(state: &DeployState) {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        github_actions(state, std::env::var_os("GITHUB_STEP_SUMMARY").as_deref());
+    }
 }
 
 /// On GitHub Actions: the annotations after the verdict lines, and the job summary appended to

@@ -123,6 +123,30 @@ fn real_main() -> Result<i32> {
 struct Outputs {
     report: Option<PathBuf>,
     junit: Option<PathBuf>,
+    /// Masks release values in the report.
+    scrub: Scrub,
+    /// The run's state as its record keeps it (values masked): what the JUnit file and the job
+    /// summary are written from (a text format cannot be masked after the fact: it escapes).
+    kept: Option<std::sync::Arc<std::sync::Mutex<DeployState>>>,
+}
+
+impl Outputs {
+    /// Values never reach the files a run leaves behind: the record's masks apply to them.
+    fn mask(&mut self, recorder: &Recorder, scrub: Scrub) {
+        self.scrub = scrub;
+        self.kept = Some(recorder.kept());
+    }
+
+    /// `live` as the record keeps it (itself when nothing is masked).
+    fn kept(&self, live: &DeployState) -> DeployState {
+        match &self.kept {
+            Some(kept) => kept
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone(),
+            None => live.clone(),
+        }
+    }
 }
 
 /// `helmdeck man`: helmdeck.1 on stdout, or a page per command in `dir`.
@@ -182,9 +206,10 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         }
     };
     let plan = run::summary(&prepared);
-    let outputs = Outputs {
+    let mut outputs = Outputs {
         report: prepared.plan.report.clone(),
         junit: args.junit.clone(),
+        ..Outputs::default()
     };
     let value_args: Vec<String> = prepared
         .plan
@@ -197,11 +222,14 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         .context
         .clone()
         .unwrap_or_else(|| prepared.cluster.server.clone());
-    let header = helmdeck::record::Header::new(command_line(), Some(context), None, plan.clone());
+    let mut header =
+        helmdeck::record::Header::new(command_line(), Some(context), None, plan.clone());
+    header.kube_context = prepared.cluster.context.clone();
     let recorder = match recorder(&args.record, &header, Scrub::of_helm_args(&value_args)) {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan)),
     };
+    outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
     let tap = tap(recorder);
     let state = if args.record.events.is_some() {
@@ -210,7 +238,11 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         // The TUI handles SIGINT/SIGTERM/SIGHUP itself (Ctrl+C is a key in raw mode).
         helmdeck::ui::run_deploy(prepared, CancellationToken::new(), None, tap).await
     } else {
-        headless::run(prepared, CancellationToken::new(), tap, true).await
+        let state = headless::run(prepared, CancellationToken::new(), tap, true).await;
+        if let Ok(state) = &state {
+            headless::on_github_actions(&outputs.kept(state));
+        }
+        state
     };
     Ok(finish(state, &outputs, &plan))
 }
@@ -241,6 +273,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
     let outputs = Outputs {
         report: args.report.clone(),
         junit: None,
+        ..Outputs::default()
     };
     let cancel = CancellationToken::new();
     let mut after: Option<i64> = None;
@@ -267,7 +300,11 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             let title = format!("watch · {}", summary.release);
             helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title), |_, _| {}).await
         } else {
-            headless::run(prepared, cancel.clone(), |_, _| {}, true).await
+            let state = headless::run(prepared, cancel.clone(), |_, _| {}, true).await;
+            if let Ok(state) = &state {
+                headless::on_github_actions(state);
+            }
+            state
         };
         let revision = state.as_ref().ok().and_then(|s| s.revision);
         if let Some(code) = last_code
@@ -308,9 +345,10 @@ async fn prepare_watch(
 }
 
 async fn demo(args: DemoArgs) -> Result<i32> {
-    let outputs = Outputs {
+    let mut outputs = Outputs {
         report: args.flags.report.clone(),
         junit: args.flags.junit.clone(),
+        ..Outputs::default()
     };
     let report = outputs.report.clone();
     let plan = PlanSummary {
@@ -341,12 +379,13 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     };
     let plan = run::summary(&demo.prepared);
     let title = format!("demo · {}", demo.scenario_name);
-    let header = helmdeck::record::Header::new(
+    let mut header = helmdeck::record::Header::new(
         command_line(),
         Some(demo.prepared.cluster.server.clone()),
         Some(title.clone()),
         plan.clone(),
     );
+    header.kube_context = demo.prepared.cluster.context.clone();
     let value_args: Vec<String> = demo
         .prepared
         .plan
@@ -362,6 +401,7 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
+    outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
     let tap = tap(recorder);
     let state = if args.flags.record.events.is_some() {
@@ -373,7 +413,11 @@ async fn demo(args: DemoArgs) -> Result<i32> {
             "helmdeck demo · scenario {}: {}",
             demo.scenario_name, demo.description
         );
-        headless::run(demo.prepared, CancellationToken::new(), tap, true).await
+        let state = headless::run(demo.prepared, CancellationToken::new(), tap, true).await;
+        if let Ok(state) = &state {
+            headless::on_github_actions(&outputs.kept(state));
+        }
+        state
     };
     Ok(finish(state, &outputs, &plan))
 }
@@ -430,7 +474,14 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         };
         let entries = list::entries(&dir, release.as_deref());
         if entries.is_empty() {
-            say(&format!("helmdeck replay: no records in {}", dir.display()));
+            let of = release
+                .as_deref()
+                .map(|r| format!(" of {}", text::plain(r)))
+                .unwrap_or_default();
+            say(&format!(
+                "helmdeck replay: no records{of} in {}",
+                dir.display()
+            ));
         }
         let mut out = std::io::stdout().lock();
         for e in &entries {
@@ -554,14 +605,18 @@ fn start(outputs: &Outputs, plan: &PlanSummary) -> Result<()> {
 /// run ended without one or the report cannot be written. The cluster was touched by now, so
 /// nothing here is the usage 2.
 fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> i32 {
-    let (code, final_report, xml) = match &state {
+    let (code, mut final_report, xml) = match &state {
         Ok(state) => match &state.verdict {
-            Some(verdict) => (verdict.code, report::build(state), junit::build(state)),
+            Some(verdict) => (
+                verdict.code,
+                report::build(state),
+                junit::build(&outputs.kept(state)),
+            ),
             None => {
                 let reason = "the deploy ended without a verdict (fail closed)";
                 say(&format!("helmdeck: {reason}"));
                 let ended = report::ended(state, exit::FAILED, reason);
-                (exit::FAILED, ended, junit::build(state))
+                (exit::FAILED, ended, junit::build(&outputs.kept(state)))
             }
         },
         Err(e) => {
@@ -572,6 +627,7 @@ fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> 
             (exit::FAILED, ended, junit::build(&state))
         }
     };
+    outputs.scrub.value(&mut final_report);
     if let Some(path) = &outputs.junit
         && let Err(e) = junit::write(path, &xml)
     {

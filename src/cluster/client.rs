@@ -18,10 +18,13 @@ pub struct Cluster {
     pub default_namespace: String,
     /// The server URL, for messages.
     pub server: String,
+    /// The kube context used: `--kube-context`, else the kubeconfig's current context (None in
+    /// a cluster, without a kubeconfig).
+    pub context: Option<String>,
 }
 
 impl Cluster {
-    fn from_config(mut config: kube::Config) -> Result<Self> {
+    fn from_config(mut config: kube::Config, context: Option<String>) -> Result<Self> {
         // Names helmdeck's requests in the API server's audit log (and the simulator's stats).
         config.headers.push((
             hyper::header::USER_AGENT,
@@ -37,6 +40,7 @@ impl Cluster {
             client,
             default_namespace,
             server,
+            context,
         })
     }
 }
@@ -47,10 +51,16 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
         context: context.map(String::from),
         ..Default::default()
     };
+    let mut used = None;
     let config = match Kubeconfig::read() {
-        Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
-            .map_err(kubeconfig_error)?,
+        Ok(kubeconfig) => {
+            used = context
+                .map(String::from)
+                .or_else(|| kubeconfig.current_context.clone());
+            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(kubeconfig_error)?
+        }
         // No kubeconfig file at all: perhaps helmdeck runs inside the cluster.
         Err(_) if context.is_none() && !kubeconfig_exists() => {
             kube::Config::infer().await.map_err(|e| {
@@ -62,7 +72,7 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
         }
         Err(e) => return Err(kubeconfig_error(e)),
     };
-    Cluster::from_config(config)
+    Cluster::from_config(config, used)
 }
 
 /// A kubeconfig the client cannot use, said in one line: the parser's first line with quoted
@@ -92,10 +102,11 @@ fn kubeconfig_exists() -> bool {
 pub async fn connect_file(path: &std::path::Path) -> Result<Cluster> {
     let kubeconfig =
         Kubeconfig::read_from(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let context = kubeconfig.current_context.clone();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .wrap_err("reading the kubeconfig")?;
-    Cluster::from_config(config)
+    Cluster::from_config(config, context)
 }
 
 /// `GET /version` within [`REACH_TIMEOUT`]; the server's gitVersion.

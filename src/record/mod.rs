@@ -39,6 +39,10 @@ pub struct Header {
     pub context: Option<String>,
     pub title: Option<String>,
     pub plan: PlanSummary,
+    /// The kube context the run used: `--kube-context`, else the kubeconfig's current context
+    /// (what the file name and `replay --list` go by: one release on two clusters is two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_context: Option<String>,
 }
 
 pub const MAGIC: &str = "helmdeck-record";
@@ -59,6 +63,7 @@ impl Header {
             context,
             title,
             plan,
+            kube_context: None,
         }
     }
 }
@@ -87,7 +92,9 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// A file-name part: anything but letters, digits, `.` and `-` becomes `-`, so `_` separates
-/// the parts unambiguously (contexts such as `arn:aws:…/prod` or `kind_dev` included).
+/// the parts unambiguously (contexts such as `arn:aws:…/prod` or `kind_dev` included). A name
+/// that had to change (or be cut to 60 characters) gets a hash of the original, so two contexts
+/// that differ only there (`a/b`, `a:b`) never share a prefix, nor their pruning.
 fn part(s: &str) -> String {
     let cleaned: String = s
         .chars()
@@ -99,12 +106,20 @@ fn part(s: &str) -> String {
             }
         })
         .collect();
-    let cleaned = cleaned.trim_start_matches('.').to_string();
-    if cleaned.is_empty() {
-        "none".into()
-    } else {
-        cleaned.chars().take(60).collect()
+    let cleaned = cleaned.trim_start_matches('.');
+    if cleaned == s && !s.is_empty() && s.len() <= 60 {
+        return cleaned.to_string();
     }
+    let kept: String = cleaned.chars().take(50).collect();
+    let kept = if kept.is_empty() { "none" } else { &kept };
+    format!("{kept}-{:08x}", fnv1a(s.as_bytes()))
+}
+
+/// FNV-1a, 32 bits: stable across builds and versions (names on disk outlive one helmdeck).
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// The prefix every record of one release shares: `CONTEXT_NAMESPACE_RELEASE_`.
@@ -129,4 +144,49 @@ pub fn file_name(prefix: &str, started: &jiff::Timestamp, suffix: &str) -> Strin
 /// Whether `path` names a record file (by its extension).
 pub fn is_record(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "ndjson")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Contexts become safe file-name parts: no separator, no path, no leading dot; names that
+    /// differ only in what had to change still differ.
+    #[test]
+    fn a_context_is_a_safe_and_distinct_file_name_part() {
+        assert_eq!(
+            release_prefix(Some("helmdeck-sim"), "apps", "demo"),
+            "helmdeck-sim_apps_demo_"
+        );
+        let prefixes: Vec<String> = [
+            "arn:aws:eks:eu-west-1:123456789012:cluster/prod",
+            "arn:aws:eks:eu-west-1:123456789012:cluster:prod",
+            "kind_dev",
+            "kind-dev",
+            "../../etc",
+            "..",
+            "",
+            &"x".repeat(200),
+            &format!("{}y", "x".repeat(199)),
+        ]
+        .iter()
+        .map(|c| release_prefix(Some(c), "apps", "demo"))
+        .collect();
+        for (i, p) in prefixes.iter().enumerate() {
+            let context = p.strip_suffix("_apps_demo_").expect(p);
+            assert!(
+                !context.is_empty()
+                    && !context.starts_with('.')
+                    && context.len() <= 60
+                    && context
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'),
+                "{p}"
+            );
+            for q in &prefixes[i + 1..] {
+                assert_ne!(p, q);
+            }
+        }
+        assert_eq!(release_prefix(None, "apps", "demo"), "default_apps_demo_");
+    }
 }

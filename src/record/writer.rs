@@ -5,6 +5,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::engine::event::Event;
 use crate::engine::state::DeployState;
@@ -22,6 +23,9 @@ enum Sink {
 pub struct Recorder {
     sinks: Vec<Sink>,
     scrub: Scrub,
+    /// The state the record rebuilds (the live one, values masked): what the files a run
+    /// leaves behind (report, JUnit, job summary) are written from, so none holds a value.
+    kept: Arc<Mutex<DeployState>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +49,8 @@ pub fn create(path: &Path) -> Result<std::fs::File, OpenError> {
         })
 }
 
-/// A new file for this run in `dir` (made 0700 when missing), named from the release; then the
+/// A new file for this run in `dir` (made 0700 when missing), named from the kube context the
+/// run used and the release; then the
 /// release's oldest records beyond [`crate::record::KEEP_PER_RELEASE`] are deleted.
 pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File), OpenError> {
     let fail = |source| OpenError {
@@ -58,7 +63,10 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
         .create(dir)
         .map_err(fail)?;
     let prefix = crate::record::release_prefix(
-        header.plan.context.as_deref(),
+        header
+            .kube_context
+            .as_deref()
+            .or(header.plan.context.as_deref()),
         &header.plan.namespace,
         &header.plan.release,
     );
@@ -86,12 +94,23 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
     )))
 }
 
+/// The kept state, even after a panic elsewhere held the lock (it is only ever folded into).
+fn lock(kept: &Mutex<DeployState>) -> std::sync::MutexGuard<'_, DeployState> {
+    kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 impl Recorder {
     pub fn new(scrub: Scrub) -> Recorder {
         Recorder {
             sinks: vec![],
             scrub,
+            kept: Arc::default(),
         }
+    }
+
+    /// The state folded from the record's events as they are written (values masked).
+    pub fn kept(&self) -> Arc<Mutex<DeployState>> {
+        self.kept.clone()
     }
 
     pub fn to_file(mut self, path: PathBuf, file: std::fs::File) -> Recorder {
@@ -115,6 +134,10 @@ impl Recorder {
     pub fn header(&mut self, header: &Header) {
         let mut value = serde_json::to_value(header).unwrap_or_default();
         self.scrub.value(&mut value);
+        let plan = serde_json::from_value::<Header>(value.clone())
+            .map(|h| h.plan)
+            .unwrap_or_else(|_| header.plan.clone());
+        *lock(&self.kept) = DeployState::new(plan);
         self.line(&value);
     }
 
@@ -127,6 +150,12 @@ impl Recorder {
         };
         let mut value = serde_json::to_value(&line).unwrap_or_default();
         self.scrub.value(&mut value);
+        // As the replay reads it back. An event whose masked form no longer parses is folded
+        // unmasked nowhere: the kept state goes without it, as a replay would.
+        if let Ok(kept) = serde_json::from_value::<Line>(value.clone()) {
+            let wall = kept.wall.unwrap_or_default();
+            lock(&self.kept).apply(&kept.event, kept.t, &wall);
+        }
         self.line(&value);
     }
 

@@ -57,6 +57,17 @@ pub fn split(frame: &mut Frame, banner_height: impl FnOnce(u16, u16) -> u16) -> 
     })
 }
 
+/// Draws one frame into a `width`x`height` test terminal: its text, then every cell's style
+/// (so two frames compare equal only when they look the same, colours included).
+pub fn draw_to_text(width: u16, height: u16, draw: impl FnOnce(&mut Frame)) -> String {
+    // A test backend draws into memory: it cannot fail.
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+        .expect("a test terminal");
+    terminal.draw(draw).expect("drawing into a test terminal");
+    let backend = terminal.backend();
+    format!("{backend}\n{:?}", backend.buffer())
+}
+
 /// Draws one frame into a test terminal (the snapshot tests).
 #[cfg(test)]
 pub fn render_to_string(width: u16, height: u16, draw: impl FnOnce(&mut Frame)) -> String {

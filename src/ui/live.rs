@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::event::Event;
 use crate::engine::logs::{self, LogRequest};
 use crate::engine::run::{self, Prepared};
-use crate::engine::state::DeployState;
+use crate::engine::state::{DeployState, PlanSummary};
 use crate::headless::Headless;
 use crate::signals::Signal;
 use crate::ui::app::{Effect, UiState};
@@ -69,7 +69,7 @@ pub async fn run_deploy(
         prepared.rollback_answer = Some(rx);
         tx
     });
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<(Event, f64, String)>();
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Sent>();
     let engine_cancel = cancel.clone();
     let deploy = tokio::spawn(async move {
         run::deploy(prepared, engine_cancel, move |event, state| {
@@ -134,6 +134,67 @@ pub async fn run_deploy(
     Ok(state)
 }
 
+/// What the engine sends the screen for each event it applied: the event, its offset and the
+/// wall time the engine stamped on it (empty when it stamped none).
+type Sent = (Event, f64, String);
+
+/// Folds one sent event into the screen's mirror, as the engine folded it.
+fn mirror(state: &mut DeployState, (event, at, wall): &Sent) {
+    state.apply(event, *at, wall);
+}
+
+/// The live screen's frame: the clock runs until the verdict, then stops at its moment.
+fn live_frame<'a>(
+    mirror: &'a DeployState,
+    theme: Theme,
+    title: Option<&'a str>,
+    context: &'a str,
+    running_secs: f64,
+    now: Option<jiff::Timestamp>,
+) -> DeployFrame<'a> {
+    let elapsed = if mirror.verdict.is_some() {
+        mirror.now_secs
+    } else {
+        running_secs
+    };
+    DeployFrame {
+        state: mirror,
+        theme,
+        title,
+        context: Some(context),
+        elapsed,
+        now,
+    }
+}
+
+/// The live screen's last frame (after the verdict, before `q`), drawn into a `width`x`height`
+/// test terminal, from the events the engine sent it: the same fold, frame and draw as the
+/// screen. `now` is the clock ages are told against (the live screen uses the wall clock).
+pub fn final_frame(
+    plan: PlanSummary,
+    sent: impl IntoIterator<Item = (Event, f64, String)>,
+    title: Option<&str>,
+    context: &str,
+    now: Option<jiff::Timestamp>,
+    (width, height): (u16, u16),
+) -> String {
+    let mut state = DeployState::new(plan);
+    for s in sent {
+        mirror(&mut state, &s);
+    }
+    let ctx = live_frame(
+        &state,
+        Theme::coloured(),
+        title,
+        context,
+        state.now_secs,
+        now,
+    );
+    crate::ui::layout::draw_to_text(width, height, |f| {
+        screen::draw(f, &ctx, &mut UiState::new())
+    })
+}
+
 /// The deploy screen: a mirror of the engine's state, what the operator looks at, and the
 /// channels to the engine and the log streamer.
 struct DeployScreen {
@@ -143,7 +204,7 @@ struct DeployScreen {
     started: Instant,
     title: Option<String>,
     context: String,
-    events: mpsc::UnboundedReceiver<(Event, f64, String)>,
+    events: mpsc::UnboundedReceiver<Sent>,
     logs: mpsc::UnboundedReceiver<logs::LogMsg>,
     requests: mpsc::UnboundedSender<Option<LogRequest>>,
     /// The log stream last asked for.
@@ -253,10 +314,10 @@ impl DeployScreen {
 
     async fn next_change(&mut self) -> Flow {
         tokio::select! {
-            Some((event, at, wall)) = self.events.recv() => {
-                self.mirror.apply(&event, at, &wall);
-                while let Ok((event, at, wall)) = self.events.try_recv() {
-                    self.mirror.apply(&event, at, &wall);
+            Some(sent) = self.events.recv() => {
+                mirror(&mut self.mirror, &sent);
+                while let Ok(sent) = self.events.try_recv() {
+                    mirror(&mut self.mirror, &sent);
                 }
                 Flow::Redraw
             }
@@ -288,14 +349,14 @@ impl Screen for DeployScreen {
         } else {
             self.started.elapsed().as_secs_f64()
         };
-        let ctx = DeployFrame {
-            state: &self.mirror,
-            theme: self.theme,
-            title: self.title.as_deref(),
-            context: Some(&self.context),
+        let ctx = live_frame(
+            &self.mirror,
+            self.theme,
+            self.title.as_deref(),
+            &self.context,
             elapsed,
-            now: Some(jiff::Timestamp::now()),
-        };
+            Some(jiff::Timestamp::now()),
+        );
         self.ui.rollback_waits = self.rollback_answer.is_some() && self.finished.is_none();
         screen::draw(frame, &ctx, &mut self.ui);
     }

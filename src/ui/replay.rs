@@ -214,6 +214,27 @@ pub async fn run_replay(record: &Record, speed: f64) -> Result<DeployState> {
     Ok(screen.mirror)
 }
 
+/// The replay's last frame, drawn into a `width`x`height` test terminal: `record` played in the
+/// replay screen to its end (the replay's `End`, the list left where it was), ages told
+/// against `now`. What [`crate::ui::live::final_frame`] draws for the live run it records.
+pub fn final_frame(
+    record: &Record,
+    now: Option<jiff::Timestamp>,
+    (width, height): (u16, u16),
+) -> String {
+    let mut screen = ReplayScreen::new(record, 1.0);
+    screen.wall_clock = false;
+    screen.replay_key(KeyEvent::new(
+        KeyCode::End,
+        ratatui::crossterm::event::KeyModifiers::NONE,
+    ));
+    let mut ctx = screen.frame();
+    ctx.theme = Theme::coloured();
+    ctx.now = now;
+    let mut ui = screen.ui.clone();
+    crate::ui::layout::draw_to_text(width, height, |f| screen::draw(f, &ctx, &mut ui))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,16 +244,16 @@ fn junit_of_a_landed_deploy_passes_every_gating_case_and_annotates_on_github() {
     assert!(summary.contains("| init | ✓ succeeded |"), "{summary}");
 }
 
+/// (That no value reaches the JUnit file or the summary is
+/// `record::values_never_reach_the_record_the_stream_the_junit_file_or_the_job_summary`, with
+/// a chart that does show its password live.)
 #[test]
-fn junit_of_a_rollout_failure_names_the_workload_and_keeps_no_value() {
-    const PASSWORD: &str = "pw-Zq81-never-shown";
+fn junit_of_a_rollout_failure_names_the_workload() {
     let sim = Sim::start("crashloop");
-    let values = sim.home().join("secret-values.yaml");
-    std::fs::write(&values, format!("db:\n  password: {PASSWORD}\n")).unwrap();
     let summary = sim.home().join("summary.md");
     let (run, junit) = deploy(
         &sim,
-        &["--timeout", "8s", "-f", values.to_str().unwrap()],
+        &["--timeout", "8s"],
         &[
             ("GITHUB_ACTIONS", Path::new("true")),
             ("GITHUB_STEP_SUMMARY", &summary),
@@ -285,13 +285,6 @@ fn junit_of_a_rollout_failure_names_the_workload_and_keeps_no_value() {
     let summary = std::fs::read_to_string(&summary).unwrap();
     assert!(summary.contains("| rollout | ✗ failed |"), "{summary}");
     assert!(summary.contains("### Problems"), "{summary}");
-    for (what, text) in [
-        ("junit", xml.as_str()),
-        ("stdout", &run.stdout),
-        ("summary", &summary),
-    ] {
-        assert!(!text.contains(PASSWORD), "the password is in the {what}");
-    }
 }
 
 #[test]

@@ -27,6 +27,13 @@ pub fn tool(name: &str) -> PathBuf {
     path
 }
 
+/// How many simulators (each with its helm and helmdeck processes) a test that runs a table of
+/// cases keeps going at once: the machine is shared with the rest of the suite.
+pub const E2E_PARALLEL: usize = 3;
+
+/// The CI-detection variables helmdeck reads (src/headless.rs), removed from every child.
+pub const CI_ENV: [&str; 2] = ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"];
+
 /// The environment variable that points the real-cluster subset at a cluster of the user's.
 pub const REAL_CLUSTER: &str = "HELMDECK_E2E_KUBECONFIG";
 
@@ -148,6 +155,11 @@ impl Sim {
             .env_remove("HELM_NAMESPACE")
             .env_remove("HELM_KUBECONTEXT")
             .stdin(Stdio::null());
+        // On a GitHub runner these make every headless run print `::notice` lines and append to
+        // the runner's own job summary: a test that wants them sets them itself.
+        for name in CI_ENV {
+            cmd.env_remove(name);
+        }
         cmd
     }
 
@@ -419,6 +431,51 @@ pub fn signal_during_helm(signal: i32, report_name: &str) -> (Sim, DeployRun) {
 }
 
 impl Sim {}
+
+/// Every child a test starts runs without the CI-detection variables of the runner the suite
+/// runs on (helm, kubectl, helmdeck and the commands run as printed alike).
+#[test]
+fn children_never_inherit_the_runners_ci_variables() {
+    let sim = Sim::start("all-green");
+    let removed = |cmd: &Command, name: &str| {
+        cmd.get_envs()
+            .any(|(k, v)| k == std::ffi::OsStr::new(name) && v.is_none())
+    };
+    for cmd in [
+        sim.helmdeck_command(&["version"]),
+        sim.command("helm", &["version"]),
+        sim.deploy_command(Path::new("r.json"), &[]),
+    ] {
+        for name in CI_ENV {
+            assert!(removed(&cmd, name), "{name} reaches {cmd:?}");
+        }
+    }
+    // And helmdeck reads no other: every `GITHUB_*` its source names is in the list.
+    fn scan(dir: &Path, names: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("src is readable").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                scan(&path, names);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let src = std::fs::read_to_string(&path).expect("a source file");
+                for (at, _) in src.match_indices("\"GITHUB_") {
+                    names.push(
+                        src[at + 1..]
+                            .chars()
+                            .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                            .collect(),
+                    );
+                }
+            }
+        }
+    }
+    let mut names = Vec::new();
+    scan(&repo().join("src"), &mut names);
+    assert!(names.iter().any(|n| n == "GITHUB_ACTIONS"), "{names:?}");
+    for name in names {
+        assert!(CI_ENV.contains(&name.as_str()), "{name} is not removed");
+    }
+}
 
 /// Panics unless `report` is valid against docs/report.schema.json: every report the suite reads
 /// passes through here, so the schema is checked against every scenario's real report.

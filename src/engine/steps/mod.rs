@@ -178,6 +178,7 @@ mod tests {
             client: kube::Client::try_from(config).expect("a client"),
             default_namespace: "default".into(),
             server: "http://127.0.0.1:9".into(),
+            context: None,
         };
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = Ctx {

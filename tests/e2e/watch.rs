@@ -1,15 +1,62 @@
-//! `helmdeck watch`: the test's own helm is "someone else"; the watch runs with no helm on its
-//! PATH and no chart, and judges the deploy from the cluster alone.
+//! `helmdeck watch`: the test's own helm is "someone else"; the watch runs with no chart, and
+//! with `HELM_BIN` and the first `PATH` entry pointing at a helm that only leaves a mark, so a
+//! watch that ran helm at all (even `helm version`) is caught.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::{DeployRun, Sim, finish};
 
+/// A `helm` that must never run: it appends its arguments to a marker file and exits 1.
+pub struct HelmTrap {
+    pub dir: PathBuf,
+    pub marker: PathBuf,
+}
+
+impl HelmTrap {
+    pub fn new(home: &Path) -> HelmTrap {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = home.join("trap-bin");
+        std::fs::create_dir_all(&dir).expect("the trap's directory");
+        let marker = home.join("helm-ran");
+        let script = dir.join("helm");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", marker.display()),
+        )
+        .expect("the trap helm");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("the trap helm is executable");
+        HelmTrap { dir, marker }
+    }
+
+    pub fn helm(&self) -> PathBuf {
+        self.dir.join("helm")
+    }
+
+    /// `PATH` with the trap first (then only system directories, which hold no helm).
+    pub fn path(&self) -> String {
+        format!("{}:/usr/bin:/bin", self.dir.display())
+    }
+
+    /// Points `cmd`'s helm lookups (`HELM_BIN`, then `PATH`) at the trap.
+    pub fn arm(&self, cmd: &mut Command) {
+        cmd.env("HELM_BIN", self.helm()).env("PATH", self.path());
+    }
+
+    pub fn assert_untouched(&self, what: &str) {
+        assert!(
+            !self.marker.exists(),
+            "{what} ran helm: {}",
+            std::fs::read_to_string(&self.marker).unwrap_or_default()
+        );
+    }
+}
+
 impl Sim {
-    /// `helmdeck watch demo -n apps --headless --report <home>/<report> <extra>`, not yet run:
-    /// no HELM_BIN, and a PATH without helm's directory.
+    /// `helmdeck watch demo -n apps --headless --report <home>/<report> <extra>`, not yet run,
+    /// with helm trapped (see [`HelmTrap`]).
     fn watch_command(&self, report: &Path, extra: &[&str]) -> Command {
         let mut args = vec![
             "watch",
@@ -22,7 +69,7 @@ impl Sim {
         ];
         args.extend_from_slice(extra);
         let mut cmd = self.helmdeck_command(&args);
-        cmd.env_remove("HELM_BIN").env("PATH", "/usr/bin:/bin");
+        HelmTrap::new(self.home()).arm(&mut cmd);
         cmd
     }
 
@@ -33,7 +80,14 @@ impl Sim {
             .watch_command(&report, extra)
             .output()
             .expect("run helmdeck watch");
-        finish(out, &report, started)
+        let run = finish(out, &report, started);
+        HelmTrap::new(self.home()).assert_untouched("helmdeck watch");
+        run
+    }
+
+    /// After a watch this test spawned itself: it never ran helm.
+    fn assert_watch_ran_no_helm(&self) {
+        HelmTrap::new(self.home()).assert_untouched("helmdeck watch");
     }
 }
 
@@ -59,6 +113,7 @@ fn attached_before_the_install_starts_it_watches_it_to_0() {
     std::thread::sleep(Duration::from_secs(2));
     assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
     let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(
         run.stdout.contains("waiting for a release record"),
@@ -73,12 +128,20 @@ fn attached_before_the_install_starts_it_watches_it_to_0() {
 /// A seed hook (post-install, post-upgrade) that fails slowly, so a watch attaches while it runs.
 const SLOW_FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 6s, exit_code: 1, logs: ['error: orders.yaml row 17: customer 4711 not found']}\n";
 
+/// The `metadata.creationTimestamp` of the object at `path`, when it exists.
+fn created(sim: &Sim, path: &str) -> Option<jiff::Timestamp> {
+    let v: serde_json::Value = serde_json::from_str(&sim.get(path)).ok()?;
+    v.pointer("/metadata/creationTimestamp")?.as_str()?.parse().ok()
+}
+
 #[test]
 fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_its_log() {
     no_helm_on_path();
     let sim = Sim::start_yaml(SLOW_FAILING_SEED);
-    // Revision 1 fails on the same hook; revision 2 is the upgrade watched.
-    assert!(!sim.install_demo(&["--timeout", "60s"]).status.success());
+    // Revision 1 runs no hook, so it lands and leaves no demo-seed Job behind: the one the watch
+    // attaches to can only be the upgrade's.
+    let install = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
     let upgrade = sim
         .client_command(
             &crate::support::tool("helm"),
@@ -94,19 +157,37 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         )
         .spawn()
         .unwrap();
+    let record = "/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v2";
+    let seed = "/apis/batch/v1/namespaces/apps/jobs/demo-seed";
     sim.wait_for(
-        "helm on the post-upgrade seed hook",
+        "the upgrade's post-upgrade seed hook Job",
         Duration::from_secs(30),
         |s| {
-            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
-                .contains("pending-upgrade")
-                && s.get("/apis/batch/v1/namespaces/apps/jobs")
-                    .contains("demo-seed")
+            s.get(record).contains("pending-upgrade")
+                && created(s, seed)
+                    .zip(created(s, record))
+                    .is_some_and(|(job, rev)| job >= rev)
         },
     );
     let run = sim.watch(&["--timeout", "60s"]);
     let _ = { upgrade }.wait();
     assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 2 is pending-upgrade"),
+        "{}",
+        run.describe()
+    );
+    let hook_line = |phase: &str| {
+        run.stdout
+            .lines()
+            .position(|l| l.contains("hook") && l.contains("demo-seed") && l.ends_with(phase))
+    };
+    let (running, failed) = (hook_line(": Running"), hook_line(": Failed"));
+    assert!(
+        running.is_some() && failed.is_some() && running < failed,
+        "the hook is seen running, then failing: {}",
+        run.describe()
+    );
     assert!(
         run.reason().contains("failing hooks: demo-seed"),
         "{}",
@@ -117,8 +198,12 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         "the failing hook's log line: {}",
         run.describe()
     );
-    // Revision 1 failed too: there is no deployed revision to roll back to.
-    assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
+    // Revision 1 is deployed: the advice rolls back to it, and nothing else.
+    assert_eq!(
+        run.report["verdict"]["next"], "helm rollback demo 1 -n apps",
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -193,6 +278,7 @@ fn follow_gives_one_verdict_per_revision() {
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
+    sim.assert_watch_ran_no_helm();
     let all = seen.join("\n");
     assert_eq!(verdicts, 3);
     for revision in ["revision 2 is", "revision 3 is"] {

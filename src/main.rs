@@ -227,7 +227,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         ..PlanSummary::default()
     };
     let tui = wants_tui(args.headless);
-    let (plan, cluster) = match prepare_watch(&args, tui).await {
+    let (plan, cluster) = match prepare_watch(&args).await {
         Ok(p) => p,
         Err(e) => {
             return Ok(refuse(
@@ -243,12 +243,10 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         junit: None,
     };
     let cancel = CancellationToken::new();
-    let mut after: Option<i64> = None;
-    let mut last_code: Option<i32> = None;
-    loop {
+    let pass = |after: Option<i64>| {
         let mut plan = plan.clone();
         plan.watch = Some(Watching { after });
-        let prepared = run::Prepared {
+        run::Prepared {
             plan,
             // Never run: a watch reads the records itself.
             helm: PathBuf::new(),
@@ -257,12 +255,25 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             helm_env: vec![],
             plan_answer: None,
             unlock_answer: None,
-        };
-        let summary = run::summary(&prepared);
-        if last_code.is_none() {
-            start(&outputs, &summary)?;
         }
-        let state = if tui {
+    };
+    let summary = run::summary(&pass(None));
+    start(&outputs, &summary)?;
+    if tui && args.follow {
+        let title = format!("watch --follow · {}", summary.release);
+        let judged = |state| finish(state, &outputs, &summary);
+        match helmdeck::ui::run_follow(cancel.clone(), title, pass, judged).await {
+            Ok(Some(code)) => return Ok(code),
+            // No usable terminal (said on stderr): the same follow, in plain lines.
+            Ok(None) => {}
+            Err(e) => return Ok(finish(Err(e), &outputs, &summary)),
+        }
+    }
+    let mut after: Option<i64> = None;
+    let mut last_code: Option<i32> = None;
+    loop {
+        let prepared = pass(after);
+        let state = if tui && !args.follow {
             let title = format!("watch · {}", summary.release);
             helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title), |_, _| {}).await
         } else {
@@ -289,13 +300,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
 /// the first cluster request.
 async fn prepare_watch(
     args: &WatchArgs,
-    tui: bool,
 ) -> Result<(DeployPlan, helmdeck::cluster::client::Cluster)> {
-    if args.follow && tui {
-        return Err(eyre!(
-            "--follow needs --headless for now (the screen does not yet start over per revision)"
-        ));
-    }
     if let Some(job) = &args.init_job {
         validate::job_name(job)?;
     }

@@ -34,6 +34,6 @@ mod testkit;
 mod tests;
 
 pub use inspect::run_inspect;
-pub use live::run_deploy;
+pub use live::{run_deploy, run_follow};
 pub use panes::help::KEYS;
 pub use replay::run_replay;

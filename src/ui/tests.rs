@@ -701,3 +701,49 @@ fn watched_mid_hook() -> Story {
 fn a_watched_deploy_mid_hook() {
     screens("watch_mid_hook", &watched_mid_hook(), |_, _| {});
 }
+
+/// `watch --follow` after its second verdict: revision 5 landed on screen, waiting for the
+/// next, and the history pane listing both revisions judged (the failed one first).
+#[test]
+fn a_followed_watch_lists_each_revisions_verdict() {
+    use crate::engine::verdict::{Outcome, Verdict};
+    use crate::ui::panes::history::Judged;
+    let mut story = Story::landed();
+    story.state.plan.chart = crate::cli::NO_CHART.into();
+    let landed = story.state.verdict.clone().expect("the landed story has a verdict");
+    let history = [
+        Judged {
+            revision: Some(4),
+            verdict: Verdict {
+                code: 1,
+                outcome: Outcome::Failed,
+                reason: "revision 4 is failed: Upgrade \"demo\" failed: post-upgrade hooks \
+                         failed · failing hooks: demo-seed"
+                    .into(),
+                evidence: vec![],
+                next: None,
+            },
+            at: Some(crate::ui::fixture::wall(-600.0)),
+            lines: vec![],
+        },
+        Judged {
+            revision: Some(5),
+            verdict: landed,
+            at: Some(crate::ui::fixture::wall(75.5)),
+            lines: vec![],
+        },
+    ];
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        let ctx = crate::ui::panes::DeployFrame {
+            history: &history,
+            ..story.frame()
+        };
+        let screen = crate::ui::screen::render_to_string(&ctx, &mut ui, w, h);
+        assert!(
+            screen.contains("revision 4") && screen.contains("revision 5"),
+            "{w}x{h}: both verdicts in the history:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("follow_history_{w}x{h}"), screen);
+    }
+}

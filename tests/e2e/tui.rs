@@ -445,3 +445,74 @@ fn plan_under_tmux_y_applies_it() {
     tmux.keys(&["q"]);
     assert_eq!(wait_exit(&tmux, &exit, "y then q"), "EXIT=1");
 }
+
+/// The seed hook fails, quickly: upgrades run with `--no-hooks` land, one with hooks fails.
+const FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 1s, exit_code: 1, logs: ['error: orders.yaml row 17']}\n";
+
+#[test]
+fn watch_follow_under_tmux_lists_each_revisions_verdict_and_q_leaves_with_the_last_code() {
+    let sim = crate::support::Sim::start_yaml(FAILING_SEED);
+    let install = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let trap = crate::watch::HelmTrap::new(work.path());
+    let env = [
+        ("HOME", sim.home().to_path_buf()),
+        ("KUBECONFIG", sim.kubeconfig.clone()),
+        ("HELM_BIN", trap.helm()),
+        ("PATH", PathBuf::from(trap.path())),
+    ];
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.display()))
+        .collect();
+    let command = format!(
+        "env {} {} watch demo -n apps --follow --timeout 60s --report {}; echo EXIT=$? > {}",
+        env.join(" "),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        work.path().join("watch.json").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(120, 40, &command);
+    let history = |n: usize| format!("History  {n} verdict{}", if n == 1 { "" } else { "s" });
+    // Revision 1 is settled: judged at once, then the screen waits for the next.
+    tmux.wait_for("revision 1's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(1))
+    });
+    assert_eq!(tmux.display("#{alternate_on}"), "1");
+    // Someone else's two upgrades: one that lands, one whose seed hook fails.
+    let landed = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(landed.status.success(), "{landed:?}");
+    tmux.wait_for("revision 2's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(2))
+    });
+    let failed = sim.install_demo(&["--timeout", "60s"]);
+    assert!(!failed.status.success(), "the seed hook fails the upgrade");
+    let screen = strip(
+        &tmux.wait_for("revision 3's verdict", BANNER_TIMEOUT, |s| {
+            strip(s).contains(&history(3))
+        }),
+    );
+    let row = |revision: &str| {
+        screen
+            .lines()
+            // The pane pads the revision; the banner's reason says "revision N is".
+            .find(|l| l.contains(&format!("{revision}  ")) && l.contains("exit "))
+            .unwrap_or_else(|| panic!("no history row for {revision}:\n{screen}"))
+            .to_string()
+    };
+    assert!(row("revision 2").contains("LANDED exit 0"), "{screen}");
+    assert!(row("revision 3").contains("FAILED exit 1"), "{screen}");
+    assert!(screen.contains("failing hooks: demo-seed"), "{screen}");
+    // q while waiting for the next revision leaves at once, with the last verdict's code.
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=1");
+    assert_restored(&tmux, "verdict: FAILED (exit 1)");
+    let after = strip(&tmux.capture());
+    assert!(
+        after.contains("verdict: LANDED (exit 0)"),
+        "each revision's verdict stays in the scrollback:\n{after}"
+    );
+    trap.assert_untouched("helmdeck watch --follow");
+}

@@ -224,6 +224,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         chart: helmdeck::cli::NO_CHART.into(),
         context: args.kube_context.as_deref().map(text::plain),
         init_job: args.init_job.as_deref().map(text::plain),
+        watch: true,
         ..PlanSummary::default()
     };
     let tui = wants_tui(args.headless);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{DeployRun, Sim, finish};
+use crate::support::{DeployRun, Sim, finish, printed_commands, text, with_init};
 
 /// A `helm` that must never run: it appends its arguments to a marker file and exits 1.
 pub struct HelmTrap {
@@ -286,4 +286,36 @@ fn follow_gives_one_verdict_per_revision() {
     }
     assert_eq!(status.code(), Some(0), "the last verdict's code:\n{all}");
     let _ = started;
+}
+
+#[test]
+fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
+    no_helm_on_path();
+    let sim = Sim::start("init-fails");
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--init-job", "demo-init", "--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // Someone else's deploy, with its init step: the Job fails (exit 3 for them too).
+    let deploy = sim.deploy(&with_init(&["--timeout", "60s"]));
+    assert_eq!(deploy.code, Some(3), "{}", deploy.describe());
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    let commands = printed_commands(&run);
+    assert_eq!(commands.len(), 1, "{commands:?}\n{}", run.describe());
+    let command = &commands[0];
+    // The watch has no chart: it never advises a deploy, only what it can see.
+    assert_eq!(command, "kubectl logs job/demo-init -n apps", "{}", run.describe());
+    assert_eq!(run.report["verdict"]["next"], command.as_str());
+    let out = sim.run_printed(command);
+    assert!(out.status.success(), "{command}\n{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("connect: connection refused"),
+        "the init Job's failing log line: {}",
+        text(&out)
+    );
 }

@@ -182,6 +182,7 @@ fn main() {
             context: None,
             elapsed: 12.0,
             now: None,
+            history: &[],
         };
         let (median, best) = time(rounds, || {
             terminal

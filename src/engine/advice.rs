@@ -46,7 +46,11 @@ pub fn watched_init(plan: &PlanSummary) -> String {
     match &plan.init_job {
         Some(job) => crate::advice::kubectl_logs_job(job, &plan.namespace, plan.context.as_deref()),
         None => {
-            let mut words = vec!["helmdeck".to_string(), "inspect".into(), plan.release.clone()];
+            let mut words = vec![
+                "helmdeck".to_string(),
+                "inspect".into(),
+                plan.release.clone(),
+            ];
             words.extend(helm_scope(&plan.namespace, plan.context.as_deref()));
             join(&words)
         }

@@ -17,11 +17,11 @@ use crate::engine::event::Event;
 use crate::engine::logs::{self, LogRequest};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::{DeployState, PlanSummary};
-use crate::ui::panes::history::Judged;
 use crate::headless::Headless;
 use crate::signals::Signal;
 use crate::ui::app::{Effect, UiState};
 use crate::ui::panes::DeployFrame;
+use crate::ui::panes::history::Judged;
 use crate::ui::screen;
 use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
@@ -182,7 +182,11 @@ pub async fn run_follow(
             let _ = writeln!(out, "{line}");
         }
     }
-    Ok(Some(follow.last_code.unwrap_or(crate::engine::verdict::Outcome::Failed.code())))
+    Ok(Some(
+        follow
+            .last_code
+            .unwrap_or(crate::engine::verdict::Outcome::Failed.code()),
+    ))
 }
 
 /// One run of the engine: its events as it applies them, and its end. A deploy has one; a

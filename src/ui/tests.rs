@@ -710,7 +710,11 @@ fn a_followed_watch_lists_each_revisions_verdict() {
     use crate::ui::panes::history::Judged;
     let mut story = Story::landed();
     story.state.plan.chart = crate::cli::NO_CHART.into();
-    let landed = story.state.verdict.clone().expect("the landed story has a verdict");
+    let landed = story
+        .state
+        .verdict
+        .clone()
+        .expect("the landed story has a verdict");
     let history = [
         Judged {
             revision: Some(4),

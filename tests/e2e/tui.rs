@@ -489,11 +489,9 @@ fn watch_follow_under_tmux_lists_each_revisions_verdict_and_q_leaves_with_the_la
     });
     let failed = sim.install_demo(&["--timeout", "60s"]);
     assert!(!failed.status.success(), "the seed hook fails the upgrade");
-    let screen = strip(
-        &tmux.wait_for("revision 3's verdict", BANNER_TIMEOUT, |s| {
-            strip(s).contains(&history(3))
-        }),
-    );
+    let screen = strip(&tmux.wait_for("revision 3's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(3))
+    }));
     let row = |revision: &str| {
         screen
             .lines()

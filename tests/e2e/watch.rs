@@ -131,7 +131,10 @@ const SLOW_FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed'
 /// The `metadata.creationTimestamp` of the object at `path`, when it exists.
 fn created(sim: &Sim, path: &str) -> Option<jiff::Timestamp> {
     let v: serde_json::Value = serde_json::from_str(&sim.get(path)).ok()?;
-    v.pointer("/metadata/creationTimestamp")?.as_str()?.parse().ok()
+    v.pointer("/metadata/creationTimestamp")?
+        .as_str()?
+        .parse()
+        .ok()
 }
 
 #[test]
@@ -200,7 +203,8 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
     );
     // Revision 1 is deployed: the advice rolls back to it, and nothing else.
     assert_eq!(
-        run.report["verdict"]["next"], "helm rollback demo 1 -n apps",
+        run.report["verdict"]["next"],
+        "helm rollback demo 1 -n apps",
         "{}",
         run.describe()
     );
@@ -309,7 +313,12 @@ fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
     assert_eq!(commands.len(), 1, "{commands:?}\n{}", run.describe());
     let command = &commands[0];
     // The watch has no chart: it never advises a deploy, only what it can see.
-    assert_eq!(command, "kubectl logs job/demo-init -n apps", "{}", run.describe());
+    assert_eq!(
+        command,
+        "kubectl logs job/demo-init -n apps",
+        "{}",
+        run.describe()
+    );
     assert_eq!(run.report["verdict"]["next"], command.as_str());
     let out = sim.run_printed(command);
     assert!(out.status.success(), "{command}\n{}", text(&out));

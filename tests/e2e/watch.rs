@@ -172,7 +172,7 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
                     .is_some_and(|(job, rev)| job >= rev)
         },
     );
-    let run = sim.watch(&["--timeout", "60s"]);
+    let run = sim.watch(&["--timeout", "60s", "--lock-min-age", "10m"]);
     let _ = { upgrade }.wait();
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert!(
@@ -180,6 +180,19 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         "{}",
         run.describe()
     );
+    // A pending record younger than --lock-min-age is a deploy at work, not a stuck lock.
+    assert!(
+        run.stdout.contains("another deploy in progress"),
+        "{}",
+        run.describe()
+    );
+    for lock_words in ["is locked", "clear it with"] {
+        assert!(
+            !run.stdout.contains(lock_words) && !run.stderr.contains(lock_words),
+            "{lock_words}: {}",
+            run.describe()
+        );
+    }
     let hook_line = |phase: &str| {
         run.stdout
             .lines()
@@ -208,6 +221,42 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         "{}",
         run.describe()
     );
+}
+
+#[test]
+fn a_first_install_whose_hook_fails_advises_no_rollback() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml(SLOW_FAILING_SEED);
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!sim.install_demo(&["--timeout", "60s"]).status.success());
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 1 is pending-install")
+            && run.stdout.contains("revision 1 is failed"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.reason().contains("failing hooks: demo-seed"),
+        "{}",
+        run.describe()
+    );
+    // Nothing was ever deployed: no rollback (least of all to the failed revision itself).
+    assert_eq!(
+        run.report["verdict"]["next"],
+        serde_json::Value::Null,
+        "{}",
+        run.describe()
+    );
+    assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
 }
 
 #[test]

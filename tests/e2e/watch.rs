@@ -377,3 +377,78 @@ fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
         text(&out)
     );
 }
+
+#[test]
+fn a_rollback_whose_hook_fails_stays_pending_rollback_and_the_watch_names_the_hook() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml(
+        "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 2s, exit_code: 1, logs: ['error: rollback seed: table orders is locked']}\n",
+    );
+    // The seed hook also runs on a rollback; the install and the upgrade run no hooks.
+    let chart = crate::support::chart_copy(&sim.home().join("chart"), |path, text| {
+        if path.ends_with("seed-job.yaml") {
+            text.replace(
+                "post-install,post-upgrade",
+                "post-install,post-upgrade,post-rollback",
+            )
+        } else {
+            text
+        }
+    });
+    let chart = chart.to_str().expect("a UTF-8 path");
+    for _ in 0..2 {
+        let out = sim.helm(&[
+            "upgrade",
+            "--install",
+            "demo",
+            chart,
+            "-n",
+            "apps",
+            "--no-hooks",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let rollback = sim
+        .client_command(
+            &crate::support::tool("helm"),
+            &["rollback", "demo", "1", "-n", "apps", "--timeout", "60s"],
+        )
+        .spawn()
+        .unwrap();
+    sim.wait_for("the rollback's record", Duration::from_secs(30), |s| {
+        s.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v3")
+            .contains("pending-rollback")
+    });
+    let run = sim.watch(&["--timeout", "60s"]);
+    let _ = { rollback }.wait();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 3 is pending-rollback"),
+        "{}",
+        run.describe()
+    );
+    // Named from the failed Job, not left to time out on a record helm never writes again.
+    assert!(
+        run.reason().contains("failing hooks: demo-seed")
+            && !run.reason().contains("still pending"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.evidence_has("table orders is locked"),
+        "the failing hook's log line: {}",
+        run.describe()
+    );
+    assert!(
+        sim.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v3")
+            .contains("pending-rollback"),
+        "helm left the rollback pending"
+    );
+    // Revision 2 is still the deployed one: the only rollback target there is.
+    assert_eq!(
+        run.report["verdict"]["next"],
+        "helm rollback demo 2 -n apps",
+        "{}",
+        run.describe()
+    );
+}

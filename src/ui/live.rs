@@ -386,7 +386,10 @@ impl DeployScreen<'_> {
             return Flow::Redraw;
         };
         staged.apply(event, at, wall);
-        if staged.revision.is_none() && staged.verdict.is_none() {
+        // Cancelled before a revision was named: the operator left while waiting, and the last
+        // verdict stays on screen (and in the report), as the headless follow keeps it.
+        let left_waiting = staged.revision.is_none() && self.cancel.is_cancelled();
+        if staged.revision.is_none() && (staged.verdict.is_none() || left_waiting) {
             return Flow::Same;
         }
         if let Some(staged) = self.follow.as_mut().and_then(|f| f.staged.take()) {

@@ -446,6 +446,30 @@ fn plan_under_tmux_y_applies_it() {
     assert_eq!(wait_exit(&tmux, &exit, "y then q"), "EXIT=1");
 }
 
+/// `helmdeck watch demo -n apps --follow` for tmux, helm trapped: its pid lands in `dir/pid`
+/// (the shell execs it), `EXIT=code` in `dir/exit`, the report in `dir/watch.json`.
+fn follow_command(sim: &crate::support::Sim, dir: &Path, trap: &crate::watch::HelmTrap) -> String {
+    let env = [
+        ("HOME", sim.home().to_path_buf()),
+        ("KUBECONFIG", sim.kubeconfig.clone()),
+        ("HELM_BIN", trap.helm()),
+        ("PATH", PathBuf::from(trap.path())),
+    ];
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.display()))
+        .collect();
+    format!(
+        "sh -c 'echo $$ > {pid}; exec env {env} {bin} watch demo -n apps --follow --timeout 60s \
+         --report {report}'; echo EXIT=$? > {exit}",
+        pid = dir.join("pid").display(),
+        env = env.join(" "),
+        bin = env!("CARGO_BIN_EXE_helmdeck"),
+        report = dir.join("watch.json").display(),
+        exit = exit_file(dir).display()
+    )
+}
+
 /// The seed hook fails, quickly: upgrades run with `--no-hooks` land, one with hooks fails.
 const FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 1s, exit_code: 1, logs: ['error: orders.yaml row 17']}\n";
 
@@ -457,23 +481,7 @@ fn watch_follow_under_tmux_lists_each_revisions_verdict_and_q_leaves_with_the_la
     let work = tempfile::tempdir().expect("a temporary directory");
     let exit = exit_file(work.path());
     let trap = crate::watch::HelmTrap::new(work.path());
-    let env = [
-        ("HOME", sim.home().to_path_buf()),
-        ("KUBECONFIG", sim.kubeconfig.clone()),
-        ("HELM_BIN", trap.helm()),
-        ("PATH", PathBuf::from(trap.path())),
-    ];
-    let env: Vec<String> = env
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.display()))
-        .collect();
-    let command = format!(
-        "env {} {} watch demo -n apps --follow --timeout 60s --report {}; echo EXIT=$? > {}",
-        env.join(" "),
-        env!("CARGO_BIN_EXE_helmdeck"),
-        work.path().join("watch.json").display(),
-        exit.display()
-    );
+    let command = follow_command(&sim, work.path(), &trap);
     let tmux = Tmux::start(120, 40, &command);
     let history = |n: usize| format!("History  {n} verdict{}", if n == 1 { "" } else { "s" });
     // Revision 1 is settled: judged at once, then the screen waits for the next.
@@ -511,6 +519,38 @@ fn watch_follow_under_tmux_lists_each_revisions_verdict_and_q_leaves_with_the_la
     assert!(
         after.contains("verdict: LANDED (exit 0)"),
         "each revision's verdict stays in the scrollback:\n{after}"
+    );
+    trap.assert_untouched("helmdeck watch --follow");
+}
+
+#[test]
+fn watch_follow_under_tmux_left_by_a_signal_while_waiting_keeps_the_last_verdict() {
+    let sim = crate::support::Sim::start("all-green");
+    let install = sim.install_demo(&["--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let trap = crate::watch::HelmTrap::new(work.path());
+    let tmux = Tmux::start(120, 40, &follow_command(&sim, work.path(), &trap));
+    tmux.wait_for("revision 1's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("History  1 verdict ")
+    });
+    let pid: i32 = std::fs::read_to_string(work.path().join("pid"))
+        .expect("the watch's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // What a pipeline's runner sends: the screen waits for revision 2, which never comes.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(wait_exit(&tmux, &exit, "SIGTERM"), "EXIT=0");
+    assert_restored(&tmux, "verdict: LANDED (exit 0)");
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(work.path().join("watch.json")).expect("the report"),
+    )
+    .expect("the report is JSON");
+    assert_eq!(
+        report["verdict"]["code"], 0,
+        "the last verdict stands, not the cancelled wait: {report}"
     );
     trap.assert_untouched("helmdeck watch --follow");
 }

@@ -702,28 +702,53 @@ fn a_watched_deploy_mid_hook() {
     screens("watch_mid_hook", &watched_mid_hook(), |_, _| {});
 }
 
-/// `watch --follow` after its second verdict: revision 5 landed on screen, waiting for the
-/// next, and the history pane listing both revisions judged (the failed one first).
+/// `watch --follow` after its second verdict: revision 5 (the watched mid-hook upgrade) failed
+/// on its seed hook and stays on screen while the watch waits for the next revision; the
+/// history pane lists revision 4's verdict and revision 5's.
 #[test]
 fn a_followed_watch_lists_each_revisions_verdict() {
-    use crate::engine::verdict::{Outcome, Verdict};
+    use crate::engine::event::{HookView, StepOutcome};
+    use crate::engine::verdict::{self, Outcome, Verdict};
+    use crate::helm::hooks::HookPhase;
     use crate::ui::panes::history::Judged;
-    let mut story = Story::landed();
-    story.state.plan.chart = crate::cli::NO_CHART.into();
-    let landed = story
-        .state
-        .verdict
-        .clone()
-        .expect("the landed story has a verdict");
+    let mut story = watched_mid_hook();
+    story.at(14.0).send(Event::Hooks {
+        hooks: vec![HookView {
+            name: "demo-seed".into(),
+            kind: "Job".into(),
+            events: vec!["post-install".into(), "post-upgrade".into()],
+            weight: 5,
+            phase: HookPhase::Failed,
+            started_at: Some(crate::ui::fixture::wall(5.5)),
+            completed_at: Some(crate::ui::fixture::wall(13.5)),
+        }],
+    });
+    for line in [
+        "revision 5: failed",
+        "Upgrade \"demo\" failed: post-upgrade hooks failed: resource Job/apps/demo-seed not ready",
+    ] {
+        story.send(Event::HelmLine {
+            stderr: false,
+            text: line.into(),
+        });
+    }
+    story.at(15.0).send(Event::StepEnded {
+        step: Step::Upgrade,
+        outcome: StepOutcome::Failed {
+            reason: "revision 5 is failed: Upgrade \"demo\" failed: post-upgrade hooks failed \
+                     · failing hooks: demo-seed"
+                .into(),
+        },
+    });
+    let failed = verdict::decide(&story.state);
+    story.send(Event::Verdict(failed.clone()));
     let history = [
         Judged {
             revision: Some(4),
             verdict: Verdict {
-                code: 1,
-                outcome: Outcome::Failed,
-                reason: "revision 4 is failed: Upgrade \"demo\" failed: post-upgrade hooks \
-                         failed · failing hooks: demo-seed"
-                    .into(),
+                code: 0,
+                outcome: Outcome::Landed,
+                reason: "4/4 gating workloads ready".into(),
                 evidence: vec![],
                 next: None,
             },
@@ -732,8 +757,8 @@ fn a_followed_watch_lists_each_revisions_verdict() {
         },
         Judged {
             revision: Some(5),
-            verdict: landed,
-            at: Some(crate::ui::fixture::wall(75.5)),
+            verdict: failed,
+            at: Some(crate::ui::fixture::wall(15.0)),
             lines: vec![],
         },
     ];
@@ -741,11 +766,13 @@ fn a_followed_watch_lists_each_revisions_verdict() {
         let mut ui = UiState::new();
         let ctx = crate::ui::panes::DeployFrame {
             history: &history,
+            title: Some("watch --follow · demo"),
             ..story.frame()
         };
         let screen = crate::ui::screen::render_to_string(&ctx, &mut ui, w, h);
         assert!(
-            screen.contains("revision 4") && screen.contains("revision 5"),
+            screen.contains("revision 4   LANDED exit 0")
+                && screen.contains("revision 5   FAILED exit 1"),
             "{w}x{h}: both verdicts in the history:\n{screen}"
         );
         insta::assert_snapshot!(format!("follow_history_{w}x{h}"), screen);

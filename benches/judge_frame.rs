@@ -167,6 +167,7 @@ fn frame(c: &mut Criterion) {
             context: None,
             elapsed: 12.0,
             now: None,
+            history: &[],
         };
         let id = format!("{w}x{h}, {rows} rows + {lines} helm lines");
         group.bench_function(id, |b| {

@@ -72,6 +72,21 @@ pub fn kubectl_delete(kind: &str, name: &str, namespace: &str, context: Option<&
     join(&words)
 }
 
+/// `kubectl logs job/NAME -n NS [--context CTX]`: the log of a Job's pod.
+pub fn kubectl_logs_job(job: &str, namespace: &str, context: Option<&str>) -> String {
+    let mut words = vec![
+        "kubectl".to_string(),
+        "logs".into(),
+        format!("job/{job}"),
+        "-n".into(),
+        namespace.into(),
+    ];
+    if let Some(context) = context {
+        words.extend(["--context".to_string(), context.to_string()]);
+    }
+    join(&words)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +117,10 @@ mod tests {
         assert_eq!(
             kubectl_delete("secret", "sh.helm.release.v1.demo.v1", "apps", Some("prod")),
             "kubectl delete secret sh.helm.release.v1.demo.v1 -n apps --context prod"
+        );
+        assert_eq!(
+            kubectl_logs_job("demo-init", "apps", Some("prod eu")),
+            "kubectl logs job/demo-init -n apps --context 'prod eu'"
         );
     }
 }

@@ -250,7 +250,8 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
     /// Stay attached after a verdict and judge the next revision helm writes (headless: one
-    /// verdict line per revision). The exit code is the last verdict's.
+    /// verdict line per revision; the screen: each in its History pane). `q` or a signal while
+    /// waiting leaves with the last verdict's exit code.
     #[arg(long)]
     pub follow: bool,
     /// A pending revision younger than this is a deploy in progress, never a stuck lock.

@@ -256,10 +256,11 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         chart: helmdeck::cli::NO_CHART.into(),
         context: args.kube_context.as_deref().map(text::plain),
         init_job: args.init_job.as_deref().map(text::plain),
+        watch: true,
         ..PlanSummary::default()
     };
     let tui = wants_tui(args.headless);
-    let (plan, cluster) = match prepare_watch(&args, tui).await {
+    let (plan, cluster) = match prepare_watch(&args).await {
         Ok(p) => p,
         Err(e) => {
             return Ok(refuse(
@@ -276,12 +277,10 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         ..Outputs::default()
     };
     let cancel = CancellationToken::new();
-    let mut after: Option<i64> = None;
-    let mut last_code: Option<i32> = None;
-    loop {
+    let pass = |after: Option<i64>| {
         let mut plan = plan.clone();
         plan.watch = Some(Watching { after });
-        let prepared = run::Prepared {
+        run::Prepared {
             plan,
             // Never run: a watch reads the records itself.
             helm: PathBuf::new(),
@@ -291,12 +290,25 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             plan_answer: None,
             unlock_answer: None,
             rollback_answer: None,
-        };
-        let summary = run::summary(&prepared);
-        if last_code.is_none() {
-            start(&outputs, &summary)?;
         }
-        let state = if tui {
+    };
+    let summary = run::summary(&pass(None));
+    start(&outputs, &summary)?;
+    if tui && args.follow {
+        let title = format!("watch --follow · {}", summary.release);
+        let judged = |state| finish(state, &outputs, &summary);
+        match helmdeck::ui::run_follow(cancel.clone(), title, pass, judged).await {
+            Ok(Some(code)) => return Ok(code),
+            // No usable terminal (said on stderr): the same follow, in plain lines.
+            Ok(None) => {}
+            Err(e) => return Ok(finish(Err(e), &outputs, &summary)),
+        }
+    }
+    let mut after: Option<i64> = None;
+    let mut last_code: Option<i32> = None;
+    loop {
+        let prepared = pass(after);
+        let state = if tui && !args.follow {
             let title = format!("watch · {}", summary.release);
             helmdeck::ui::run_deploy(prepared, cancel.clone(), Some(title), |_, _| {}).await
         } else {
@@ -327,13 +339,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
 /// the first cluster request.
 async fn prepare_watch(
     args: &WatchArgs,
-    tui: bool,
 ) -> Result<(DeployPlan, helmdeck::cluster::client::Cluster)> {
-    if args.follow && tui {
-        return Err(eyre!(
-            "--follow needs --headless for now (the screen does not yet start over per revision)"
-        ));
-    }
     if let Some(job) = &args.init_job {
         validate::job_name(job)?;
     }

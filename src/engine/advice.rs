@@ -38,6 +38,25 @@ pub fn only_init(plan: &PlanSummary) -> String {
     join(&words)
 }
 
+/// What to do after a watched deploy's init step did not finish. The watch has no chart, and
+/// re-running init is the deployer's (it needs the chart and the values they upgraded with):
+/// the operator who attached can read why the Job failed, which runs as printed wherever the
+/// watch ran. Without a Job named there is no init step to advise on: the release's inspection.
+pub fn watched_init(plan: &PlanSummary) -> String {
+    match &plan.init_job {
+        Some(job) => crate::advice::kubectl_logs_job(job, &plan.namespace, plan.context.as_deref()),
+        None => {
+            let mut words = vec![
+                "helmdeck".to_string(),
+                "inspect".into(),
+                plan.release.clone(),
+            ];
+            words.extend(helm_scope(&plan.namespace, plan.context.as_deref()));
+            join(&words)
+        }
+    }
+}
+
 /// The `helm rollback` the TUI's `R` offers, to revision `to` in the deploy's scope.
 pub fn rollback(plan: &PlanSummary, to: i64) -> String {
     crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
@@ -76,6 +95,31 @@ mod tests {
         assert_eq!(
             only_init(&plain),
             "helmdeck deploy demo ./chart -n apps --only init"
+        );
+    }
+
+    #[test]
+    fn a_watched_init_failure_advises_the_jobs_log_never_a_deploy() {
+        let watched = PlanSummary {
+            release: "demo".into(),
+            namespace: "apps".into(),
+            chart: crate::cli::NO_CHART.into(),
+            context: Some("prod".into()),
+            init_job: Some("demo-init".into()),
+            watch: true,
+            ..PlanSummary::default()
+        };
+        assert_eq!(
+            watched_init(&watched),
+            "kubectl logs job/demo-init -n apps --context prod"
+        );
+        let no_job = PlanSummary {
+            init_job: None,
+            ..watched
+        };
+        assert_eq!(
+            watched_init(&no_job),
+            "helmdeck inspect demo -n apps --kube-context prod"
         );
     }
 }

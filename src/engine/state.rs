@@ -39,6 +39,10 @@ pub struct PlanSummary {
     pub init_toggle: Option<String>,
     pub helm: Option<String>,
     pub advice_args: Vec<String>,
+    /// `helmdeck watch`: someone else's deploy, followed with no chart and no helm, so no
+    /// advice may need either.
+    #[serde(default)]
+    pub watch: bool,
 }
 
 impl PlanSummary {
@@ -58,6 +62,7 @@ impl PlanSummary {
             init_toggle: plan.init_toggle.clone(),
             helm: plan.helm.as_ref().map(|h| h.display().to_string()),
             advice_args: plan.advice_extra(),
+            watch: plan.watch.is_some(),
         }
     }
 }

@@ -453,7 +453,12 @@ fn evidence(state: &DeployState) -> Vec<String> {
     out
 }
 
+/// The next step once the init step did not finish: re-run it, or (a watch, which has no chart
+/// to re-run it with) read the Job's log.
 fn only_init_command(state: &DeployState) -> String {
+    if state.plan.watch {
+        return crate::engine::advice::watched_init(&state.plan);
+    }
     crate::engine::advice::only_init(&state.plan)
 }
 

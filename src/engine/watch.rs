@@ -156,12 +156,24 @@ async fn follow_record(ctx: &Ctx, after: Option<i64>) -> Result<StepOutcome, Ste
                     if let Some(old) = live_hooks.take() {
                         old.abort();
                     }
-                    let since = rev
-                        .created
-                        .as_deref()
-                        .and_then(|c| c.parse().ok())
-                        .unwrap_or(now);
+                    let since = created(rev).unwrap_or(now);
                     live_hooks = Some(hooks_live::start_since(ctx, since));
+                }
+                if rev.status == "pending-rollback" {
+                    let failed = failed_rollback_hooks(ctx, created(rev)).await?;
+                    if !failed.is_empty() {
+                        // The failing hook pod's end and its log land from the live hooks.
+                        tokio::time::sleep(2 * POLL).await;
+                        break Ok(StepOutcome::Failed {
+                            reason: format!(
+                                "revision {} is pending-rollback and stays so: helm stops a \
+                                 rollback at its failed hook without writing the revision again \
+                                 · failing hooks: {}",
+                                rev.version,
+                                failed.join(", ")
+                            ),
+                        });
+                    }
                 }
                 let young = lock::is_young(rev, ctx.plan.lock_min_age, now);
                 if said.young != Some(young) {
@@ -211,6 +223,68 @@ async fn follow_record(ctx: &Ctx, after: Option<i64>) -> Result<StepOutcome, Ste
         let _ = live.await;
     }
     outcome
+}
+
+/// When a revision's record Secret was written (the API server's clock).
+fn created(rev: &Revision) -> Option<jiff::Timestamp> {
+    rev.created.as_deref().and_then(|c| c.parse().ok())
+}
+
+/// The rollback hook Jobs of this release created since `since` that failed, by name. helm v4
+/// returns on a rollback hook's error without writing the revision again, so its record stays
+/// `pending-rollback` (that hook `Running`) for good: these Jobs are the only sign it ended.
+async fn failed_rollback_hooks(
+    ctx: &Ctx,
+    since: Option<jiff::Timestamp>,
+) -> Result<Vec<String>, StepError> {
+    let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
+    let list = jobs
+        .list(&ListParams::default())
+        .await
+        .wrap_err("listing the rollback hook Jobs")?;
+    let mut failed: Vec<String> = list
+        .items
+        .iter()
+        .filter(|job| {
+            let meta = &job.metadata;
+            let rollback_hook = meta
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("helm.sh/hook"))
+                .is_some_and(|events| {
+                    events
+                        .split(',')
+                        .any(|e| matches!(e.trim(), "pre-rollback" | "post-rollback"))
+                });
+            let ours = meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("app.kubernetes.io/instance"))
+                .is_none_or(|i| *i == ctx.plan.release);
+            // Both stamps come from the API server's clock, in whole seconds.
+            let new = since.is_none_or(|s| {
+                meta.creation_timestamp
+                    .as_ref()
+                    .is_some_and(|t| t.0.as_second() >= s.as_second())
+            });
+            rollback_hook && ours && new
+        })
+        .filter(|job| matches!(readiness::job(job), JobProgress::Failed { .. }))
+        .map(|job| text::plain(job.metadata.name.as_deref().unwrap_or("")))
+        .collect();
+    failed.sort();
+    Ok(failed)
+}
+
+/// Which hooks the revision's operation ran: a rollback's are the rollback events.
+pub fn run_kind_of(record: &ReleaseStatus) -> RunKind {
+    if hooks::is_rollback(&record.status, &record.description) {
+        RunKind::Rollback
+    } else if record.version == 1 {
+        RunKind::Install
+    } else {
+        RunKind::Upgrade
+    }
 }
 
 /// The lock a pending revision holds, with the rollback this watch may advise.
@@ -265,11 +339,7 @@ async fn judge(ctx: &Ctx, rev: &Revision) -> Result<StepOutcome, StepError> {
         .wrap_err_with(|| format!("reading the record of revision {}", rev.version))?;
     let record = status::from_release_json(&value)
         .map_err(|e| StepError::RecordUnreadable(e.to_string()))?;
-    let run_kind = if rev.version == 1 {
-        RunKind::Install
-    } else {
-        RunKind::Upgrade
-    };
+    let run_kind = run_kind_of(&record);
     ctx.emit.send(Event::Release {
         revision_before: None,
         deployed_before: None,
@@ -549,5 +619,33 @@ mod tests {
             !lines[3].contains('\u{1b}'),
             "notes are made inert: {lines:?}"
         );
+    }
+
+    #[test]
+    fn a_rollbacks_record_is_judged_by_its_rollback_hooks() {
+        let hooks = serde_json::json!([
+            {"name": "demo-seed", "kind": "Job", "path": "t/s.yaml",
+             "events": ["post-upgrade", "post-rollback"],
+             "last_run": {"phase": "Failed", "started_at": "2026-12-01T10:00:00Z"}},
+            {"name": "demo-notify", "kind": "Job", "path": "t/n.yaml", "events": ["post-rollback"]},
+        ]);
+        let (failed, _) = record(
+            "failed",
+            "Rollback \"demo\" failed: post-rollback hooks failed",
+            hooks.clone(),
+        );
+        assert_eq!(run_kind_of(&failed), RunKind::Rollback);
+        let StepOutcome::Failed { reason } = outcome_of(&failed, run_kind_of(&failed)) else {
+            panic!("a failed rollback must fail the step");
+        };
+        assert!(
+            reason.contains("failing hooks: demo-seed")
+                && reason.contains("skipped hooks: demo-notify"),
+            "{reason}"
+        );
+        let (pending, _) = record("pending-rollback", "Rollback to 1", hooks.clone());
+        assert_eq!(run_kind_of(&pending), RunKind::Rollback);
+        let (upgrade, _) = record("failed", "Upgrade \"demo\" failed", hooks);
+        assert_eq!(run_kind_of(&upgrade), RunKind::Upgrade);
     }
 }

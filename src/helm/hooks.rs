@@ -16,6 +16,8 @@ pub enum RunKind {
     Install,
     /// `pre-upgrade` / `post-upgrade` hooks.
     Upgrade,
+    /// `pre-rollback` / `post-rollback` hooks (`helm rollback`).
+    Rollback,
 }
 
 impl RunKind {
@@ -24,6 +26,7 @@ impl RunKind {
         match self {
             RunKind::Install => "pre-install",
             RunKind::Upgrade => "pre-upgrade",
+            RunKind::Rollback => "pre-rollback",
         }
     }
 
@@ -32,6 +35,7 @@ impl RunKind {
         match self {
             RunKind::Install => "post-install",
             RunKind::Upgrade => "post-upgrade",
+            RunKind::Rollback => "post-rollback",
         }
     }
 }
@@ -184,6 +188,14 @@ pub fn skipped(judged: &[JudgedHook]) -> Vec<&JudgedHook> {
 
 fn with_outcome(judged: &[JudgedHook], outcome: HookPhase) -> Vec<&JudgedHook> {
     judged.iter().filter(|j| j.outcome == outcome).collect()
+}
+
+/// Whether `helm rollback` wrote a revision, from its own record: pending as a rollback, or
+/// described as helm describes a rollback's end ("Rollback to N", `Rollback "NAME" failed`).
+pub fn is_rollback(status: &str, description: &str) -> bool {
+    status == "pending-rollback"
+        || description.starts_with("Rollback to ")
+        || description.starts_with("Rollback \"")
 }
 
 /// Which path `helm upgrade --install` takes, from `helm history` read before running it.

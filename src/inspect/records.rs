@@ -262,11 +262,7 @@ pub fn lock_state(
 
 /// Which operation wrote `release`, from its own record and the revisions before it.
 pub fn operation(release: &ReleaseStatus, all: &[Decoded]) -> Operation {
-    let d = release.description.as_str();
-    if release.status == "pending-rollback"
-        || d.starts_with("Rollback to ")
-        || d.starts_with("Rollback \"")
-    {
+    if hooks::is_rollback(&release.status, &release.description) {
         return Operation::Rollback;
     }
     let before: Vec<HistoryEntry> = by_revision(all)
@@ -281,6 +277,7 @@ pub fn operation(release: &ReleaseStatus, all: &[Decoded]) -> Operation {
     match hooks::run_kind(&before) {
         RunKind::Install => Operation::Install,
         RunKind::Upgrade => Operation::Upgrade,
+        RunKind::Rollback => Operation::Rollback,
     }
 }
 

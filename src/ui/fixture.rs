@@ -529,6 +529,7 @@ impl Story {
             context: self.state.plan.context.as_deref(),
             elapsed: self.t,
             now: Some(now),
+            history: &[],
         }
     }
 

@@ -21,6 +21,7 @@ use crate::headless::Headless;
 use crate::signals::Signal;
 use crate::ui::app::{Effect, UiState};
 use crate::ui::panes::DeployFrame;
+use crate::ui::panes::history::Judged;
 use crate::ui::screen;
 use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
@@ -36,7 +37,7 @@ pub async fn run_deploy(
     mut prepared: Prepared,
     cancel: CancellationToken,
     title: Option<String>,
-    mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
+    tap: impl FnMut(&Event, &DeployState) + Send + 'static,
 ) -> Result<DeployState> {
     let plan = run::summary(&prepared);
     let context = prepared
@@ -69,43 +70,18 @@ pub async fn run_deploy(
         prepared.rollback_answer = Some(rx);
         tx
     });
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Sent>();
-    let engine_cancel = cancel.clone();
-    let deploy = tokio::spawn(async move {
-        run::deploy(prepared, engine_cancel, move |event, state| {
-            tap(event, state);
-            // The loop may be gone (terminal lost); the deploy goes on regardless.
-            let _ = events_tx.send((
-                event.clone(),
-                state.now_secs,
-                state.stamped_wall(event).unwrap_or_default(),
-            ));
-        })
-        .await
-    });
-    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
-    let (logs_tx, logs_rx) = mpsc::unbounded_channel();
-    let logs_stop = CancellationToken::new();
-    let logs_task = tokio::spawn(logs::serve(
-        client,
-        namespace,
-        requests_rx,
-        logs_tx,
-        logs_stop.clone(),
-    ));
-
+    let pass = Pass::spawn(prepared, cancel.clone(), tap);
+    let logs = Logs::start(client, namespace);
     let mut screen = DeployScreen {
         mirror: DeployState::new(plan),
         ui: UiState::new(),
         theme: Theme::from_env(),
-        started: Instant::now(),
+        started: pass.started,
         title,
         context,
-        events: events_rx,
-        logs: logs_rx,
-        requests: requests_tx,
+        logs,
         asked: None,
-        deploy,
+        pass,
         finished: None,
         cancel,
         plan_answer,
@@ -114,10 +90,10 @@ pub async fn run_deploy(
         quit: false,
         blind: false,
         input_open: true,
+        follow: None,
     };
     let outcome = tui::run(&mut tui, &mut screen).await;
-    logs_stop.cancel();
-    let _ = logs_task.await;
+    screen.logs.stop().await;
     drop(tui);
     outcome?;
     let state = screen
@@ -150,6 +126,7 @@ fn live_frame<'a>(
     title: Option<&'a str>,
     context: &'a str,
     running_secs: f64,
+    history: &'a [Judged],
     now: Option<jiff::Timestamp>,
 ) -> DeployFrame<'a> {
     let elapsed = if mirror.verdict.is_some() {
@@ -164,6 +141,7 @@ fn live_frame<'a>(
         context: Some(context),
         elapsed,
         now,
+        history,
     }
 }
 
@@ -188,6 +166,7 @@ pub fn final_frame(
         title,
         context,
         state.now_secs,
+        &[],
         now,
     );
     crate::ui::layout::draw_to_text(width, height, |f| {
@@ -195,21 +174,194 @@ pub fn final_frame(
     })
 }
 
+/// `helmdeck watch --follow` under the TUI: one screen for every revision. Each pass of the
+/// engine judges one revision; its verdict goes to `judged` (the report, the exit code) and
+/// into the history pane, and the next pass (from `next`, given the newest revision judged)
+/// waits for the revision after it while the screen keeps the last verdict. `q` then leaves
+/// with the last verdict's code; before a verdict `q` asks to cancel the revision followed
+/// (exit 1, as a signal gives the headless follow). `None`: no usable terminal, nothing ran
+/// (the caller follows headless).
+pub async fn run_follow(
+    cancel: CancellationToken,
+    title: String,
+    mut next: impl FnMut(Option<i64>) -> Prepared,
+    judged: impl FnMut(Result<DeployState>) -> i32,
+) -> Result<Option<i32>> {
+    let prepared = next(None);
+    let plan = run::summary(&prepared);
+    let context = prepared
+        .plan
+        .context
+        .clone()
+        .unwrap_or_else(|| prepared.cluster.server.clone());
+    let client = prepared.cluster.client.clone();
+    let namespace = prepared.namespace().to_string();
+    let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
+        return Ok(None);
+    };
+    let pass = Pass::spawn(prepared, cancel.clone(), |_, _| {});
+    let mut screen = DeployScreen {
+        mirror: DeployState::new(plan.clone()),
+        ui: UiState::new(),
+        theme: Theme::from_env(),
+        started: pass.started,
+        title: Some(title),
+        context,
+        logs: Logs::start(client, namespace),
+        asked: None,
+        pass,
+        finished: None,
+        cancel: cancel.clone(),
+        plan_answer: None,
+        unlock_answer: None,
+        rollback_answer: None,
+        quit: false,
+        blind: false,
+        input_open: true,
+        follow: Some(Follow {
+            next: Box::new(next),
+            judged: Box::new(judged),
+            plan,
+            history: Vec::new(),
+            staged: None,
+            after: None,
+            last_code: None,
+        }),
+    };
+    let outcome = tui::run(&mut tui, &mut screen).await;
+    // The pass waiting for the next revision has nothing to say: stop it before leaving.
+    cancel.cancel();
+    if !screen.pass.ended {
+        let _ = (&mut screen.pass.deploy).await;
+    }
+    let DeployScreen {
+        logs,
+        follow,
+        finished,
+        ..
+    } = screen;
+    logs.stop().await;
+    drop(tui);
+    outcome?;
+    if let Some(Err(e)) = finished {
+        return Err(e);
+    }
+    let follow = follow.ok_or_else(|| eyre!("the follow ended without its state"))?;
+    // The screen is gone: each revision's verdict stays in the scrollback, oldest first.
+    let mut out = std::io::stdout().lock();
+    for judged in &follow.history {
+        for line in &judged.lines {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    Ok(Some(
+        follow
+            .last_code
+            .unwrap_or(crate::engine::verdict::Outcome::Failed.code()),
+    ))
+}
+
+/// One run of the engine: its events as it applies them, and its end. A deploy has one; a
+/// `watch --follow` one per revision.
+struct Pass {
+    events: mpsc::UnboundedReceiver<(Event, f64, String)>,
+    deploy: JoinHandle<Result<DeployState>>,
+    /// The task's result was taken (a `JoinHandle` must not be polled again after that).
+    ended: bool,
+    started: Instant,
+}
+
+impl Pass {
+    fn spawn(
+        prepared: Prepared,
+        cancel: CancellationToken,
+        mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
+    ) -> Pass {
+        let (events_tx, events) = mpsc::unbounded_channel::<(Event, f64, String)>();
+        let deploy = tokio::spawn(async move {
+            run::deploy(prepared, cancel, move |event, state| {
+                tap(event, state);
+                // The loop may be gone (terminal lost); the deploy goes on regardless.
+                let _ = events_tx.send((
+                    event.clone(),
+                    state.now_secs,
+                    state.stamped_wall(event).unwrap_or_default(),
+                ));
+            })
+            .await
+        });
+        Pass {
+            events,
+            deploy,
+            ended: false,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// The drill-down's log streamer: one container at a time, asked for by the screen.
+struct Logs {
+    rx: mpsc::UnboundedReceiver<logs::LogMsg>,
+    requests: mpsc::UnboundedSender<Option<LogRequest>>,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Logs {
+    fn start(client: kube::Client, namespace: String) -> Logs {
+        let (requests, requests_rx) = mpsc::unbounded_channel();
+        let (logs_tx, rx) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(logs::serve(
+            client,
+            namespace,
+            requests_rx,
+            logs_tx,
+            stop.clone(),
+        ));
+        Logs {
+            rx,
+            requests,
+            stop,
+            task,
+        }
+    }
+
+    async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// `watch --follow` in the screen: where the next revision's pass comes from, where each
+/// finished pass's verdict goes (the report), and the verdicts so far.
+struct Follow<'a> {
+    next: Box<dyn FnMut(Option<i64>) -> Prepared + 'a>,
+    judged: Box<dyn FnMut(Result<DeployState>) -> i32 + 'a>,
+    plan: PlanSummary,
+    history: Vec<Judged>,
+    /// The pass waiting for the next revision folds here until it names one, so the screen
+    /// keeps the last verdict (and `q` means leave) until there is something new to show.
+    staged: Option<DeployState>,
+    /// The newest revision judged: the next pass follows only those after it.
+    after: Option<i64>,
+    last_code: Option<i32>,
+}
+
 /// The deploy screen: a mirror of the engine's state, what the operator looks at, and the
 /// channels to the engine and the log streamer.
-struct DeployScreen {
+struct DeployScreen<'a> {
     mirror: DeployState,
     ui: UiState,
     theme: Theme,
+    /// When the pass on screen started (the header's clock until its verdict).
     started: Instant,
     title: Option<String>,
     context: String,
-    events: mpsc::UnboundedReceiver<Sent>,
-    logs: mpsc::UnboundedReceiver<logs::LogMsg>,
-    requests: mpsc::UnboundedSender<Option<LogRequest>>,
+    logs: Logs,
     /// The log stream last asked for.
     asked: Option<LogRequest>,
-    deploy: JoinHandle<Result<DeployState>>,
+    pass: Pass,
     finished: Option<Result<DeployState>>,
     cancel: CancellationToken,
     /// Where `y`/`n` on the plan goes (`--plan`; taken by the first answer).
@@ -223,9 +375,10 @@ struct DeployScreen {
     /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
     blind: bool,
     input_open: bool,
+    follow: Option<Follow<'a>>,
 }
 
-impl DeployScreen {
+impl DeployScreen<'_> {
     /// Cancels the deploy (helm gets one SIGTERM, never SIGKILL); the screen stays until the
     /// verdict.
     fn cancel(&mut self) {
@@ -237,7 +390,7 @@ impl DeployScreen {
     fn ask_log(&mut self) {
         let wanted = self.ui.wanted_log(&self.mirror);
         if wanted != self.asked {
-            let _ = self.requests.send(wanted.clone());
+            let _ = self.logs.requests.send(wanted.clone());
             self.asked = wanted;
         }
     }
@@ -312,29 +465,107 @@ impl DeployScreen {
         }
     }
 
+    /// Folds one engine event into what it belongs to: the screen's mirror, or (following)
+    /// the staged pass, which takes the screen over once it names a revision or ends.
+    fn fold(&mut self, event: &Event, at: f64, wall: &str) -> Flow {
+        let Some(staged) = self.follow.as_mut().and_then(|f| f.staged.as_mut()) else {
+            self.mirror.apply(event, at, wall);
+            return Flow::Redraw;
+        };
+        staged.apply(event, at, wall);
+        // Cancelled before a revision was named: the operator left while waiting, and the last
+        // verdict stays on screen (and in the report), as the headless follow keeps it.
+        let left_waiting = staged.revision.is_none() && self.cancel.is_cancelled();
+        if staged.revision.is_none() && (staged.verdict.is_none() || left_waiting) {
+            return Flow::Same;
+        }
+        if let Some(staged) = self.follow.as_mut().and_then(|f| f.staged.take()) {
+            self.mirror = staged;
+            // A new revision: what was selected or drilled into belonged to the last one.
+            let focus = self.ui.focus;
+            self.ui = UiState::new();
+            self.ui.focus = focus;
+            self.started = self.pass.started;
+        }
+        Flow::Redraw
+    }
+
+    fn fold_queued(&mut self) -> Flow {
+        let mut flow = Flow::Same;
+        while let Ok((event, at, wall)) = self.pass.events.try_recv() {
+            if self.fold(&event, at, &wall) == Flow::Redraw {
+                flow = Flow::Redraw;
+            }
+        }
+        flow
+    }
+
+    /// A pass ended while following: its verdict goes into the history (and the report), and
+    /// unless the watch was cancelled the next pass starts, for the revisions after this one.
+    fn next_pass(&mut self, done: DeployState) -> Flow {
+        // The task has ended, so every event it sent is queued: the verdict included.
+        self.fold_queued();
+        let cancelled = self.cancel.is_cancelled();
+        let Some(follow) = self.follow.as_mut() else {
+            return Flow::Redraw;
+        };
+        if follow.staged.take().is_some() {
+            // Left while waiting for the next revision: the last verdict stands, unjudged
+            // again (as the headless follow does on a signal).
+            self.quit = true;
+            return Flow::Redraw;
+        }
+        let revision = done.revision;
+        if let Some(v) = &self.mirror.verdict {
+            follow.history.push(Judged {
+                revision,
+                verdict: v.clone(),
+                at: Some(jiff::Timestamp::now().to_string()),
+                lines: Headless::default().lines(&Event::Verdict(v.clone()), &self.mirror),
+            });
+        }
+        follow.last_code = Some((follow.judged)(Ok(done)));
+        follow.after = revision.or(follow.after);
+        if cancelled {
+            self.quit = true;
+            return Flow::Redraw;
+        }
+        let prepared = (follow.next)(follow.after);
+        follow.staged = Some(DeployState::new(follow.plan.clone()));
+        self.pass = Pass::spawn(prepared, self.cancel.clone(), |_, _| {});
+        Flow::Redraw
+    }
+
     async fn next_change(&mut self) -> Flow {
         tokio::select! {
-            Some(sent) = self.events.recv() => {
-                mirror(&mut self.mirror, &sent);
-                while let Ok(sent) = self.events.try_recv() {
-                    mirror(&mut self.mirror, &sent);
+            Some((event, at, wall)) = self.pass.events.recv() => {
+                let first = self.fold(&event, at, &wall);
+                if self.fold_queued() == Flow::Redraw || first == Flow::Redraw {
+                    Flow::Redraw
+                } else {
+                    Flow::Same
                 }
-                Flow::Redraw
             }
-            Some(msg) = self.logs.recv() => {
+            Some(msg) = self.logs.rx.recv() => {
                 self.ui.log.apply(msg);
-                while let Ok(msg) = self.logs.try_recv() {
+                while let Ok(msg) = self.logs.rx.try_recv() {
                     self.ui.log.apply(msg);
                 }
                 Flow::Redraw
             }
-            done = &mut self.deploy, if self.finished.is_none() => {
+            done = &mut self.pass.deploy, if !self.pass.ended => {
+                self.pass.ended = true;
                 let done = done
                     .map_err(|e| eyre!("the deploy task failed: {e}"))
                     .and_then(|r| r);
-                let failed = done.is_err();
-                self.finished = Some(done);
-                if failed { Flow::Quit } else { Flow::Redraw }
+                match done {
+                    Ok(state) if self.follow.is_some() => self.next_pass(state),
+                    done => {
+                        let failed = done.is_err();
+                        self.finished = Some(done);
+                        if failed { Flow::Quit } else { Flow::Redraw }
+                    }
+                }
             }
             // Every source ended: the terminal's events are all that is left.
             else => std::future::pending().await,
@@ -342,19 +573,15 @@ impl DeployScreen {
     }
 }
 
-impl Screen for DeployScreen {
+impl Screen for DeployScreen<'_> {
     fn draw(&mut self, frame: &mut Frame) {
-        let elapsed = if self.mirror.verdict.is_some() {
-            self.mirror.now_secs
-        } else {
-            self.started.elapsed().as_secs_f64()
-        };
         let ctx = live_frame(
             &self.mirror,
             self.theme,
             self.title.as_deref(),
             &self.context,
-            elapsed,
+            self.started.elapsed().as_secs_f64(),
+            self.follow.as_ref().map_or(&[], |f| &f.history),
             Some(jiff::Timestamp::now()),
         );
         self.ui.rollback_waits = self.rollback_answer.is_some() && self.finished.is_none();
@@ -382,6 +609,12 @@ impl Screen for DeployScreen {
     /// After the verdict, once the operator quits (or asked for the cancel that led to it),
     /// or when nobody can see the screen or press a key any more.
     fn done(&self) -> bool {
+        if self.follow.is_some() {
+            // Following, `q` is taken only once a verdict is on screen (before it, `q` asks to
+            // cancel, and the cancelled pass's verdict sets `quit`). A closed input alone does
+            // not end it: the watch goes on until a signal, as the headless follow does.
+            return self.quit && self.mirror.verdict.is_some();
+        }
         self.finished.is_some()
             && self.mirror.verdict.is_some()
             && (self.ui.done(&self.mirror, self.quit) || self.blind || !self.input_open)

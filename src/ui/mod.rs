@@ -34,6 +34,6 @@ mod testkit;
 mod tests;
 
 pub use inspect::run_inspect;
-pub use live::{final_frame, run_deploy};
+pub use live::{final_frame, run_deploy, run_follow};
 pub use panes::help::KEYS;
 pub use replay::{final_frame as replay_final_frame, run_replay};

@@ -126,6 +126,7 @@ impl<'r> ReplayScreen<'r> {
             context: self.record.header.context.as_deref(),
             elapsed,
             now,
+            history: &[],
         }
     }
 }

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
 use crate::ui::panes::{
-    DeployFrame, banner, detail, header, helm, help, hooks, plan, recover, workloads,
+    DeployFrame, banner, detail, header, helm, help, history, hooks, plan, recover, workloads,
 };
 use crate::ui::{keybar, layout, model};
 
@@ -27,7 +27,16 @@ pub fn draw(frame: &mut Frame, ctx: &DeployFrame, ui: &mut UiState) {
     } else if crate::ui::plan::showing(ctx.state) {
         plan::render(frame, areas.body, ctx, ui);
     } else {
-        render_panes(frame, areas.body, ctx, ui);
+        // The history (watch --follow) keeps to a few rows; the panes of the revision followed
+        // now come first.
+        let max = if areas.body.height < 24 { 4 } else { 8 };
+        let rows = history::height(ctx.history, max);
+        let [panes, past] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(rows)]).areas(areas.body);
+        render_panes(frame, panes, ctx, ui);
+        if rows > 0 {
+            history::render(frame, past, ctx);
+        }
     }
     render_keys(frame, areas.keys, ctx, ui);
     match ui.overlay {

@@ -751,3 +751,80 @@ fn a_test_pods_drill_down_shows_its_log_from_helm_test() {
         );
     }
 }
+
+/// `watch --follow` after its second verdict: revision 5 (the watched mid-hook upgrade) failed
+/// on its seed hook and stays on screen while the watch waits for the next revision; the
+/// history pane lists revision 4's verdict and revision 5's.
+#[test]
+fn a_followed_watch_lists_each_revisions_verdict() {
+    use crate::engine::event::{HookView, StepOutcome};
+    use crate::engine::verdict::{self, Outcome, Verdict};
+    use crate::helm::hooks::HookPhase;
+    use crate::ui::panes::history::Judged;
+    let mut story = watched_mid_hook();
+    story.at(14.0).send(Event::Hooks {
+        hooks: vec![HookView {
+            name: "demo-seed".into(),
+            kind: "Job".into(),
+            events: vec!["post-install".into(), "post-upgrade".into()],
+            weight: 5,
+            phase: HookPhase::Failed,
+            started_at: Some(crate::ui::fixture::wall(5.5)),
+            completed_at: Some(crate::ui::fixture::wall(13.5)),
+        }],
+    });
+    for line in [
+        "revision 5: failed",
+        "Upgrade \"demo\" failed: post-upgrade hooks failed: resource Job/apps/demo-seed not ready",
+    ] {
+        story.send(Event::HelmLine {
+            stderr: false,
+            text: line.into(),
+        });
+    }
+    story.at(15.0).send(Event::StepEnded {
+        step: Step::Upgrade,
+        outcome: StepOutcome::Failed {
+            reason: "revision 5 is failed: Upgrade \"demo\" failed: post-upgrade hooks failed \
+                     · failing hooks: demo-seed"
+                .into(),
+        },
+    });
+    let failed = verdict::decide(&story.state);
+    story.send(Event::Verdict(failed.clone()));
+    let history = [
+        Judged {
+            revision: Some(4),
+            verdict: Verdict {
+                code: 0,
+                outcome: Outcome::Landed,
+                reason: "4/4 gating workloads ready".into(),
+                evidence: vec![],
+                next: None,
+            },
+            at: Some(crate::ui::fixture::wall(-600.0)),
+            lines: vec![],
+        },
+        Judged {
+            revision: Some(5),
+            verdict: failed,
+            at: Some(crate::ui::fixture::wall(15.0)),
+            lines: vec![],
+        },
+    ];
+    for (w, h) in SIZES {
+        let mut ui = UiState::new();
+        let ctx = crate::ui::panes::DeployFrame {
+            history: &history,
+            title: Some("watch --follow · demo"),
+            ..story.frame()
+        };
+        let screen = crate::ui::screen::render_to_string(&ctx, &mut ui, w, h);
+        assert!(
+            screen.contains("revision 4   LANDED exit 0")
+                && screen.contains("revision 5   FAILED exit 1"),
+            "{w}x{h}: both verdicts in the history:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("follow_history_{w}x{h}"), screen);
+    }
+}

@@ -573,3 +573,112 @@ fn q_after_a_failed_rollout_under_tmux_exits_1_without_a_rollback() {
     let history = sim.helm_history();
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history}");
 }
+
+/// `helmdeck watch demo -n apps --follow` for tmux, helm trapped: its pid lands in `dir/pid`
+/// (the shell execs it), `EXIT=code` in `dir/exit`, the report in `dir/watch.json`.
+fn follow_command(sim: &crate::support::Sim, dir: &Path, trap: &crate::watch::HelmTrap) -> String {
+    let env = [
+        ("HOME", sim.home().to_path_buf()),
+        ("KUBECONFIG", sim.kubeconfig.clone()),
+        ("HELM_BIN", trap.helm()),
+        ("PATH", PathBuf::from(trap.path())),
+    ];
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.display()))
+        .collect();
+    format!(
+        "sh -c 'echo $$ > {pid}; exec env {env} {bin} watch demo -n apps --follow --timeout 60s \
+         --report {report}'; echo EXIT=$? > {exit}",
+        pid = dir.join("pid").display(),
+        env = env.join(" "),
+        bin = env!("CARGO_BIN_EXE_helmdeck"),
+        report = dir.join("watch.json").display(),
+        exit = exit_file(dir).display()
+    )
+}
+
+/// The seed hook fails, quickly: upgrades run with `--no-hooks` land, one with hooks fails.
+const FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 1s, exit_code: 1, logs: ['error: orders.yaml row 17']}\n";
+
+#[test]
+fn watch_follow_under_tmux_lists_each_revisions_verdict_and_q_leaves_with_the_last_code() {
+    let sim = crate::support::Sim::start_yaml(FAILING_SEED);
+    let install = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let trap = crate::watch::HelmTrap::new(work.path());
+    let command = follow_command(&sim, work.path(), &trap);
+    let tmux = Tmux::start(120, 40, &command);
+    let history = |n: usize| format!("History  {n} verdict{}", if n == 1 { "" } else { "s" });
+    // Revision 1 is settled: judged at once, then the screen waits for the next.
+    tmux.wait_for("revision 1's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(1))
+    });
+    assert_eq!(tmux.display("#{alternate_on}"), "1");
+    // Someone else's two upgrades: one that lands, one whose seed hook fails.
+    let landed = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(landed.status.success(), "{landed:?}");
+    tmux.wait_for("revision 2's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(2))
+    });
+    let failed = sim.install_demo(&["--timeout", "60s"]);
+    assert!(!failed.status.success(), "the seed hook fails the upgrade");
+    let screen = strip(&tmux.wait_for("revision 3's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains(&history(3))
+    }));
+    let row = |revision: &str| {
+        screen
+            .lines()
+            // The pane pads the revision; the banner's reason says "revision N is".
+            .find(|l| l.contains(&format!("{revision}  ")) && l.contains("exit "))
+            .unwrap_or_else(|| panic!("no history row for {revision}:\n{screen}"))
+            .to_string()
+    };
+    assert!(row("revision 2").contains("LANDED exit 0"), "{screen}");
+    assert!(row("revision 3").contains("FAILED exit 1"), "{screen}");
+    assert!(screen.contains("failing hooks: demo-seed"), "{screen}");
+    // q while waiting for the next revision leaves at once, with the last verdict's code.
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=1");
+    assert_restored(&tmux, "verdict: FAILED (exit 1)");
+    let after = strip(&tmux.capture());
+    assert!(
+        after.contains("verdict: LANDED (exit 0)"),
+        "each revision's verdict stays in the scrollback:\n{after}"
+    );
+    trap.assert_untouched("helmdeck watch --follow");
+}
+
+#[test]
+fn watch_follow_under_tmux_left_by_a_signal_while_waiting_keeps_the_last_verdict() {
+    let sim = crate::support::Sim::start("all-green");
+    let install = sim.install_demo(&["--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let trap = crate::watch::HelmTrap::new(work.path());
+    let tmux = Tmux::start(120, 40, &follow_command(&sim, work.path(), &trap));
+    tmux.wait_for("revision 1's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("History  1 verdict ")
+    });
+    let pid: i32 = std::fs::read_to_string(work.path().join("pid"))
+        .expect("the watch's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // What a pipeline's runner sends: the screen waits for revision 2, which never comes.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(wait_exit(&tmux, &exit, "SIGTERM"), "EXIT=0");
+    assert_restored(&tmux, "verdict: LANDED (exit 0)");
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(work.path().join("watch.json")).expect("the report"),
+    )
+    .expect("the report is JSON");
+    assert_eq!(
+        report["verdict"]["code"], 0,
+        "the last verdict stands, not the cancelled wait: {report}"
+    );
+    trap.assert_untouched("helmdeck watch --follow");
+}

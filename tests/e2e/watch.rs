@@ -1,15 +1,62 @@
-//! `helmdeck watch`: the test's own helm is "someone else"; the watch runs with no helm on its
-//! PATH and no chart, and judges the deploy from the cluster alone.
+//! `helmdeck watch`: the test's own helm is "someone else"; the watch runs with no chart, and
+//! with `HELM_BIN` and the first `PATH` entry pointing at a helm that only leaves a mark, so a
+//! watch that ran helm at all (even `helm version`) is caught.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::{DeployRun, Sim, finish};
+use crate::support::{DeployRun, Sim, finish, printed_commands, text, with_init};
+
+/// A `helm` that must never run: it appends its arguments to a marker file and exits 1.
+pub struct HelmTrap {
+    pub dir: PathBuf,
+    pub marker: PathBuf,
+}
+
+impl HelmTrap {
+    pub fn new(home: &Path) -> HelmTrap {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = home.join("trap-bin");
+        std::fs::create_dir_all(&dir).expect("the trap's directory");
+        let marker = home.join("helm-ran");
+        let script = dir.join("helm");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", marker.display()),
+        )
+        .expect("the trap helm");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("the trap helm is executable");
+        HelmTrap { dir, marker }
+    }
+
+    pub fn helm(&self) -> PathBuf {
+        self.dir.join("helm")
+    }
+
+    /// `PATH` with the trap first (then only system directories, which hold no helm).
+    pub fn path(&self) -> String {
+        format!("{}:/usr/bin:/bin", self.dir.display())
+    }
+
+    /// Points `cmd`'s helm lookups (`HELM_BIN`, then `PATH`) at the trap.
+    pub fn arm(&self, cmd: &mut Command) {
+        cmd.env("HELM_BIN", self.helm()).env("PATH", self.path());
+    }
+
+    pub fn assert_untouched(&self, what: &str) {
+        assert!(
+            !self.marker.exists(),
+            "{what} ran helm: {}",
+            std::fs::read_to_string(&self.marker).unwrap_or_default()
+        );
+    }
+}
 
 impl Sim {
-    /// `helmdeck watch demo -n apps --headless --report <home>/<report> <extra>`, not yet run:
-    /// no HELM_BIN, and a PATH without helm's directory.
+    /// `helmdeck watch demo -n apps --headless --report <home>/<report> <extra>`, not yet run,
+    /// with helm trapped (see [`HelmTrap`]).
     fn watch_command(&self, report: &Path, extra: &[&str]) -> Command {
         let mut args = vec![
             "watch",
@@ -22,7 +69,7 @@ impl Sim {
         ];
         args.extend_from_slice(extra);
         let mut cmd = self.helmdeck_command(&args);
-        cmd.env_remove("HELM_BIN").env("PATH", "/usr/bin:/bin");
+        HelmTrap::new(self.home()).arm(&mut cmd);
         cmd
     }
 
@@ -33,7 +80,14 @@ impl Sim {
             .watch_command(&report, extra)
             .output()
             .expect("run helmdeck watch");
-        finish(out, &report, started)
+        let run = finish(out, &report, started);
+        HelmTrap::new(self.home()).assert_untouched("helmdeck watch");
+        run
+    }
+
+    /// After a watch this test spawned itself: it never ran helm.
+    fn assert_watch_ran_no_helm(&self) {
+        HelmTrap::new(self.home()).assert_untouched("helmdeck watch");
     }
 }
 
@@ -59,6 +113,7 @@ fn attached_before_the_install_starts_it_watches_it_to_0() {
     std::thread::sleep(Duration::from_secs(2));
     assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
     let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(
         run.stdout.contains("waiting for a release record"),
@@ -73,12 +128,23 @@ fn attached_before_the_install_starts_it_watches_it_to_0() {
 /// A seed hook (post-install, post-upgrade) that fails slowly, so a watch attaches while it runs.
 const SLOW_FAILING_SEED: &str = "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 6s, exit_code: 1, logs: ['error: orders.yaml row 17: customer 4711 not found']}\n";
 
+/// The `metadata.creationTimestamp` of the object at `path`, when it exists.
+fn created(sim: &Sim, path: &str) -> Option<jiff::Timestamp> {
+    let v: serde_json::Value = serde_json::from_str(&sim.get(path)).ok()?;
+    v.pointer("/metadata/creationTimestamp")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
 #[test]
 fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_its_log() {
     no_helm_on_path();
     let sim = Sim::start_yaml(SLOW_FAILING_SEED);
-    // Revision 1 fails on the same hook; revision 2 is the upgrade watched.
-    assert!(!sim.install_demo(&["--timeout", "60s"]).status.success());
+    // Revision 1 runs no hook, so it lands and leaves no demo-seed Job behind: the one the watch
+    // attaches to can only be the upgrade's.
+    let install = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(install.status.success(), "{install:?}");
     let upgrade = sim
         .client_command(
             &crate::support::tool("helm"),
@@ -94,19 +160,50 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         )
         .spawn()
         .unwrap();
+    let record = "/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v2";
+    let seed = "/apis/batch/v1/namespaces/apps/jobs/demo-seed";
     sim.wait_for(
-        "helm on the post-upgrade seed hook",
+        "the upgrade's post-upgrade seed hook Job",
         Duration::from_secs(30),
         |s| {
-            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
-                .contains("pending-upgrade")
-                && s.get("/apis/batch/v1/namespaces/apps/jobs")
-                    .contains("demo-seed")
+            s.get(record).contains("pending-upgrade")
+                && created(s, seed)
+                    .zip(created(s, record))
+                    .is_some_and(|(job, rev)| job >= rev)
         },
     );
-    let run = sim.watch(&["--timeout", "60s"]);
+    let run = sim.watch(&["--timeout", "60s", "--lock-min-age", "10m"]);
     let _ = { upgrade }.wait();
     assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 2 is pending-upgrade"),
+        "{}",
+        run.describe()
+    );
+    // A pending record younger than --lock-min-age is a deploy at work, not a stuck lock.
+    assert!(
+        run.stdout.contains("another deploy in progress"),
+        "{}",
+        run.describe()
+    );
+    for lock_words in ["is locked", "clear it with"] {
+        assert!(
+            !run.stdout.contains(lock_words) && !run.stderr.contains(lock_words),
+            "{lock_words}: {}",
+            run.describe()
+        );
+    }
+    let hook_line = |phase: &str| {
+        run.stdout
+            .lines()
+            .position(|l| l.contains("hook") && l.contains("demo-seed") && l.ends_with(phase))
+    };
+    let (running, failed) = (hook_line(": Running"), hook_line(": Failed"));
+    assert!(
+        running.is_some() && failed.is_some() && running < failed,
+        "the hook is seen running, then failing: {}",
+        run.describe()
+    );
     assert!(
         run.reason().contains("failing hooks: demo-seed"),
         "{}",
@@ -117,7 +214,48 @@ fn attached_mid_way_through_a_failing_post_upgrade_hook_it_names_the_hook_and_it
         "the failing hook's log line: {}",
         run.describe()
     );
-    // Revision 1 failed too: there is no deployed revision to roll back to.
+    // Revision 1 is deployed: the advice rolls back to it, and nothing else.
+    assert_eq!(
+        run.report["verdict"]["next"],
+        "helm rollback demo 1 -n apps",
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn a_first_install_whose_hook_fails_advises_no_rollback() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml(SLOW_FAILING_SEED);
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!sim.install_demo(&["--timeout", "60s"]).status.success());
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 1 is pending-install")
+            && run.stdout.contains("revision 1 is failed"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.reason().contains("failing hooks: demo-seed"),
+        "{}",
+        run.describe()
+    );
+    // Nothing was ever deployed: no rollback (least of all to the failed revision itself).
+    assert_eq!(
+        run.report["verdict"]["next"],
+        serde_json::Value::Null,
+        "{}",
+        run.describe()
+    );
     assert!(!run.stdout.contains("helm rollback"), "{}", run.describe());
 }
 
@@ -193,6 +331,7 @@ fn follow_gives_one_verdict_per_revision() {
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
+    sim.assert_watch_ran_no_helm();
     let all = seen.join("\n");
     assert_eq!(verdicts, 3);
     for revision in ["revision 2 is", "revision 3 is"] {
@@ -200,4 +339,116 @@ fn follow_gives_one_verdict_per_revision() {
     }
     assert_eq!(status.code(), Some(0), "the last verdict's code:\n{all}");
     let _ = started;
+}
+
+#[test]
+fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
+    no_helm_on_path();
+    let sim = Sim::start("init-fails");
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--init-job", "demo-init", "--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // Someone else's deploy, with its init step: the Job fails (exit 3 for them too).
+    let deploy = sim.deploy(&with_init(&["--timeout", "60s"]));
+    assert_eq!(deploy.code, Some(3), "{}", deploy.describe());
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    let commands = printed_commands(&run);
+    assert_eq!(commands.len(), 1, "{commands:?}\n{}", run.describe());
+    let command = &commands[0];
+    // The watch has no chart: it never advises a deploy, only what it can see.
+    assert_eq!(
+        command,
+        "kubectl logs job/demo-init -n apps",
+        "{}",
+        run.describe()
+    );
+    assert_eq!(run.report["verdict"]["next"], command.as_str());
+    let out = sim.run_printed(command);
+    assert!(out.status.success(), "{command}\n{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("connect: connection refused"),
+        "the init Job's failing log line: {}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_rollback_whose_hook_fails_stays_pending_rollback_and_the_watch_names_the_hook() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml(
+        "namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: fail, after: 2s, exit_code: 1, logs: ['error: rollback seed: table orders is locked']}\n",
+    );
+    // The seed hook also runs on a rollback; the install and the upgrade run no hooks.
+    let chart = crate::support::chart_copy(&sim.home().join("chart"), |path, text| {
+        if path.ends_with("seed-job.yaml") {
+            text.replace(
+                "post-install,post-upgrade",
+                "post-install,post-upgrade,post-rollback",
+            )
+        } else {
+            text
+        }
+    });
+    let chart = chart.to_str().expect("a UTF-8 path");
+    for _ in 0..2 {
+        let out = sim.helm(&[
+            "upgrade",
+            "--install",
+            "demo",
+            chart,
+            "-n",
+            "apps",
+            "--no-hooks",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let rollback = sim
+        .client_command(
+            &crate::support::tool("helm"),
+            &["rollback", "demo", "1", "-n", "apps", "--timeout", "60s"],
+        )
+        .spawn()
+        .unwrap();
+    sim.wait_for("the rollback's record", Duration::from_secs(30), |s| {
+        s.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v3")
+            .contains("pending-rollback")
+    });
+    let run = sim.watch(&["--timeout", "60s"]);
+    let _ = { rollback }.wait();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 3 is pending-rollback"),
+        "{}",
+        run.describe()
+    );
+    // Named from the failed Job, not left to time out on a record helm never writes again.
+    assert!(
+        run.reason().contains("failing hooks: demo-seed")
+            && !run.reason().contains("still pending"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.evidence_has("table orders is locked"),
+        "the failing hook's log line: {}",
+        run.describe()
+    );
+    assert!(
+        sim.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v3")
+            .contains("pending-rollback"),
+        "helm left the rollback pending"
+    );
+    // Revision 2 is still the deployed one: the only rollback target there is.
+    assert_eq!(
+        run.report["verdict"]["next"],
+        "helm rollback demo 2 -n apps",
+        "{}",
+        run.describe()
+    );
 }

@@ -76,6 +76,7 @@ impl<'a> InspectFrame<'a> {
             context: None,
             elapsed: 0.0,
             now: self.data.now,
+            history: &[],
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::ui::fit;
 use crate::ui::panes::{DeployFrame, wrap_spans};
 use crate::ui::theme::Theme;
 
-fn glyph(o: Outcome) -> &'static str {
+pub fn glyph(o: Outcome) -> &'static str {
     match o {
         Outcome::Landed | Outcome::DryRun | Outcome::NoChanges => "✓",
         Outcome::Failed => "✗",
@@ -122,7 +122,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
     let Some(v) = &ctx.state.verdict else { return };
     let t = &ctx.theme;
     let body = lines(ctx, v, area.width.saturating_sub(4) as usize, rows);
-    let bottom = " q quit · the screen stays for inspection ";
+    // Following (a history on screen), the screen stays only until the next revision.
+    let bottom = if ctx.history.is_empty() {
+        " q quit · the screen stays for inspection "
+    } else {
+        " q quit · the next revision takes the screen "
+    };
     render_box(
         frame,
         area,

@@ -7,6 +7,7 @@ pub mod events;
 pub mod header;
 pub mod helm;
 pub mod help;
+pub mod history;
 pub mod hooks;
 pub mod plan;
 pub mod pods;
@@ -38,6 +39,8 @@ pub struct DeployFrame<'a> {
     pub elapsed: f64,
     /// The wall clock, for ages; `None` leaves ages blank.
     pub now: Option<jiff::Timestamp>,
+    /// `watch --follow`: the revisions judged before (empty otherwise: no history pane).
+    pub history: &'a [history::Judged],
 }
 
 pub fn mark_style(mark: Mark, theme: &Theme) -> Style {

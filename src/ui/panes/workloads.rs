@@ -227,8 +227,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     }
     let header = table::header(header_names, &right_aligned, t);
     let tick = ui.tick;
-    let table_rows: Vec<Row> = rows.iter().map(|w| row(w, &cols, ctx, tick)).collect();
     let keys: Vec<String> = rows.iter().map(|w| model::workload_key(state, w)).collect();
+    // Only the rows that can reach the screen are built: a frame costs what fits.
+    let window = table::window(&mut ui.workloads, &keys, inner.height as usize);
+    let table_rows: Vec<Row> = rows[window.rows.clone()]
+        .iter()
+        .map(|w| row(w, &cols, ctx, tick))
+        .collect();
     let table = table::keyed(table_rows, widths, header, focused, t).block(block);
-    table::render_keyed(frame, area, table, &mut ui.workloads, &keys);
+    table::render_window(frame, area, table, &mut ui.workloads, &window);
 }

@@ -15,6 +15,25 @@ const MASK: &str = "***";
 /// while being no secret. Switches (`true`, `false`, `null`) are not secrets either.
 const MIN_LEN: usize = 4;
 
+/// Fields (in events and the report) whose string names an object, a step or a state: never
+/// masked.
+const IDENTITY: &[&str] = &[
+    "chart",
+    "context",
+    "events",
+    "kind",
+    "kube_context",
+    "kubeContext",
+    "name",
+    "namespace",
+    "outcome",
+    "phase",
+    "release",
+    "state",
+    "step",
+    "uid",
+];
+
 #[derive(Debug, Clone, Default)]
 pub struct Scrub {
     /// Longest first, so a secret containing another is masked whole.
@@ -76,7 +95,12 @@ impl Scrub {
         out
     }
 
-    /// Masks every string (and object key) in `value`.
+    /// Masks the free text in `value` (helm's lines, messages, reasons, logs, evidence): every
+    /// string but the object keys and the fields that name things. A key is the format's, and
+    /// a name, namespace, kind or uid is the cluster's, shown to anyone who can list it; a value
+    /// that happens to be part of one (`--set namespaceOverride=edge`, `note=second`) must not
+    /// turn `demo-edge-controller` into `demo-***-controller` or `seconds` into `***s`, which
+    /// would make the report lie about what it judged.
     pub fn value(&self, value: &mut Value) {
         if self.secrets.is_empty() {
             return;
@@ -84,13 +108,12 @@ impl Scrub {
         match value {
             Value::String(s) => *s = self.text(s),
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
-            Value::Object(map) => {
-                let old = std::mem::take(map);
-                for (k, mut v) in old {
-                    self.value(&mut v);
-                    map.insert(self.text(&k), v);
-                }
-            }
+            Value::Object(map) => map
+                .iter_mut()
+                // A string only: `outcome` is a word in the report, an object with a free-text
+                // reason in a step's event.
+                .filter(|(k, v)| !(v.is_string() && IDENTITY.contains(&k.as_str())))
+                .for_each(|(_, v)| self.value(v)),
             _ => {}
         }
     }
@@ -147,10 +170,41 @@ mod tests {
     }
 
     #[test]
-    fn json_strings_and_keys_are_masked_and_short_values_are_left() {
+    fn free_text_is_masked_short_values_keys_and_names_are_left() {
         let scrub = Scrub::new(vec!["hunter22".into(), "on".into()]);
         let mut v = serde_json::json!({"text": "x hunter22 on", "hunter22": ["hunter22"]});
         scrub.value(&mut v);
-        assert_eq!(v, serde_json::json!({"text": "x *** on", "***": ["***"]}));
+        assert_eq!(
+            v,
+            serde_json::json!({"text": "x *** on", "hunter22": ["***"]})
+        );
+    }
+
+    /// `--set namespaceOverride=edge` and `--set note=second`, as the e2e charts set them: the
+    /// report's names, namespaces and keys stay what the cluster has; the text around them is
+    /// still masked.
+    #[test]
+    fn a_value_inside_a_name_a_namespace_or_a_key_leaves_them_whole() {
+        let scrub = Scrub::new(vec!["edge".into(), "second".into()]);
+        let mut v = serde_json::json!({
+            "namespace": "edge",
+            "steps": [{"step": "rollout", "seconds": 1.5}],
+            "workloads": [{"kind": "Deployment", "name": "demo-edge-controller", "namespace": "edge",
+                "message": "deployment \"demo-edge-controller\" successfully rolled out"}],
+            "helm": {"stderrTail": ["NOTES: note is second"]},
+            "outcome": {"status": "failed", "reason": "refusing edge"},
+        });
+        scrub.value(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "namespace": "edge",
+                "steps": [{"step": "rollout", "seconds": 1.5}],
+                "workloads": [{"kind": "Deployment", "name": "demo-edge-controller", "namespace": "edge",
+                    "message": "deployment \"demo-***-controller\" successfully rolled out"}],
+                "helm": {"stderrTail": ["NOTES: note is ***"]},
+                "outcome": {"status": "failed", "reason": "refusing ***"},
+            })
+        );
     }
 }

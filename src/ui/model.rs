@@ -83,6 +83,10 @@ pub fn workload_rows<'a>(state: &'a DeployState, filter: &str) -> Vec<&'a Worklo
         .workloads
         .values()
         .filter(|w| {
+            // Without a filter every row stays; skip gathering its fields (every frame).
+            if filter.is_empty() {
+                return true;
+            }
             let optional = if w.optional { "optional" } else { "" };
             let mut fields = vec![
                 w.kind.as_str(),

@@ -26,9 +26,11 @@ def read(paths):
 
 
 def family(method):
-    # The scale run is helmdeck headless too: one line across N.
+    # The scale runs are helmdeck headless and the TUI too: one line each across N.
     if method.startswith("helmdeck --headless") or method.startswith("helmdeck deploy"):
         return "helmdeck headless"
+    if method.startswith("helmdeck TUI"):
+        return "helmdeck TUI"
     return method
 
 
@@ -80,8 +82,10 @@ def main():
     if not rows:
         sys.exit("no BENCH lines in the given files")
     series = {}
+    # Lines without a CPU figure (the idle-screen measure) have no place on these axes.
     for r in rows:
-        series.setdefault(family(r["method"]), []).append(r)
+        if "cpu" in r:
+            series.setdefault(family(r["method"]), []).append(r)
     width, height = 980, 420
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',

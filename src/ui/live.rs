@@ -39,14 +39,7 @@ pub async fn run_deploy(
     title: Option<String>,
     tap: impl FnMut(&Event, &DeployState) + Send + 'static,
 ) -> Result<DeployState> {
-    let plan = run::summary(&prepared);
-    let context = prepared
-        .plan
-        .context
-        .clone()
-        .unwrap_or_else(|| prepared.cluster.server.clone());
-    let client = prepared.cluster.client.clone();
-    let namespace = prepared.namespace().to_string();
+    let (plan, context, client, namespace) = screen_inputs(&prepared);
     // A terminal that does not answer gets the plain lines instead; nothing has run yet.
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
         return crate::headless::run(prepared, cancel, tap, true).await;
@@ -174,6 +167,23 @@ pub fn final_frame(
     })
 }
 
+/// What a screen takes from a prepared run before it starts: the plan's summary, the context
+/// the header names (the server when no context was named), and the client and namespace the
+/// drill-down's log streamer reads.
+fn screen_inputs(prepared: &Prepared) -> (PlanSummary, String, kube::Client, String) {
+    let context = prepared
+        .plan
+        .context
+        .clone()
+        .unwrap_or_else(|| prepared.cluster.server.clone());
+    (
+        run::summary(prepared),
+        context,
+        prepared.cluster.client.clone(),
+        prepared.namespace().to_string(),
+    )
+}
+
 /// `helmdeck watch --follow` under the TUI: one screen for every revision. Each pass of the
 /// engine judges one revision; its verdict goes to `judged` (the report, the exit code) and
 /// into the history pane, and the next pass (from `next`, given the newest revision judged)
@@ -188,14 +198,7 @@ pub async fn run_follow(
     judged: impl FnMut(Result<DeployState>) -> i32,
 ) -> Result<Option<i32>> {
     let prepared = next(None);
-    let plan = run::summary(&prepared);
-    let context = prepared
-        .plan
-        .context
-        .clone()
-        .unwrap_or_else(|| prepared.cluster.server.clone());
-    let client = prepared.cluster.client.clone();
-    let namespace = prepared.namespace().to_string();
+    let (plan, context, client, namespace) = screen_inputs(&prepared);
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
         return Ok(None);
     };

@@ -156,8 +156,16 @@ fn first_deploy(sim: &Sim) {
 }
 
 fn first_deploy_with_init(sim: &Sim) {
-    let first = sim.deploy(&with_init(&["--timeout", "60s"]));
-    assert_eq!(first.code, Some(0), "first deploy: {}", first.describe());
+    landed(sim, &[]);
+}
+
+/// The demo deployed with its init Job and `extra`, landed (exit 0).
+fn landed(sim: &Sim, extra: &[&str]) -> DeployRun {
+    let mut args = vec!["--timeout", "60s"];
+    args.extend_from_slice(extra);
+    let run = sim.deploy(&with_init(&args));
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    run
 }
 
 fn helm_install(sim: &Sim) {
@@ -550,8 +558,7 @@ fn records_are_kept_in_the_state_dir_listed_and_pruned() {
     for other in others {
         std::fs::write(dir.join(other), "").unwrap();
     }
-    let run = sim.deploy(&with_init(&["--timeout", "60s"]));
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    landed(&sim, &[]);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -660,14 +667,7 @@ fn replay_list_shows_real_records_newest_first_with_their_verdicts() {
 #[test]
 fn events_stream_the_record_on_stdout_and_nothing_else() {
     let sim = Sim::start("all-green");
-    let run = sim.deploy(&with_init(&[
-        "--timeout",
-        "60s",
-        "--events",
-        "-",
-        "--no-record",
-    ]));
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let run = landed(&sim, &["--events", "-", "--no-record"]);
     let events: Vec<Value> = run
         .stdout
         .lines()
@@ -935,13 +935,7 @@ fn a_deploy_killed_mid_rollout_leaves_a_record_that_replays_to_the_kill() {
 fn a_cut_record_exits_1_and_a_newer_one_exits_2() {
     let sim = Sim::start("all-green");
     let record = sim.home().join("full.ndjson");
-    let run = sim.deploy(&with_init(&[
-        "--timeout",
-        "60s",
-        "--record",
-        record.to_str().unwrap(),
-    ]));
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let run = landed(&sim, &["--record", record.to_str().unwrap()]);
     let bytes = std::fs::read(&record).unwrap();
     let cut = sim.home().join("cut.ndjson");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
@@ -1011,13 +1005,7 @@ fn record_refuses_an_existing_file_or_a_symlink_and_creates_it_owner_only() {
     );
 
     let fresh = home.join("fresh.ndjson");
-    let run = sim.deploy(&with_init(&[
-        "--timeout",
-        "60s",
-        "--record",
-        fresh.to_str().unwrap(),
-    ]));
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    landed(&sim, &["--record", fresh.to_str().unwrap()]);
     let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }
@@ -1027,15 +1015,10 @@ fn record_refuses_an_existing_file_or_a_symlink_and_creates_it_owner_only() {
 fn the_event_stream_is_the_record_file_line_for_line() {
     let sim = Sim::start("all-green");
     let record = sim.home().join("both.ndjson");
-    let run = sim.deploy(&with_init(&[
-        "--timeout",
-        "60s",
-        "--events",
-        "-",
-        "--record",
-        record.to_str().unwrap(),
-    ]));
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let run = landed(
+        &sim,
+        &["--events", "-", "--record", record.to_str().unwrap()],
+    );
     let kept = std::fs::read_to_string(&record).unwrap();
     assert!(kept.lines().count() > 10, "{kept}");
     assert_eq!(run.stdout, kept);

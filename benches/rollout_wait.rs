@@ -6,7 +6,7 @@
 //! - `kubectl rollout status` per workload, in turn (the usual deploy script);
 //! - `helm upgrade --install --wait` of a chart with the same N Deployments;
 //!
-//! then helmdeck alone on the scale scenario (assets/scenarios/scale.yaml): SCALE (default
+//! then helmdeck alone on the scale scenario (crates/helmdeck-sim/scenarios/scale.yaml): SCALE (default
 //! 2,000) workloads of the three kinds, 10 pods each, some optional and crash-looping or
 //! unschedulable.
 //!
@@ -859,7 +859,8 @@ async fn main() {
         }
     }
     if scale > 0 {
-        let text = std::fs::read_to_string(repo().join("assets/scenarios/scale.yaml")).unwrap();
+        let text = std::fs::read_to_string(repo().join("crates/helmdeck-sim/scenarios/scale.yaml"))
+            .unwrap();
         let b = Bench::start(&text).await;
         let objects: Vec<_> = (0..scale).map(scale_workload).collect();
         let gating = objects
@@ -879,7 +880,8 @@ async fn main() {
     }
     if tui_pods > 0 {
         // The TUI at `tui_pods` pods: the scale scenario's workloads, 10 pods each.
-        let text = std::fs::read_to_string(repo().join("assets/scenarios/scale.yaml")).unwrap();
+        let text = std::fs::read_to_string(repo().join("crates/helmdeck-sim/scenarios/scale.yaml"))
+            .unwrap();
         let b = Bench::start(&text).await;
         let objects: Vec<_> = (0..tui_pods / 10).map(scale_workload).collect();
         let gating = objects
@@ -899,7 +901,7 @@ async fn main() {
         results.push(m);
     }
     println!(
-        "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: assets/scenarios/scale.yaml)"
+        "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: crates/helmdeck-sim/scenarios/scale.yaml)"
     );
     print(&results);
     for r in results.iter().filter(|r| !r.attributed.is_empty()) {

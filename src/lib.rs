@@ -1,32 +1,22 @@
 //! helmdeck: run a Helm deploy step by step, live, and say in one exit code what happened.
 //!
-//! The crate is split by job: `engine` runs the split deploy and decides the verdict, `rollout`
-//! judges readiness, `helm` drives helm and reads its records, `cluster` talks to Kubernetes,
-//! `inspect` is the post-mortem, `sim` is the simulated cluster behind the demo and the tests.
-//! Only `ui` knows about the terminal; only `demo` and `main` know about `sim` (what both need,
-//! such as `time`, lives outside it).
+//! This crate is the product on top of the workspace: the renderers (`ui`, the only module that
+//! knows the terminal; `headless`; `junit`; `gha`) and `demo`, which wires the simulated cluster
+//! to a deploy. The engine and what it judges with live in `helmdeck-core`, the simulated
+//! cluster in `helmdeck-sim`, what both share in `helmdeck-formats`; they are re-exported here
+//! under the paths the rest of the product uses.
 
-pub mod advice;
-pub mod cli;
-pub mod cluster;
-pub mod config;
+pub use helmdeck_core::{
+    advice, cli, cluster, config, engine, exit, helm, inspect, record, rollout, signals, validate,
+};
+pub use helmdeck_formats::{glob, text, time};
+pub use helmdeck_sim as sim;
+
 pub mod demo;
-pub mod engine;
-pub mod exit;
 pub mod gha;
-pub mod glob;
 pub mod headless;
-pub mod helm;
-pub mod inspect;
 pub mod junit;
-pub mod record;
-pub mod rollout;
-pub mod signals;
-pub mod sim;
-pub mod text;
-pub mod time;
 pub mod ui;
-pub mod validate;
 
 #[cfg(test)]
 mod layers;

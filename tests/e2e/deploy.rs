@@ -113,7 +113,7 @@ fn init_job_failure_is_exit_3_live_init_incomplete() {
         init["uid"].as_str().is_some_and(|u| !u.is_empty()),
         "{init}"
     );
-    // The Job's own last words (assets/scenarios/init-fails.yaml), not just its name.
+    // The Job's own last words (crates/helmdeck-sim/scenarios/init-fails.yaml), not just its name.
     assert!(
         run.evidence_has(
             "error: send invite: dial tcp 10.96.112.9:587: connect: connection refused"
@@ -168,7 +168,7 @@ fn a_later_post_upgrade_hook_failure_is_exit_1_naming_it() {
         "{}",
         run.describe()
     );
-    // The report carries it too (assets/scenarios/hook-fails.yaml), and init never ran.
+    // The report carries it too (crates/helmdeck-sim/scenarios/hook-fails.yaml), and init never ran.
     assert!(
         run.evidence_has(
             "error: fixtures/demo/orders.yaml: insert or update on table \"orders\" violates foreign key constraint \"orders_customer_id_fkey\""

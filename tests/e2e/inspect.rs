@@ -242,9 +242,10 @@ fn failed_hook_post_mortem_shows_the_jobs_logs_exit_code_and_events() {
     let pods = live["pods"].as_array().unwrap();
     assert!(!pods.is_empty(), "{live:#}");
     // The lines the scenario's seed Job writes, and its exit code.
-    let scenario =
-        std::fs::read_to_string(crate::support::repo().join("assets/scenarios/hook-fails.yaml"))
-            .unwrap();
+    let scenario = std::fs::read_to_string(
+        crate::support::repo().join("crates/helmdeck-sim/scenarios/hook-fails.yaml"),
+    )
+    .unwrap();
     let wanted = [
         "loading fixtures/demo/orders.yaml: row 17: customer_id 4711 not found",
         "violates foreign key constraint \\\"orders_customer_id_fkey\\\"",

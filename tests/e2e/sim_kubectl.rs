@@ -92,9 +92,10 @@ fn kubectl_logs_of_a_job_pod_return_the_scripted_lines() {
     let out = sim.kubectl(&["logs", "job/demo-init", "-n", "apps"]);
     assert!(out.status.success(), "{}", text(&out));
     let logs = String::from_utf8_lossy(&out.stdout);
-    let scenario =
-        std::fs::read_to_string(crate::support::repo().join("assets/scenarios/init-fails.yaml"))
-            .unwrap();
+    let scenario = std::fs::read_to_string(
+        crate::support::repo().join("crates/helmdeck-sim/scenarios/init-fails.yaml"),
+    )
+    .unwrap();
     let parsed: serde_json::Value = serde_saphyr::from_str(&scenario).unwrap();
     let rule = parsed["jobs"]
         .as_array()

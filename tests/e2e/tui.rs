@@ -298,7 +298,8 @@ fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_termin
     let exit = exit_file(work.path());
     // readiness-never without its short demo timeout: the rollout waits long enough to cancel.
     let scenario = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/readiness-never.yaml"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/helmdeck-sim/scenarios/readiness-never.yaml"),
     )
     .expect("the readiness-never scenario");
     let scenario = scenario

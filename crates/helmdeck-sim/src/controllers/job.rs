@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::{Controllers, Involved, Pass, int_at, meta, put_nonzero, set_condition};
-use crate::sim::resources::ids;
+use crate::resources::ids;
 
 const COMPLETE_MSG: &str = "Reached expected number of succeeded pods";
 const BACKOFF_MSG: &str = "Job has reached the specified backoff limit";

@@ -1,6 +1,6 @@
 //! Scenario files: what the simulated cluster does over time.
 //!
-//! A scenario is YAML (see `docs/scenarios.md` for the format and `assets/scenarios/` for the
+//! A scenario is YAML (see `docs/scenarios.md` for the format and `crates/helmdeck-sim/scenarios/` for the
 //! stories). Behaviours are keyed by a glob over the workload name, optionally prefixed by the
 //! kind (`Deployment/*-gpu-client`), and optionally limited to one generation and later; the
 //! first rule that matches wins. Durations are `"250ms"`, `"3s"`, `"2m"`, `"1h30m"` or a bare
@@ -290,7 +290,7 @@ impl Scenario {
                 .pattern
                 .as_deref()
                 .ok_or_else(|| eyre!("workloads[{i}]: `match` is required"))?;
-            crate::glob::KindGlob::new(pattern)
+            helmdeck_formats::glob::KindGlob::new(pattern)
                 .wrap_err_with(|| format!("workloads[{i}]: bad match {pattern:?}"))?;
         }
         if self.defaults.pattern.is_some() {
@@ -299,7 +299,7 @@ impl Scenario {
             ));
         }
         for rule in &self.jobs {
-            crate::glob::KindGlob::new(&rule.pattern)
+            helmdeck_formats::glob::KindGlob::new(&rule.pattern)
                 .wrap_err_with(|| format!("jobs: bad match {:?}", rule.pattern))?;
         }
         for (i, f) in self.faults.iter().enumerate() {
@@ -328,16 +328,17 @@ impl Scenario {
             .find(|r| {
                 r.generation.is_none_or(|g| generation >= g)
                     && r.pattern.as_deref().is_some_and(|p| {
-                        crate::glob::KindGlob::new(p).is_ok_and(|g| g.matches(kind, name))
+                        helmdeck_formats::glob::KindGlob::new(p)
+                            .is_ok_and(|g| g.matches(kind, name))
                     })
             })
             .unwrap_or(&self.defaults)
     }
 
     pub fn job_rule(&self, name: &str) -> Option<&JobRule> {
-        self.jobs
-            .iter()
-            .find(|r| crate::glob::KindGlob::new(&r.pattern).is_ok_and(|g| g.matches("Job", name)))
+        self.jobs.iter().find(|r| {
+            helmdeck_formats::glob::KindGlob::new(&r.pattern).is_ok_and(|g| g.matches("Job", name))
+        })
     }
 }
 
@@ -348,10 +349,10 @@ enum DurationRepr {
     Text(String),
 }
 
-fn to_duration(repr: DurationRepr) -> Result<Duration, crate::time::DurationError> {
+fn to_duration(repr: DurationRepr) -> Result<Duration, helmdeck_formats::time::DurationError> {
     match repr {
-        DurationRepr::Secs(s) => crate::time::seconds(s),
-        DurationRepr::Text(t) => crate::time::parse_duration(&t),
+        DurationRepr::Secs(s) => helmdeck_formats::time::seconds(s),
+        DurationRepr::Text(t) => helmdeck_formats::time::parse_duration(&t),
     }
 }
 
@@ -373,8 +374,8 @@ mod tests {
     /// Found by tests/fuzz (scenario_shipped_with_edits): these panicked in from_secs_f64.
     #[test]
     fn durations_too_long_for_a_duration_are_errors() {
-        assert!(crate::time::parse_duration("99999999999999999999999h").is_err());
-        assert!(crate::time::parse_duration("18446744073709551616").is_err());
+        assert!(helmdeck_formats::time::parse_duration("99999999999999999999999h").is_err());
+        assert!(helmdeck_formats::time::parse_duration("18446744073709551616").is_err());
         for tick in ["99999999999999999999999h", "1e300", "-1", ".inf", ".nan"] {
             let err = Scenario::parse(&format!("tick: {tick}\n"), "t.yaml").expect_err(tick);
             assert!(format!("{err:#}").contains("t.yaml"), "{err:#}");

@@ -6,7 +6,7 @@ pub mod failure;
 pub mod hooks;
 pub mod locate;
 pub mod process;
-pub mod release;
+pub use helmdeck_formats::release;
 pub mod status;
 
 pub use error::HelmError;

@@ -13,7 +13,7 @@ use super::{
     Controllers, Pass, generation, int_or_percent, is_rolling, label, meta, min_ready,
     pod_template, put_nonzero,
 };
-use crate::sim::resources::ids;
+use crate::resources::ids;
 
 impl Controllers {
     pub(super) fn daemonsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::resources::{self, ResourceId};
-use crate::time::AgeStyle;
+use helmdeck_formats::time::AgeStyle;
 
 /// Whether the client asked for a Table (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
 pub fn wanted(accept: &str) -> bool {
@@ -24,7 +24,7 @@ pub fn age(created: &str, now: jiff::Timestamp) -> String {
     let Ok(t) = created.parse::<jiff::Timestamp>() else {
         return "<unknown>".into();
     };
-    crate::time::age(now.as_second() - t.as_second(), AgeStyle::Kubectl)
+    helmdeck_formats::time::age(now.as_second() - t.as_second(), AgeStyle::Kubectl)
 }
 
 /// kubectl's STATUS column for a pod: a waiting or terminated reason wins over the phase.

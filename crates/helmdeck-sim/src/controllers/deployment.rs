@@ -15,7 +15,7 @@ use super::{
     Controllers, Ident, Pass, annotation, generation, int_at, int_or_percent, is_rolling, label,
     meta, min_ready, owner_ref, pod_template, put_nonzero, set_condition, spec_replicas,
 };
-use crate::sim::resources::ids;
+use crate::resources::ids;
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const HASH_LABEL: &str = "pod-template-hash";

@@ -9,7 +9,7 @@
 //! The parser is hand-written (no prost, no generated Kubernetes types): only three kinds are
 //! needed, generated types would bring every kind and a code generator for them, and a small
 //! parser makes it easy to guarantee that no input, however broken, can panic the server.
-//! Calendar dates come from jiff (through `crate::time`).
+//! Calendar dates come from jiff (through `helmdeck_formats::time`).
 //! Semantics follow k8s.io/apimachinery's gogo-protobuf code where it matters for the JSON:
 //! empty strings and zero times are left out (Go always writes them on the wire, but JSON
 //! `omitempty` drops them), timestamps keep whole seconds only, `data` bytes become base64.
@@ -647,7 +647,7 @@ fn decode_time(buf: &[u8]) -> Result<Option<String>> {
 
 /// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ`, the shape of Go's `metav1.Time` JSON.
 fn format_rfc3339(unix: i64) -> Result<String> {
-    crate::time::unix_rfc3339(unix).ok_or_else(|| {
+    helmdeck_formats::time::unix_rfc3339(unix).ok_or_else(|| {
         ProtoError::new(format!(
             "timestamp {unix} seconds is outside the years 0000..=9999 that RFC 3339 can express"
         ))

@@ -49,7 +49,7 @@ pub fn seed_nodes(sim: &SimState) {
     for i in 1..=sim.scenario.nodes {
         let name = format!("node-{i}");
         let ip = node_ip(i as usize - 1);
-        let now = crate::time::now_rfc3339();
+        let now = helmdeck_formats::time::now_rfc3339();
         let cond = |t: &str, s: &str, reason: &str, msg: &str| {
             json!({"type": t, "status": s, "reason": reason, "message": msg,
                    "lastHeartbeatTime": now, "lastTransitionTime": now})
@@ -249,7 +249,7 @@ impl Controllers {
     fn wall(&self, now: Instant) -> String {
         let d = now.saturating_duration_since(self.base_instant);
         let ts = self.base_wall.checked_add(d).unwrap_or(self.base_wall);
-        crate::time::rfc3339(ts)
+        helmdeck_formats::time::rfc3339(ts)
     }
 
     fn next_seq(&mut self) -> u64 {

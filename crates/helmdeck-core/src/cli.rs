@@ -38,7 +38,7 @@ pub enum Command {
     Watch(WatchArgs),
     /// Serve a simulated Kubernetes API on loopback, driven by a scenario (for demos and tests).
     Sim {
-        /// Scenario name (from assets/scenarios) or path to a scenario YAML file.
+        /// Scenario name (one of `helmdeck sim --list`) or path to a scenario YAML file.
         #[arg(long, default_value = "all-green")]
         scenario: String,
         /// Address to listen on (loopback only; port 0 picks a free port).

@@ -14,9 +14,9 @@ use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
-use crate::sim::SimState;
-use crate::sim::resources::{ResourceId, ids};
-use crate::sim::store::{EventType, WatchEvent};
+use crate::SimState;
+use crate::resources::{ResourceId, ids};
+use crate::store::{EventType, WatchEvent};
 
 #[derive(Clone)]
 pub(crate) struct OwnerInfo {

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
 use super::{crd, defaults, patch, validate};
-use crate::time::now_rfc3339;
+use helmdeck_formats::time::now_rfc3339;
 
 /// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
 /// client relists, as against a real API server's watch cache). Each entry pins one object

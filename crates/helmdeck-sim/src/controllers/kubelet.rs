@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::{Controllers, Events, Involved, Pass, controller_uid, fnv, meta};
-use crate::sim::resources::ids;
+use crate::resources::ids;
 
 /// Defaults when the scenario rule leaves a time unset.
 const DEFAULT_START: Duration = Duration::from_millis(300);

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::scenario::SeedRelease;
-use crate::helm::release::release_secret;
+use helmdeck_formats::release::release_secret;
 
 /// One Secret per seeded revision, with timestamps `age` in the past.
 pub fn release_secrets(release: &SeedRelease) -> Vec<Value> {
@@ -16,7 +16,7 @@ pub fn release_secrets(release: &SeedRelease) -> Vec<Value> {
             let when = now
                 .checked_sub(jiff::SignedDuration::try_from(age).unwrap_or_default())
                 .unwrap_or(now);
-            let stamp = crate::time::rfc3339(when);
+            let stamp = helmdeck_formats::time::rfc3339(when);
             let chart = rev.chart.clone().unwrap_or_else(|| "deckapp".into());
             let version = rev.chart_version.clone().unwrap_or_else(|| "0.4.2".into());
             let description =

@@ -699,7 +699,7 @@ pub fn seed(sim: &SimState) -> Result<()> {
             .map_err(|e| color_eyre::eyre::eyre!("seeding {kind}: {}", e.message))?;
     }
     for release in &sim.scenario.seed.releases {
-        for secret in crate::sim::seed::release_secrets(release) {
+        for secret in crate::seed::release_secrets(release) {
             store.ensure(*ids::SECRETS, secret).map_err(|e| {
                 color_eyre::eyre::eyre!("seeding release {}: {}", release.name, e.message)
             })?;

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Controllers, meta, seed_nodes};
-use crate::sim::resources::{ResourceId, ids};
-use crate::sim::store::{Part, PatchKind};
-use crate::sim::{Scenario, SimState};
+use crate::resources::{ResourceId, ids};
+use crate::store::{Part, PatchKind};
+use crate::{Scenario, SimState};
 
 const NS: &str = "apps";
 const STEP: Duration = Duration::from_millis(100);

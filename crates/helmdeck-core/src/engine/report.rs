@@ -279,7 +279,7 @@ mod tests {
 
     fn schema() -> jsonschema::Validator {
         let schema: Value =
-            serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../docs/report.schema.json")).unwrap();
         jsonschema::validator_for(&schema).unwrap()
     }
 

@@ -13,7 +13,7 @@ use super::{
     CONTROLLER_REVISIONS, Controllers, PVCS, Pass, array_at, int_at, is_rolling, label, meta,
     min_ready, owner_ref, pod_template, put_nonzero, spec_replicas,
 };
-use crate::sim::resources::ids;
+use crate::resources::ids;
 
 pub(crate) const REVISION_LABEL: &str = "controller-revision-hash";
 /// Where StatefulSets and DaemonSets keep their strategy's type.

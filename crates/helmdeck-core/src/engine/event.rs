@@ -155,7 +155,8 @@ impl Standing {
 
 impl WorkloadView {
     /// A rolled-out one-replica Deployment `web` for tests: each test changes what it is about.
-    #[cfg(test)]
+    /// (Also for the renderers' tests in the `helmdeck` crate, through `test-support`.)
+    #[cfg(any(test, feature = "test-support"))]
     pub fn ready_web(namespace: &str, message: &str) -> Self {
         WorkloadView {
             kind: "Deployment".into(),

@@ -17,6 +17,3 @@ pub mod gha;
 pub mod headless;
 pub mod junit;
 pub mod ui;
-
-#[cfg(test)]
-mod layers;

@@ -1,6 +1,8 @@
 //! The deploy plan: flags merged over an optional `helmdeck.toml` beside the chart, validated
 //! before anything touches the cluster (a bad plan is a usage error, exit 2).
 
+pub mod inputs;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,7 +103,7 @@ pub struct DeployPlan {
     /// Where the settings came from (for the report).
     pub config_file: Option<PathBuf>,
     /// Values read from stdin and a pulled chart, once resolved before the first cluster request.
-    pub inputs: std::sync::Arc<crate::engine::inputs::Inputs>,
+    pub inputs: std::sync::Arc<inputs::Inputs>,
     /// `helmdeck watch`: follow the release's records instead of running helm.
     pub watch: Option<Watching>,
 }
@@ -191,41 +193,12 @@ impl DeployPlan {
             .as_deref()
             .and_then(Path::parent)
             .map(Path::to_path_buf);
-        let file_values = file.values.iter().map(|v| match &base {
-            Some(dir) if v.is_relative() => dir.join(v),
-            _ => v.clone(),
-        });
-        let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
-        for v in &values {
-            let text = v.to_string_lossy();
-            if text != "-" && !text.starts_with("http://") && !text.starts_with("https://") {
-                std::fs::metadata(v).map_err(|source| ConfigError::ValuesUnreadable {
-                    path: v.clone(),
-                    source,
-                })?;
-            }
-            validate::values_file(v)?;
-        }
-        let namespace = args.namespace.clone().or(file.namespace);
+        let values = values_files(&file, base.as_deref(), args)?;
+        let namespace = args.namespace.clone().or(file.namespace.clone());
         if let Some(ns) = &namespace {
             validate::namespace(ns)?;
         }
-        let timeout_text = args
-            .timeout
-            .clone()
-            .or(file.timeout.as_ref().map(TimeoutSetting::text));
-        let timeout = match &timeout_text {
-            Some(t) => {
-                let d = crate::time::parse_duration(t)
-                    .map_err(|e| ConfigError::Timeout(e.to_string()))?;
-                validate::timeout(t, d)?;
-                d
-            }
-            None => DEFAULT_TIMEOUT,
-        };
-        if timeout.is_zero() {
-            return Err(ConfigError::ZeroTimeout);
-        }
+        let timeout = timeout(args, &file)?;
         let lock_min_age = match args
             .lock_min_age
             .clone()
@@ -244,34 +217,10 @@ impl DeployPlan {
             .map(|p| KindGlob::new(p))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ConfigError::Optional)?;
-        let extra: Vec<String> = file
-            .extra_args
-            .into_iter()
-            .chain(args.extra.iter().cloned())
-            .collect();
-        for arg in &extra {
-            let flag = arg.split('=').next().unwrap_or("");
-            if matches!(flag, "--rollback-on-failure" | "--atomic") {
-                return Err(ConfigError::HelmRollback(flag.to_string()));
-            }
-            if FORBIDDEN_EXTRA.contains(&flag) {
-                return Err(ConfigError::HelmWaits(flag.to_string()));
-            }
-        }
-        validate::extra_args(&extra)?;
-        let init_toggle = args.init_toggle.clone().or(file.init_toggle);
-        let init_job = args.init_job.clone().or(file.init_job);
-        if init_toggle.is_some() != init_job.is_some() {
-            return Err(ConfigError::InitHalf);
-        }
-        if let Some(key) = &init_toggle
-            && (key.is_empty() || key.contains('=') || key.contains(','))
-        {
-            return Err(ConfigError::InitToggleKey(key.clone()));
-        }
-        if args.only == Some(Only::Init) && init_toggle.is_none() {
-            return Err(ConfigError::OnlyInitUnconfigured);
-        }
+        let extra = extra_args(file.extra_args.clone(), args)?;
+        let init_toggle = args.init_toggle.clone().or(file.init_toggle.clone());
+        let init_job = args.init_job.clone().or(file.init_job.clone());
+        check_init(args, init_toggle.as_deref(), init_job.as_deref())?;
         if let Some(report) = &args.report {
             validate::report_path(report)?;
         }
@@ -368,275 +317,91 @@ fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use color_eyre::eyre::{Result, eyre};
-
-    fn parse(argv: &[&str]) -> Result<DeployPlan> {
-        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| eyre!("{e}"))?;
-        match cli.command {
-            crate::cli::Command::Deploy(a) => Ok(DeployPlan::from_args(&a)?),
-            _ => unreachable!(),
+/// The values files in the order helm reads them: the file's (relative to it), then the
+/// command line's; each must be readable and YAML before the first cluster request.
+fn values_files(
+    file: &FileConfig,
+    base: Option<&Path>,
+    args: &DeployArgs,
+) -> Result<Vec<PathBuf>, ConfigError> {
+    let file_values = file.values.iter().map(|v| match base {
+        Some(dir) if v.is_relative() => dir.join(v),
+        _ => v.clone(),
+    });
+    let values: Vec<PathBuf> = file_values.chain(args.values.iter().cloned()).collect();
+    for v in &values {
+        let text = v.to_string_lossy();
+        if text != "-" && !text.starts_with("http://") && !text.starts_with("https://") {
+            std::fs::metadata(v).map_err(|source| ConfigError::ValuesUnreadable {
+                path: v.clone(),
+                source,
+            })?;
         }
+        validate::values_file(v)?;
     }
-
-    #[test]
-    fn flags_win_over_the_file_and_lists_append() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("prod.yaml"), "a: 1\n").unwrap();
-        std::fs::write(
-            dir.path().join("helmdeck.toml"),
-            "namespace = \"apps\"\ninit-toggle = \"xnat.initJob.enabled\"\ninit-job = \"x-init\"\noptional = [\"*-gpu\"]\nvalues = [\"prod.yaml\"]\ntimeout = \"2m\"\n",
-        )
-        .unwrap();
-        let chart = dir.path().to_str().unwrap();
-        let plan = parse(&[
-            "helmdeck",
-            "deploy",
-            "rel",
-            chart,
-            "-n",
-            "other",
-            "--optional",
-            "Deployment/mon",
-        ])
-        .unwrap();
-        assert_eq!(plan.namespace.as_deref(), Some("other"));
-        assert_eq!(plan.timeout, Duration::from_secs(120));
-        assert_eq!(plan.optional.len(), 2);
-        assert_eq!(plan.values, vec![dir.path().join("prod.yaml")]);
-        assert_eq!(plan.init_job.as_deref(), Some("x-init"));
-    }
-
-    #[test]
-    fn usage_errors() {
-        assert!(
-            parse(&[
-                "helmdeck",
-                "deploy",
-                "rel",
-                "/nonexistent",
-                "-f",
-                "/nonexistent/values.yaml"
-            ])
-            .is_err()
-        );
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--timeout", "soon"]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--wait"]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--atomic"]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--wait=watcher"]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--init-toggle", "a.b"]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--optional", "["]).is_err());
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--", "--history-max", "3"]).is_ok());
-    }
-
-    #[test]
-    fn plan_from_the_flag_or_the_file_never_with_only_or_dry_run() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("helmdeck.toml"), "plan = true\n").unwrap();
-        let chart = dir.path().to_str().unwrap();
-        let from_file = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
-        assert!(from_file.plan && !from_file.plan_only);
-        // `--only` and `--dry-run` plan no upgrade: the file's default stays out of them.
-        let only = parse(&["helmdeck", "deploy", "rel", chart, "--only", "rollout"]).unwrap();
-        assert!(!only.plan);
-        let dry = parse(&["helmdeck", "deploy", "rel", chart, "--dry-run"]).unwrap();
-        assert!(!dry.plan);
-        let plan_only = parse(&["helmdeck", "deploy", "rel", "c", "--plan-only"]).unwrap();
-        assert!(plan_only.plan && plan_only.plan_only, "--plan-only plans");
-        assert!(!parse(&["helmdeck", "deploy", "rel", "c"]).unwrap().plan);
-        for conflict in [
-            ["--plan", "--dry-run"],
-            ["--plan-only", "--dry-run"],
-            ["--plan", "--only=init"],
-            ["--plan-only", "--only=rollout"],
-        ] {
-            let mut argv = vec!["helmdeck", "deploy", "rel", "c"];
-            argv.extend(conflict);
-            assert!(parse(&argv).is_err(), "{conflict:?}");
-        }
-    }
-
-    /// Found by tests/fuzz (config_structured): a timeout past Duration's range panicked.
-    #[test]
-    fn timeout_too_long_for_a_duration_is_a_usage_error() {
-        for t in ["18447000000000000000", "310000000000000000m"] {
-            let err = parse(&["helmdeck", "deploy", "rel", "c", "--timeout", t]).expect_err(t);
-            assert!(err.to_string().starts_with("--timeout: "), "{err}");
-        }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("helmdeck.toml"),
-            "timeout = \"18447000000000000000\"\n",
-        )
-        .unwrap();
-        assert!(parse(&["helmdeck", "deploy", "rel", dir.path().to_str().unwrap()]).is_err());
-    }
-
-    #[test]
-    fn the_namespace_is_the_flag_else_the_kube_contexts() {
-        let asked = parse(&["helmdeck", "deploy", "rel", "c", "-n", "apps"]).unwrap();
-        assert_eq!(asked.namespace_or("from-context"), "apps");
-        let left = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
-        assert_eq!(left.namespace_or("from-context"), "from-context");
-        let summary = crate::engine::state::PlanSummary::of(&left, left.namespace_or("ns"));
-        assert_eq!(summary.namespace, "ns");
-        assert_eq!(summary.release, "rel");
-        assert_eq!(summary.timeout_secs, DEFAULT_TIMEOUT.as_secs());
-    }
-
-    fn parse_err(argv: &[&str]) -> ConfigError {
-        let cli = crate::cli::Cli::try_parse_from(argv).expect("valid flags");
-        match cli.command {
-            crate::cli::Command::Deploy(a) => DeployPlan::from_args(&a).expect_err("a usage error"),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn helms_rollback_flag_is_refused_naming_helmdecks_own() {
-        for flag in ["--rollback-on-failure", "--atomic=true"] {
-            let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--", flag]);
-            assert!(matches!(&err, ConfigError::HelmRollback(_)), "{err:?}");
-            assert!(
-                err.to_string()
-                    .contains("helmdeck's own --rollback-on-failure"),
-                "{err}"
-            );
-        }
-        let plan = parse(&[
-            "helmdeck",
-            "deploy",
-            "rel",
-            "c",
-            "--rollback-on-failure",
-            "--recover-lock",
-            "--force",
-        ])
-        .expect("helmdeck's own flags");
-        assert!(plan.rollback_on_failure && plan.recover_lock && plan.force);
-        assert!(plan.extra.is_empty(), "never passed to helm");
-        assert!(parse(&["helmdeck", "deploy", "rel", "c", "--force"]).is_err());
-    }
-
-    #[test]
-    fn errors_are_typed_and_the_chain_reads_as_before() {
-        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--", "--wait=watcher"]);
-        assert!(
-            matches!(&err, ConfigError::HelmWaits(f) if f == "--wait"),
-            "{err:?}"
-        );
-        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--optional", "["]);
-        assert!(matches!(err, ConfigError::Optional(_)), "{err:?}");
-        assert!(
-            format!("{:#}", eyre!(err)).starts_with("--optional: invalid glob \"[\": "),
-            "the edge prints the whole chain"
-        );
-        let err = parse_err(&[
-            "helmdeck",
-            "deploy",
-            "rel",
-            "c",
-            "-f",
-            "/nonexistent/v.yaml",
-        ]);
-        let ConfigError::ValuesUnreadable { source, .. } = &err else {
-            panic!("{err:?}");
-        };
-        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
-    }
-
-    fn chart_with_file(text: &str) -> (tempfile::TempDir, String) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("helmdeck.toml"), text).unwrap();
-        let chart = dir.path().to_str().unwrap().to_string();
-        (dir, chart)
-    }
-
-    #[test]
-    fn a_bare_number_in_the_file_is_seconds_as_the_flag_reads_it() {
-        for (text, secs) in [("timeout = 30\n", 30.0), ("timeout = 1.5\n", 1.5)] {
-            let (_dir, chart) = chart_with_file(text);
-            let plan = parse(&["helmdeck", "deploy", "rel", &chart]).unwrap();
-            assert_eq!(plan.timeout, Duration::from_secs_f64(secs), "{text}");
-        }
-        let flag = parse(&["helmdeck", "deploy", "rel", "c", "--timeout", "30"]).unwrap();
-        assert_eq!(flag.timeout, Duration::from_secs(30));
-        for text in ["timeout = 0\n", "timeout = -5\n", "timeout = 0.5\n"] {
-            let (_dir, chart) = chart_with_file(text);
-            assert!(
-                parse(&["helmdeck", "deploy", "rel", &chart]).is_err(),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn helm_gets_the_timeout_as_go_reads_it() {
-        let plan = |t: &str| parse(&["helmdeck", "deploy", "rel", "c", "--timeout", t]).unwrap();
-        assert_eq!(plan("5m").helm_timeout(), "300s");
-        assert_eq!(plan("1.5s").helm_timeout(), "1.5s");
-        assert_eq!(plan("2562047h").helm_timeout(), "9223369200s");
-    }
-
-    #[test]
-    fn a_broken_settings_file_is_named_by_line_without_its_text() {
-        let (_dir, chart) = chart_with_file("namespace = \"apps\"\napi-token = \"hunter2\n");
-        let err = parse_err(&["helmdeck", "deploy", "rel", &chart]);
-        let text = format!("{:#}", eyre!(err));
-        assert!(text.contains("helmdeck.toml: line 2, column "), "{text}");
-        assert!(!text.contains("hunter2") && !text.contains('\n'), "{text}");
-        let (_dir, chart) = chart_with_file("values = \"hunter4\"\n");
-        let text = format!(
-            "{:#}",
-            eyre!(parse_err(&["helmdeck", "deploy", "rel", &chart]))
-        );
-        assert!(
-            text.contains("line 1, column 10: invalid type: string \"***\""),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn bad_input_is_refused_before_anything_runs() {
-        let refused = |argv: &[&str]| match parse_err(argv) {
-            ConfigError::Input(e) => e.to_string(),
-            other => panic!("{argv:?}: {other:?}"),
-        };
-        let base = ["helmdeck", "deploy"];
-        let with = |more: &[&'static str]| [&base[..], more].concat();
-        assert!(refused(&with(&["Demo", "c"])).starts_with("release name \"Demo\""));
-        assert!(refused(&with(&["demo", "c", "-n", ""])).starts_with("namespace \"\""));
-        assert!(refused(&with(&["demo", "c", "--timeout", "500ms"])).contains("under a second"));
-        assert!(refused(&with(&["demo", "c", "--timeout", "3000000h"])).contains("maximum"));
-        assert!(refused(&with(&["demo", "c", "--", "-n", "x"])).starts_with("-n among"));
-        assert!(refused(&with(&["demo", "c", "--optional", "Pod/x"])).contains("unknown kind"));
-        assert!(
-            refused(&with(&["demo", "c", "--report", "/nonexistent-dir/r.json"]))
-                .contains("does not exist")
-        );
-    }
-
-    #[test]
-    fn lock_min_age_is_a_flag_or_a_file_key_and_defaults_to_10m() {
-        let plan = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
-        assert_eq!(plan.lock_min_age, DEFAULT_LOCK_MIN_AGE);
-        assert_eq!(DEFAULT_LOCK_MIN_AGE, Duration::from_secs(600));
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("helmdeck.toml"), "lock-min-age = \"2m\"\n").unwrap();
-        let chart = dir.path().to_str().unwrap();
-        let plan = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
-        assert_eq!(plan.lock_min_age, Duration::from_secs(120));
-        let plan = parse(&["helmdeck", "deploy", "rel", chart, "--lock-min-age", "1s"]).unwrap();
-        assert_eq!(plan.lock_min_age, Duration::from_secs(1), "the flag wins");
-        let err = parse_err(&["helmdeck", "deploy", "rel", "c", "--lock-min-age", "soon"]);
-        assert!(matches!(err, ConfigError::LockMinAge(_)), "{err:?}");
-        assert!(
-            err.to_string()
-                .starts_with("--lock-min-age: \"soon\" is not a duration"),
-            "{err}"
-        );
-    }
+    Ok(values)
 }
+
+/// `--timeout` (else the file's, else the default): parsed, within helm's range, never zero.
+fn timeout(args: &DeployArgs, file: &FileConfig) -> Result<Duration, ConfigError> {
+    let timeout_text = args
+        .timeout
+        .clone()
+        .or(file.timeout.as_ref().map(TimeoutSetting::text));
+    let timeout = match &timeout_text {
+        Some(t) => {
+            let d =
+                crate::time::parse_duration(t).map_err(|e| ConfigError::Timeout(e.to_string()))?;
+            validate::timeout(t, d)?;
+            d
+        }
+        None => DEFAULT_TIMEOUT,
+    };
+    if timeout.is_zero() {
+        return Err(ConfigError::ZeroTimeout);
+    }
+    Ok(timeout)
+}
+
+/// The helm arguments after `--` (the file's first): never one that makes helm wait or roll
+/// back by itself, which would defeat the split deploy.
+fn extra_args(from_file: Vec<String>, args: &DeployArgs) -> Result<Vec<String>, ConfigError> {
+    let extra: Vec<String> = from_file
+        .into_iter()
+        .chain(args.extra.iter().cloned())
+        .collect();
+    for arg in &extra {
+        let flag = arg.split('=').next().unwrap_or("");
+        if matches!(flag, "--rollback-on-failure" | "--atomic") {
+            return Err(ConfigError::HelmRollback(flag.to_string()));
+        }
+        if FORBIDDEN_EXTRA.contains(&flag) {
+            return Err(ConfigError::HelmWaits(flag.to_string()));
+        }
+    }
+    validate::extra_args(&extra)?;
+    Ok(extra)
+}
+
+/// The init step is configured whole or not at all, with a toggle `--set` can carry.
+fn check_init(
+    args: &DeployArgs,
+    init_toggle: Option<&str>,
+    init_job: Option<&str>,
+) -> Result<(), ConfigError> {
+    if init_toggle.is_some() != init_job.is_some() {
+        return Err(ConfigError::InitHalf);
+    }
+    if let Some(key) = init_toggle
+        && (key.is_empty() || key.contains('=') || key.contains(','))
+    {
+        return Err(ConfigError::InitToggleKey(key.to_string()));
+    }
+    if args.only == Some(Only::Init) && init_toggle.is_none() {
+        return Err(ConfigError::OnlyInitUnconfigured);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

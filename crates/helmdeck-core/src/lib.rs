@@ -7,6 +7,7 @@
 //! own that this one never names.
 
 pub mod advice;
+pub mod atomic;
 pub mod cli;
 pub mod cluster;
 pub mod config;

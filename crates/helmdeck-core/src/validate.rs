@@ -86,6 +86,25 @@ pub enum InputError {
     },
     #[error("{shown}: helm cannot parse it: {message}")]
     HelmValues { shown: String, message: String },
+    // What the run reads besides the cluster (`-f -`, a pulled chart), made before the first
+    // cluster request: failing here is still a usage error.
+    #[error("creating a private temporary directory")]
+    TempDir(#[source] std::io::Error),
+    #[error("reading the values from standard input (-f -)")]
+    Stdin(#[source] std::io::Error),
+    #[error("saving the values from standard input")]
+    SaveStdin(#[source] std::io::Error),
+    #[error("cannot run helm pull {chart}: {error}")]
+    PullRun {
+        chart: String,
+        error: std::io::Error,
+    },
+    #[error("helm pull {chart} did not finish within {secs}s")]
+    PullTimeout { chart: String, secs: u64 },
+    #[error("helm pull {chart} failed: {message}")]
+    Pull { chart: String, message: String },
+    #[error("the chart pulled for {chart} is unreadable: {message}")]
+    Pulled { chart: String, message: String },
 }
 
 /// DNS-1123 label: lower-case alphanumerics and '-', alphanumeric at both ends.

@@ -3,7 +3,7 @@
 
 use crate::advice::{helm_scope, join};
 use crate::config::DEFAULT_TIMEOUT;
-use crate::engine::state::PlanSummary;
+use crate::engine::model::PlanSummary;
 
 /// The command that re-runs the init step against the live release: every setting the step
 /// reads (scope, init toggle and Job, its timeout, the helm binary, the chart source and render

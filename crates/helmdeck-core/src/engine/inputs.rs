@@ -4,7 +4,7 @@
 //! upgrade and every render read the same bytes. Both live in a private temporary directory
 //! that goes with the run.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -12,58 +12,9 @@ use serde::Deserialize;
 use crate::config::DeployPlan;
 use crate::helm::args::{self, Arg, Kind};
 use crate::text;
+use crate::validate::InputError;
 
-/// The resolved inputs; empty until [`resolve`] ran (and for a plan that needs neither).
-#[derive(Debug, Default)]
-pub struct Inputs {
-    dir: Option<tempfile::TempDir>,
-    /// Where the values read from stdin were saved.
-    stdin_values: Option<PathBuf>,
-    pulled: Option<Pulled>,
-}
-
-/// A repository or OCI chart, untarred once.
-#[derive(Debug, Clone)]
-pub struct Pulled {
-    pub dir: PathBuf,
-    /// The exact version pulled (from its Chart.yaml).
-    pub version: String,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("creating a private temporary directory")]
-    TempDir(#[source] std::io::Error),
-    #[error("reading the values from standard input (-f -)")]
-    Stdin(#[source] std::io::Error),
-    #[error("saving the values from standard input")]
-    SaveStdin(#[source] std::io::Error),
-    #[error("cannot run helm pull {chart}: {error}")]
-    PullRun {
-        chart: String,
-        error: std::io::Error,
-    },
-    #[error("helm pull {chart} did not finish within {secs}s")]
-    PullTimeout { chart: String, secs: u64 },
-    #[error("helm pull {chart} failed: {message}")]
-    Pull { chart: String, message: String },
-    #[error("the chart pulled for {chart} is unreadable: {message}")]
-    Pulled { chart: String, message: String },
-}
-
-impl Inputs {
-    /// The path helm is given for a values file: the saved stdin for `-`, else as given.
-    pub fn values_path(&self, given: &str) -> String {
-        match (&self.stdin_values, given) {
-            (Some(saved), "-") => saved.display().to_string(),
-            _ => given.to_string(),
-        }
-    }
-
-    pub fn pulled(&self) -> Option<&Pulled> {
-        self.pulled.as_ref()
-    }
-}
+pub use crate::config::inputs::{Inputs, Pulled};
 
 /// `-f -`/`--values -` in the arguments.
 fn reads_stdin_arg(arg: &Arg) -> bool {
@@ -215,13 +166,9 @@ pub async fn resolve(
 
 /// Writes `bytes` to `dir/name`, 0600, whole or not at all (a temporary file renamed).
 pub fn save_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, InputError> {
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(InputError::SaveStdin)?;
-    file.write_all(bytes)
-        .and_then(|_| file.as_file().sync_all())
-        .map_err(InputError::SaveStdin)?;
     let path = dir.join(name);
-    file.persist(&path)
-        .map_err(|e| InputError::SaveStdin(e.error))?;
+    crate::atomic::write(&path, bytes, crate::atomic::Access::Private, "values")
+        .map_err(InputError::SaveStdin)?;
     Ok(path)
 }
 

@@ -2,10 +2,12 @@
 //! folds them; [`verdict::decide`] turns the state into one exit code. No terminal code here.
 
 pub mod advice;
+// The events' old path, kept: every step, renderer and test names it.
+pub use model::event;
 pub mod emit;
-pub mod event;
 pub mod inputs;
 pub mod logs;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -5,7 +5,6 @@
 //! killed never leaves an older verdict behind, and once at its end (`"finished"`). Each write
 //! is atomic: a temporary file in the same directory, synced, then renamed over the path.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -35,81 +34,9 @@ pub fn ended(state: &DeployState, code: i32, reason: &str) -> Value {
 /// The report of the state so far: `finished` once the state holds the verdict.
 pub fn build(state: &DeployState) -> Value {
     let verdict = state.verdict.as_ref();
-    // The plan step is listed only when it ran (`--plan`), the test step only when `--test` ran
-    // it: other runs keep the four steps.
-    let planned = state.steps.contains_key(&Step::Plan);
-    let ran_test = state.steps.contains_key(&Step::Test);
-    let steps: Vec<Value> = std::iter::once(Step::Preflight)
-        .chain(planned.then_some(Step::Plan))
-        .chain(Step::ALL.into_iter().skip(1))
-        .chain(ran_test.then_some(Step::Test))
-        .collect::<Vec<_>>()
-        .iter()
-        .map(|step| {
-            let s = state.steps.get(step);
-            let outcome = s.and_then(|s| s.outcome.as_ref());
-            json!({
-                "step": step.name(),
-                "status": match outcome {
-                    None if s.and_then(|s| s.started_at.as_ref()).is_some() => json!("unfinished"),
-                    None => json!("not-run"),
-                    Some(o) => serde_json::to_value(o).ok().and_then(|v| v.get("status").cloned()).unwrap_or(json!("unknown")),
-                },
-                "reason": outcome.and_then(|o| serde_json::to_value(o).ok()).and_then(|v| v.get("reason").cloned()),
-                "start": s.and_then(|s| s.started_at.clone()),
-                "end": s.and_then(|s| s.ended_at.clone()),
-                "seconds": s.and_then(|s| Some(millis(s.ended_secs? - s.started_secs?))),
-            })
-        })
-        .collect();
-    let workloads: Vec<Value> = state
-        .workloads
-        .values()
-        .map(|w| {
-            // Every pod the workload owns, old revision and new: `ready: false` beside full
-            // counts is then explained by the old pods still there.
-            let reference = format!("{}/{}", w.kind, w.name);
-            let owned: Vec<_> = state
-                .pods
-                .values()
-                .filter(|p| p.owner == reference && p.namespace == w.namespace)
-                .collect();
-            let old = owned.iter().filter(|p| !p.current).count();
-            json!({
-                "kind": w.kind, "namespace": w.namespace, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
-                "ready": w.ready, "failed": w.failed, "message": w.message,
-                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available,
-                             "total": owned.len(), "old": old},
-                "podCauses": w.pod_causes, "notes": w.notes,
-            })
-        })
-        .collect();
-    let (tests, hooks): (Vec<&HookView>, Vec<&HookView>) =
-        state.hooks.iter().partition(|h| is_test(h));
-    let mut hooks: Vec<Value> = hooks
-        .into_iter()
-        .map(|h| json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight, "phase": h.phase,
-                        "startedAt": h.started_at, "completedAt": h.completed_at, "uid": null}))
-        .collect();
-    hooks.push(init_hook(state));
-    let test_command = crate::advice::join(
-        &[
-            vec![
-                "helm".to_string(),
-                "test".into(),
-                state.plan.release.clone(),
-            ],
-            crate::advice::helm_scope(&state.plan.namespace, state.plan.context.as_deref()),
-        ]
-        .concat(),
-    );
-    let tests: Vec<Value> = tests
-        .into_iter()
-        .map(|h| {
-            json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight,
-                        "phase": h.phase, "next": format!("run `{test_command}`")})
-        })
-        .collect();
+    let steps = steps_section(state);
+    let workloads = workloads_section(state);
+    let (hooks, tests) = hooks_and_tests(state);
     let notes: Vec<Value> = state
         .notes
         .iter()
@@ -142,6 +69,94 @@ pub fn build(state: &DeployState) -> Value {
         "rollback": state.rollback,
         "plan": plan_section(state),
     })
+}
+
+/// Each step with its status, reason and times. The plan step is listed only when it ran
+/// (`--plan`), the test step only when `--test` ran it: other runs keep the four steps.
+fn steps_section(state: &DeployState) -> Vec<Value> {
+    let planned = state.steps.contains_key(&Step::Plan);
+    let ran_test = state.steps.contains_key(&Step::Test);
+    std::iter::once(Step::Preflight)
+        .chain(planned.then_some(Step::Plan))
+        .chain(Step::ALL.into_iter().skip(1))
+        .chain(ran_test.then_some(Step::Test))
+        .collect::<Vec<_>>()
+        .iter()
+        .map(|step| {
+            let s = state.steps.get(step);
+            let outcome = s.and_then(|s| s.outcome.as_ref());
+            json!({
+                "step": step.name(),
+                "status": match outcome {
+                    None if s.and_then(|s| s.started_at.as_ref()).is_some() => json!("unfinished"),
+                    None => json!("not-run"),
+                    Some(o) => serde_json::to_value(o).ok().and_then(|v| v.get("status").cloned()).unwrap_or(json!("unknown")),
+                },
+                "reason": outcome.and_then(|o| serde_json::to_value(o).ok()).and_then(|v| v.get("reason").cloned()),
+                "start": s.and_then(|s| s.started_at.clone()),
+                "end": s.and_then(|s| s.ended_at.clone()),
+                "seconds": s.and_then(|s| Some(millis(s.ended_secs? - s.started_secs?))),
+            })
+        })
+        .collect()
+}
+
+/// Each workload the rollout judged, with the pods it owns counted.
+fn workloads_section(state: &DeployState) -> Vec<Value> {
+    state
+        .workloads
+        .values()
+        .map(|w| {
+            // Every pod the workload owns, old revision and new: `ready: false` beside full
+            // counts is then explained by the old pods still there.
+            let reference = format!("{}/{}", w.kind, w.name);
+            let owned: Vec<_> = state
+                .pods
+                .values()
+                .filter(|p| p.owner == reference && p.namespace == w.namespace)
+                .collect();
+            let old = owned.iter().filter(|p| !p.current).count();
+            json!({
+                "kind": w.kind, "namespace": w.namespace, "name": w.name, "optional": w.optional, "optionalBecause": w.optional_because,
+                "ready": w.ready, "failed": w.failed, "message": w.message,
+                "replicas": {"desired": w.desired, "ready": w.ready_replicas, "updated": w.updated, "available": w.available,
+                             "total": owned.len(), "old": old},
+                "podCauses": w.pod_causes, "notes": w.notes,
+            })
+        })
+        .collect()
+}
+
+/// The hooks (the init step's Job last, as the hook it replaces) and, apart, the test hooks
+/// with the command that reruns them.
+fn hooks_and_tests(state: &DeployState) -> (Vec<Value>, Vec<Value>) {
+    let (tests, hooks): (Vec<&HookView>, Vec<&HookView>) =
+        state.hooks.iter().partition(|h| is_test(h));
+    let mut hooks: Vec<Value> = hooks
+        .into_iter()
+        .map(|h| json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight, "phase": h.phase,
+                        "startedAt": h.started_at, "completedAt": h.completed_at, "uid": null}))
+        .collect();
+    hooks.push(init_hook(state));
+    let test_command = crate::advice::join(
+        &[
+            vec![
+                "helm".to_string(),
+                "test".into(),
+                state.plan.release.clone(),
+            ],
+            crate::advice::helm_scope(&state.plan.namespace, state.plan.context.as_deref()),
+        ]
+        .concat(),
+    );
+    let tests: Vec<Value> = tests
+        .into_iter()
+        .map(|h| {
+            json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight,
+                        "phase": h.phase, "next": format!("run `{test_command}`")})
+        })
+        .collect();
+    (hooks, tests)
 }
 
 /// The plan (`--plan`): counts and objects with how they change. Never a diff: the report
@@ -211,22 +226,7 @@ fn init_hook(state: &DeployState) -> Value {
 pub fn write(path: &Path, report: &Value) -> std::io::Result<()> {
     let mut json = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
     json.push(b'\n');
-    let dir = crate::validate::parent_dir(path);
-    let mut file = tempfile::Builder::new()
-        .prefix(".helmdeck-report-")
-        .suffix(".tmp")
-        // As a plain create would make it (the umask still applies), not tempfile's 0600.
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)?;
-    file.write_all(&json)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    // The rename itself is durable once the directory is synced; a failure there loses nothing
-    // a reader could see.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::atomic::write(path, &json, crate::atomic::Access::Shared, "report")
 }
 
 #[cfg(test)]

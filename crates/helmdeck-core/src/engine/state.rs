@@ -2,70 +2,20 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::cli::Only;
-use crate::config::DeployPlan;
 use crate::engine::event::{
     Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
     WorkloadKey, WorkloadView,
 };
-use crate::engine::verdict::Verdict;
+pub use crate::engine::model::PlanSummary;
+use crate::engine::model::Verdict;
 
 /// Helm output lines kept for the screen and the report.
 const HELM_LINES_KEPT: usize = 5_000;
 /// Log lines kept per pod.
 const LOG_LINES_KEPT: usize = 2_000;
 const EVENTS_KEPT: usize = 500;
-
-/// What the deploy was asked to do, as the views show it; fixed for the run. A deploy derives
-/// it from its [`DeployPlan`] ([`PlanSummary::of`]); inspect fills in what a record tells.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PlanSummary {
-    pub release: String,
-    /// Resolved: never empty for a deploy.
-    pub namespace: String,
-    pub chart: String,
-    pub context: Option<String>,
-    pub only: Option<Only>,
-    pub init_job: Option<String>,
-    pub timeout_secs: u64,
-    pub dry_run: bool,
-    /// `--plan` / `--plan-only`.
-    pub plan: bool,
-    pub plan_only: bool,
-    /// What the `--only init` advice needs besides the above: the init toggle, `--helm` as
-    /// given, and the helm arguments init renders with (never values or credentials).
-    pub init_toggle: Option<String>,
-    pub helm: Option<String>,
-    pub advice_args: Vec<String>,
-    /// `helmdeck watch`: someone else's deploy, followed with no chart and no helm, so no
-    /// advice may need either.
-    #[serde(default)]
-    pub watch: bool,
-}
-
-impl PlanSummary {
-    /// The plan as the views show it, in the namespace the deploy resolved.
-    pub fn of(plan: &DeployPlan, namespace: &str) -> Self {
-        PlanSummary {
-            release: plan.release.clone(),
-            namespace: namespace.to_string(),
-            chart: plan.chart.clone(),
-            context: plan.context.clone(),
-            only: plan.only,
-            init_job: plan.init_job.clone(),
-            timeout_secs: plan.timeout.as_secs(),
-            dry_run: plan.dry_run,
-            plan: plan.plan,
-            plan_only: plan.plan_only,
-            init_toggle: plan.init_toggle.clone(),
-            helm: plan.helm.as_ref().map(|h| h.display().to_string()),
-            advice_args: plan.advice_extra(),
-            watch: plan.watch.is_some(),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StepState {
@@ -176,25 +126,7 @@ impl DeployState {
                 level: *level,
                 text: text.clone(),
             }),
-            Event::Release {
-                revision_before,
-                deployed_before,
-                revision,
-                chart,
-            } => {
-                if revision_before.is_some() {
-                    self.revision_before = *revision_before;
-                }
-                if deployed_before.is_some() {
-                    self.deployed_before = *deployed_before;
-                }
-                if revision.is_some() {
-                    self.revision = *revision;
-                }
-                if chart.is_some() {
-                    self.chart_version = chart.clone();
-                }
-            }
+            Event::Release { .. } => self.apply_release(event),
             Event::HelmLine { stderr, text } => {
                 if self.helm.lines.len() >= HELM_LINES_KEPT {
                     self.helm.lines.pop_front();
@@ -234,21 +166,7 @@ impl DeployState {
             Event::PodGone { namespace, name } => {
                 self.pods.remove(&(namespace.clone(), name.clone()));
             }
-            Event::KubeEvent(e) => {
-                if let Some(existing) = self.events.iter_mut().find(|x| {
-                    x.object == e.object
-                        && x.namespace == e.namespace
-                        && x.reason == e.reason
-                        && x.message == e.message
-                }) {
-                    *existing = e.clone();
-                } else {
-                    if self.events.len() >= EVENTS_KEPT {
-                        self.events.pop_front();
-                    }
-                    self.events.push_back(e.clone());
-                }
-            }
+            Event::KubeEvent(e) => self.apply_kube_event(e),
             Event::WatchDegraded { what, error } => {
                 self.degraded.insert(what.clone(), error.clone());
             }
@@ -268,6 +186,50 @@ impl DeployState {
             }
             Event::InitJob { uid, .. } => self.init_uid = Some(uid.clone()),
             Event::Verdict(v) => self.verdict = Some(v.clone()),
+        }
+    }
+
+    /// What the release record said: each field only when this event knows it, so a later
+    /// event that does not know the chart keeps the one an earlier event said.
+    fn apply_release(&mut self, event: &Event) {
+        let Event::Release {
+            revision_before,
+            deployed_before,
+            revision,
+            chart,
+        } = event
+        else {
+            return;
+        };
+        if revision_before.is_some() {
+            self.revision_before = *revision_before;
+        }
+        if deployed_before.is_some() {
+            self.deployed_before = *deployed_before;
+        }
+        if revision.is_some() {
+            self.revision = *revision;
+        }
+        if chart.is_some() {
+            self.chart_version = chart.clone();
+        }
+    }
+
+    /// A Kubernetes event seen again (the same object, reason and message: its count grew)
+    /// replaces the one kept; a new one is kept, the oldest dropped past [`EVENTS_KEPT`].
+    fn apply_kube_event(&mut self, e: &KubeEventView) {
+        if let Some(existing) = self.events.iter_mut().find(|x| {
+            x.object == e.object
+                && x.namespace == e.namespace
+                && x.reason == e.reason
+                && x.message == e.message
+        }) {
+            *existing = e.clone();
+        } else {
+            if self.events.len() >= EVENTS_KEPT {
+                self.events.pop_front();
+            }
+            self.events.push_back(e.clone());
         }
     }
 

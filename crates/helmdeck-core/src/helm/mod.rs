@@ -5,6 +5,7 @@ mod error;
 pub mod failure;
 pub mod hooks;
 pub mod locate;
+pub mod phase;
 pub mod process;
 pub use helmdeck_formats::release;
 pub mod status;

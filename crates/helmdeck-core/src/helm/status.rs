@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::helm::hooks::HookPhase;
+use crate::helm::phase::HookPhase;
 
 /// One release revision, as much of it as helmdeck needs.
 ///

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::verdict::Verdict;
+pub use crate::engine::model::reference;
+use crate::engine::model::{Plan, Verdict};
 use crate::helm::hooks::HookPhase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -198,16 +199,6 @@ impl WorkloadView {
     }
 }
 
-/// `Kind/name` when `namespace` is `home` (or unknown), else `Kind/namespace/name`: names never
-/// hold a `/`, so the three-part form cannot be mistaken for a name.
-pub fn reference(kind: &str, namespace: &str, name: &str, home: &str) -> String {
-    if namespace.is_empty() || namespace == home {
-        format!("{kind}/{name}")
-    } else {
-        format!("{kind}/{namespace}/{name}")
-    }
-}
-
 /// One pod of a workload or Job, for drill-down and diagnosis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodView {
@@ -325,7 +316,7 @@ pub enum Event {
         uid: String,
     },
     /// What the upgrade would change (`--plan`): the renderers only show it.
-    Plan(crate::engine::plan::Plan),
+    Plan(Plan),
     /// The operator's answer to the plan (the TUI's `y`/`n`); headless never asks.
     PlanAnswer {
         approved: bool,

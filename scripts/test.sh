@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The test command: installs the real helm and kubectl (.tools/bin), then runs every suite.
-# Unit tests and the end-to-end tests (real helm/kubectl against `helmdeck sim`) run in one
-# `cargo test`; extra arguments go to cargo test (e.g. `scripts/test.sh sim_kubectl`).
+# The test command: installs the real helm and kubectl (.tools/bin) and the test runner
+# (cargo-nextest, pinned), then runs every suite. Every crate's unit tests, the architecture
+# checks (tests/architecture.rs: layers, import cycles, file sizes), the fuzz targets and the
+# end-to-end tests (real helm/kubectl against `helmdeck sim`) run in one `cargo nextest run`,
+# which names slow tests (.config/nextest.toml); extra arguments go to it as filters (e.g.
+# `scripts/test.sh sim_kubectl`). Then the benches' smoke rounds (each case once, as a test).
 # Then the real-cluster subset (tests/e2e/real_cluster.rs) runs once more against a
 # `helmdeck sim` started here as a separate process, through HELMDECK_E2E_KUBECONFIG, as it
 # would against a kind cluster.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-tools.sh
-cargo test --all-targets --locked "$@"
+NEXTEST_VERSION="0.9.143"
+if ! cargo nextest --version >/dev/null 2>&1; then
+    cargo install --locked cargo-nextest --version "$NEXTEST_VERSION"
+fi
+cargo nextest run --workspace --locked --no-fail-fast "$@"
 
 if [ "$#" -eq 0 ]; then
+    cargo test --locked --benches
     work=$(mktemp -d)
     sim_pid=""
     cleanup() {
@@ -26,5 +34,5 @@ if [ "$#" -eq 0 ]; then
         sleep 0.1
     done
     grep -q '^ready ' "$work/sim.out" || { echo "helmdeck sim did not start" >&2; exit 1; }
-    HELMDECK_E2E_KUBECONFIG="$work/kubeconfig" cargo test --locked --test e2e real_cluster::
+    HELMDECK_E2E_KUBECONFIG="$work/kubeconfig" cargo nextest run --locked --test e2e real_cluster::
 fi

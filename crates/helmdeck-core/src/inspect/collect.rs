@@ -218,7 +218,6 @@ async fn live_workloads(
         events,
         ..Live::default()
     };
-    let labelled = ListParams::default().labels(&selector(&req.release));
     let mut namespaces: Vec<&str> = vec![req.namespace.as_str()];
     for (_, ns, _) in manifest {
         if !namespaces.contains(&ns.as_str()) {
@@ -226,103 +225,129 @@ async fn live_workloads(
         }
     }
     for (i, ns) in namespaces.iter().copied().enumerate() {
-        // Named only outside the release namespace, so one-namespace warnings read as before.
-        let what = |kind: &str| {
-            if i == 0 {
-                kind.to_string()
-            } else {
-                format!("{kind} in {}", text::plain(ns))
-            }
-        };
-        live.deployments.extend(
-            list(
-                Api::<Deployment>::namespaced(client.clone(), ns),
-                labelled.clone(),
-                &what("Deployments"),
-                warnings,
-            )
-            .await,
-        );
-        live.statefulsets.extend(
-            list(
-                Api::<StatefulSet>::namespaced(client.clone(), ns),
-                labelled.clone(),
-                &what("StatefulSets"),
-                warnings,
-            )
-            .await,
-        );
-        live.daemonsets.extend(
-            list(
-                Api::<DaemonSet>::namespaced(client.clone(), ns),
-                labelled.clone(),
-                &what("DaemonSets"),
-                warnings,
-            )
-            .await,
-        );
-        live.replicasets.extend(
-            list(
-                Api::<ReplicaSet>::namespaced(client.clone(), ns),
-                labelled.clone(),
-                &what("ReplicaSets"),
-                warnings,
-            )
-            .await,
-        );
-        live.pods.extend(
-            list(
-                Api::<Pod>::namespaced(client.clone(), ns),
-                labelled.clone(),
-                &what("Pods"),
-                warnings,
-            )
-            .await,
-        );
-        if i > 0 {
-            live.events.extend(
-                list(
-                    Api::<Event>::namespaced(client.clone(), ns),
-                    ListParams::default(),
-                    &what("Events"),
-                    warnings,
-                )
-                .await,
-            );
-        }
+        list_labelled(client, req, ns, i == 0, &mut live, warnings).await;
     }
     for (kind, ns, name) in manifest {
-        let in_ns = |meta: &ObjectMeta| {
-            meta.name.as_ref() == Some(name)
-                && meta.namespace.as_deref().unwrap_or(&req.namespace) == ns.as_str()
-        };
-        let seen = match kind.as_str() {
-            "Deployment" => live.deployments.iter().any(|o| in_ns(&o.metadata)),
-            "StatefulSet" => live.statefulsets.iter().any(|o| in_ns(&o.metadata)),
-            _ => live.daemonsets.iter().any(|o| in_ns(&o.metadata)),
-        };
-        if seen {
-            continue;
-        }
-        let found = match kind.as_str() {
-            "Deployment" => get_into(client, ns, name, &mut live.deployments).await,
-            "StatefulSet" => get_into(client, ns, name, &mut live.statefulsets).await,
-            _ => get_into(client, ns, name, &mut live.daemonsets).await,
-        };
-        let key = (kind.clone(), ns.clone(), name.clone());
-        match found {
-            Ok(true) => {
-                live.unlabelled.insert(key);
-            }
-            Ok(false) => live.missing.push(key),
-            Err(e) => warnings.push(format!(
-                "cannot read {}: {}",
-                text::plain(&reference(kind, ns, name, &req.namespace)),
-                text::plain(&e.to_string())
-            )),
-        }
+        get_unlabelled(client, req, (kind, ns, name), &mut live, warnings).await;
     }
     live
+}
+
+/// Lists the release's labelled workloads, ReplicaSets and pods of namespace `ns` into `live`,
+/// and its Events when `ns` is not the release namespace (`home`: those are listed already).
+async fn list_labelled(
+    client: &Client,
+    req: &Request,
+    ns: &str,
+    home: bool,
+    live: &mut Live,
+    warnings: &mut Vec<String>,
+) {
+    let labelled = ListParams::default().labels(&selector(&req.release));
+    // Named only outside the release namespace, so one-namespace warnings read as before.
+    let what = |kind: &str| {
+        if home {
+            kind.to_string()
+        } else {
+            format!("{kind} in {}", text::plain(ns))
+        }
+    };
+    live.deployments.extend(
+        list(
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            &what("Deployments"),
+            warnings,
+        )
+        .await,
+    );
+    live.statefulsets.extend(
+        list(
+            Api::<StatefulSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            &what("StatefulSets"),
+            warnings,
+        )
+        .await,
+    );
+    live.daemonsets.extend(
+        list(
+            Api::<DaemonSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            &what("DaemonSets"),
+            warnings,
+        )
+        .await,
+    );
+    live.replicasets.extend(
+        list(
+            Api::<ReplicaSet>::namespaced(client.clone(), ns),
+            labelled.clone(),
+            &what("ReplicaSets"),
+            warnings,
+        )
+        .await,
+    );
+    live.pods.extend(
+        list(
+            Api::<Pod>::namespaced(client.clone(), ns),
+            labelled,
+            &what("Pods"),
+            warnings,
+        )
+        .await,
+    );
+    if !home {
+        live.events.extend(
+            list(
+                Api::<Event>::namespaced(client.clone(), ns),
+                ListParams::default(),
+                &what("Events"),
+                warnings,
+            )
+            .await,
+        );
+    }
+}
+
+/// A manifest workload the label lists did not find is read by name: found, it gates as
+/// unlabelled; absent, it is missing (a blocker, not nothing at all).
+async fn get_unlabelled(
+    client: &Client,
+    req: &Request,
+    (kind, ns, name): (&str, &str, &str),
+    live: &mut Live,
+    warnings: &mut Vec<String>,
+) {
+    let in_ns = |meta: &ObjectMeta| {
+        meta.name.as_deref() == Some(name)
+            && meta.namespace.as_deref().unwrap_or(&req.namespace) == ns
+    };
+    let seen = match kind {
+        "Deployment" => live.deployments.iter().any(|o| in_ns(&o.metadata)),
+        "StatefulSet" => live.statefulsets.iter().any(|o| in_ns(&o.metadata)),
+        _ => live.daemonsets.iter().any(|o| in_ns(&o.metadata)),
+    };
+    if seen {
+        return;
+    }
+    let found = match kind {
+        "Deployment" => get_into(client, ns, name, &mut live.deployments).await,
+        "StatefulSet" => get_into(client, ns, name, &mut live.statefulsets).await,
+        _ => get_into(client, ns, name, &mut live.daemonsets).await,
+    };
+    let key = (kind.to_string(), ns.to_string(), name.to_string());
+    match found {
+        Ok(true) => {
+            live.unlabelled.insert(key);
+        }
+        Ok(false) => live.missing.push(key),
+        Err(e) => warnings.push(format!(
+            "cannot read {}: {}",
+            text::plain(&reference(kind, ns, name, &req.namespace)),
+            text::plain(&e.to_string())
+        )),
+    }
 }
 
 /// GETs one object by name into `into`; false when it does not exist.

@@ -13,6 +13,7 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
 use crate::cluster::watch::{self, Change, Collection};
+use crate::engine::emit::Emitter;
 use crate::engine::event::{Event, HookView, PodView, Step};
 use crate::engine::steps::Ctx;
 use crate::engine::views;
@@ -135,114 +136,162 @@ fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
     tokio::spawn(async move {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let tasks = [
-            watch::spawn(
-                Api::<Job>::namespaced(client.clone(), &ns),
-                watcher::Config::default(),
-                tx.clone(),
-                |c| Msg::Job(Box::new(c)),
-            ),
-            watch::spawn(
-                Api::<Pod>::namespaced(client.clone(), &ns),
-                watcher::Config::default().labels("job-name"),
-                tx.clone(),
-                |c| Msg::Pod(Box::new(c)),
-            ),
-            watch::spawn(
-                Api::<KubeEvent>::namespaced(client, &ns),
-                watcher::Config::default(),
-                tx,
-                |c| Msg::Ev(Box::new(c)),
-            ),
-        ];
-        let _abort_on_drop = AbortAll(tasks);
-        let (mut jobs, mut pods, mut events) = (
-            Collection::<Job>::default(),
-            Collection::<Pod>::default(),
-            Collection::<KubeEvent>::default(),
-        );
-        let mut shown_hooks: Vec<HookView> = Vec::new();
-        let mut shown_pods: BTreeMap<String, PodView> = BTreeMap::new();
-        let mut shown_events: BTreeSet<(String, String, String, i32)> = BTreeSet::new();
-        let mut logs_fetched: BTreeSet<String> = BTreeSet::new();
+        let _abort_on_drop = watch_hook_objects(&client, &ns, tx);
+        let mut seen = Seen::default();
+        let mut shown = Shown::default();
         while let Some(msg) = rx.recv().await {
-            match msg {
-                Msg::Job(c) => {
-                    jobs.apply(*c);
-                }
-                Msg::Pod(c) => {
-                    pods.apply(*c);
-                }
-                Msg::Ev(c) => {
-                    events.apply(*c);
-                }
-            }
-            let hooks: Vec<&Job> = jobs
+            seen.apply(msg);
+            let hooks: Vec<&Job> = seen
+                .jobs
                 .items
                 .values()
                 .filter(|j| is_this_runs_hook(j, &release, &since))
                 .collect();
-            let mut views: Vec<HookView> = hooks.iter().map(|j| hook_view(j)).collect();
-            views.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
-            if views != shown_hooks {
-                emit.send(Event::Hooks {
-                    hooks: views.clone(),
-                });
-                shown_hooks = views;
-            }
-            let uids: BTreeSet<&str> = hooks
-                .iter()
-                .filter_map(|j| j.metadata.uid.as_deref())
-                .collect();
-            let mut related: BTreeSet<String> = uids.iter().map(|u| u.to_string()).collect();
-            for pod in pods.items.values() {
-                let owner = pod
-                    .metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .find(|o| uids.contains(o.uid.as_str()));
-                let Some(owner) = owner else { continue };
-                related.extend(pod.metadata.uid.clone());
-                let view = views::pod_view(pod, format!("Job/{}", owner.name), true, &[]);
-                // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
-                if view.phase == "Failed" && logs_fetched.insert(view.name.clone()) {
-                    for container in &view.containers {
-                        fetch_log_tail(&pods_api, &emit, &view.name, container);
-                    }
-                }
-                if shown_pods.get(&view.name) != Some(&view) {
-                    emit.send(Event::Pod(view.clone()));
-                    shown_pods.insert(view.name.clone(), view);
-                }
-            }
-            for e in events.items.values() {
-                if !views::is_about(e, &related) {
-                    continue;
-                }
-                let view = views::event_view(e);
-                if shown_events.insert((
-                    view.object.clone(),
-                    view.reason.clone(),
-                    view.message.clone(),
-                    view.count,
-                )) {
-                    emit.send(Event::KubeEvent(view));
-                }
-            }
+            shown.hooks(&emit, &hooks);
+            let related = shown.pods(&emit, &pods_api, &hooks, &seen.pods);
+            shown.events(&emit, &related, &seen.events);
         }
     })
+}
+
+/// The namespace's Jobs, the pods of any Job (`job-name` label) and its Events, each watch
+/// feeding `tx`; the watches stop when the returned guard is dropped.
+fn watch_hook_objects(client: &kube::Client, ns: &str, tx: mpsc::UnboundedSender<Msg>) -> AbortAll {
+    AbortAll([
+        watch::spawn(
+            Api::<Job>::namespaced(client.clone(), ns),
+            watcher::Config::default(),
+            tx.clone(),
+            |c| Msg::Job(Box::new(c)),
+        ),
+        watch::spawn(
+            Api::<Pod>::namespaced(client.clone(), ns),
+            watcher::Config::default().labels("job-name"),
+            tx.clone(),
+            |c| Msg::Pod(Box::new(c)),
+        ),
+        watch::spawn(
+            Api::<KubeEvent>::namespaced(client.clone(), ns),
+            watcher::Config::default(),
+            tx,
+            |c| Msg::Ev(Box::new(c)),
+        ),
+    ])
+}
+
+/// What the watches hold now.
+#[derive(Default)]
+struct Seen {
+    jobs: Collection<Job>,
+    pods: Collection<Pod>,
+    events: Collection<KubeEvent>,
+}
+
+impl Seen {
+    fn apply(&mut self, msg: Msg) {
+        match msg {
+            Msg::Job(c) => {
+                self.jobs.apply(*c);
+            }
+            Msg::Pod(c) => {
+                self.pods.apply(*c);
+            }
+            Msg::Ev(c) => {
+                self.events.apply(*c);
+            }
+        }
+    }
+}
+
+/// What was last sent, so every watch change sends only what it changed on screen.
+#[derive(Default)]
+struct Shown {
+    hooks: Vec<HookView>,
+    pods: BTreeMap<String, PodView>,
+    events: BTreeSet<(String, String, String, i32)>,
+    /// Failed pods whose log tail was fetched: once each.
+    logs_fetched: BTreeSet<String>,
+}
+
+impl Shown {
+    /// The hooks pane, by weight then name as helm runs them.
+    fn hooks(&mut self, emit: &Emitter, hooks: &[&Job]) {
+        let mut views: Vec<HookView> = hooks.iter().map(|j| hook_view(j)).collect();
+        views.sort_by(|a, b| (a.weight, &a.name).cmp(&(b.weight, &b.name)));
+        if views != self.hooks {
+            emit.send(Event::Hooks {
+                hooks: views.clone(),
+            });
+            self.hooks = views;
+        }
+    }
+
+    /// The pods of this run's hook Jobs; returns the uids of the hook Jobs and their pods,
+    /// the objects whose Events belong on screen.
+    fn pods(
+        &mut self,
+        emit: &Emitter,
+        pods_api: &Api<Pod>,
+        hooks: &[&Job],
+        pods: &Collection<Pod>,
+    ) -> BTreeSet<String> {
+        let uids: BTreeSet<&str> = hooks
+            .iter()
+            .filter_map(|j| j.metadata.uid.as_deref())
+            .collect();
+        let mut related: BTreeSet<String> = uids.iter().map(|u| u.to_string()).collect();
+        for pod in pods.items.values() {
+            let owner = pod
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|o| uids.contains(o.uid.as_str()));
+            let Some(owner) = owner else { continue };
+            related.extend(pod.metadata.uid.clone());
+            let view = views::pod_view(pod, format!("Job/{}", owner.name), true, &[]);
+            // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
+            if view.phase == "Failed" && self.logs_fetched.insert(view.name.clone()) {
+                for container in &view.containers {
+                    fetch_log_tail(pods_api, emit, &view.name, container);
+                }
+            }
+            if self.pods.get(&view.name) != Some(&view) {
+                emit.send(Event::Pod(view.clone()));
+                self.pods.insert(view.name.clone(), view);
+            }
+        }
+        related
+    }
+
+    /// The Events about `related` objects, each (object, reason, message, count) once.
+    fn events(
+        &mut self,
+        emit: &Emitter,
+        related: &BTreeSet<String>,
+        events: &Collection<KubeEvent>,
+    ) {
+        for e in events.items.values() {
+            if !views::is_about(e, related) {
+                continue;
+            }
+            let view = views::event_view(e);
+            if self.events.insert((
+                view.object.clone(),
+                view.reason.clone(),
+                view.message.clone(),
+                view.count,
+            )) {
+                emit.send(Event::KubeEvent(view));
+            }
+        }
+    }
 }
 
 /// Lines kept of a failed hook pod's log.
 const FAILED_HOOK_LOG_LINES: i64 = 20;
 
-pub fn fetch_log_tail(
-    pods: &Api<Pod>,
-    emit: &crate::engine::emit::Emitter,
-    pod: &str,
-    container: &str,
-) {
+pub fn fetch_log_tail(pods: &Api<Pod>, emit: &Emitter, pod: &str, container: &str) {
     let (pods, emit, pod, container) = (
         pods.clone(),
         emit.clone(),

@@ -171,20 +171,7 @@ async fn run_job(
     let emit = &ctx.emit;
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
-    let mut tasks = vec![
-        watch::spawn(
-            jobs.clone(),
-            watcher::Config::default().fields(&format!("metadata.name={job_name}")),
-            tx.clone(),
-            |c| Msg::Job(Box::new(c)),
-        ),
-        watch::spawn(
-            pods.clone(),
-            watcher::Config::default().labels(&format!("job-name={job_name}")),
-            tx.clone(),
-            |c| Msg::Pod(Box::new(c)),
-        ),
-    ];
+    let tasks = watch_job(jobs, pods, job_name, &tx);
     let created = match jobs.create(&PostParams::default(), job).await {
         Ok(created) => created,
         Err(error) => {
@@ -202,66 +189,22 @@ async fn run_job(
         name: text::plain(job_name),
         uid: text::plain(&uid),
     });
-    let mut seen = false;
-    let mut timed_out = false;
-    let mut job_c: Collection<Job> = Collection::default();
-    let mut pod_c: Collection<Pod> = Collection::default();
-    let mut following: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut logs_open = 0usize;
-    let mut finished: Option<StepOutcome> = None;
-    let outcome = loop {
-        // After the Job ends, let the log streams drain (bounded) before reporting.
-        if let Some(done) = &finished
-            && logs_open == 0
-        {
-            break done.clone();
-        }
-        let drain_deadline = if finished.is_some() {
-            tokio::time::Instant::now() + Duration::from_secs(3)
-        } else {
-            deadline
-        };
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
-            _ = tokio::time::sleep_until(drain_deadline) => {
-                if let Some(done) = finished.clone() {
-                    break done;
-                }
-                timed_out = true;
-                break StepOutcome::Failed {
-                    reason: format!("Job {job_name} did not finish within {}s", ctx.plan.timeout.as_secs()),
-                };
-            }
-            msg = rx.recv() => {
-                let Some(msg) = msg else { break StepOutcome::Failed { reason: "the Job watch stopped".into() } };
-                match msg {
-                    Msg::Job(c) => { job_c.apply(*c); }
-                    Msg::Pod(c) => { pod_c.apply(*c); }
-                    Msg::LogDone => { logs_open = logs_open.saturating_sub(1); }
-                }
-                let own: Vec<&Pod> = pod_c.items.values().filter(|p| owned_by(p, &uid)).collect();
-                for pod in own.iter().copied() {
-                    let name = pod.metadata.name.clone().unwrap_or_default();
-                    emit.send(Event::Pod(views::pod_view(pod, format!("Job/{job_name}"), true, &[])));
-
-                    let started = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref()).into_iter().flatten()
-                        .filter(|c| c.state.as_ref().is_some_and(|s| s.running.is_some() || s.terminated.is_some()))
-                        .map(|c| c.name.clone())
-                        .collect::<Vec<_>>();
-                    for container in started {
-                        if following.insert((name.clone(), container.clone())) {
-                            logs_open += 1;
-                            tasks.push(follow_log(ctx, pods.clone(), name.clone(), container, tx.clone()));
-                        }
-                    }
-                }
-                if finished.is_none() {
-                    finished = judge_own(&job_c, job_name, &uid, &mut seen, &own);
-                }
-            }
-        }
+    let mut run = JobRun {
+        ctx,
+        pods,
+        job_name,
+        uid: &uid,
+        tx,
+        tasks,
+        jobs_seen: Collection::default(),
+        pods_seen: Collection::default(),
+        following: BTreeSet::new(),
+        logs_open: 0,
+        seen: false,
+        finished: None,
     };
-    for t in tasks {
+    let (outcome, timed_out) = run.until_done(&mut rx, deadline).await;
+    for t in run.tasks {
         t.abort();
     }
     if timed_out && let StepOutcome::Failed { reason } = &outcome {
@@ -273,6 +216,152 @@ async fn run_job(
         }
     }
     Ok(outcome)
+}
+
+/// The Job of that name and the pods of any Job of that name, feeding `tx`; which of them are
+/// this run's is told by uid later.
+fn watch_job(
+    jobs: &Api<Job>,
+    pods: &Api<Pod>,
+    job_name: &str,
+    tx: &mpsc::UnboundedSender<Msg>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    vec![
+        watch::spawn(
+            jobs.clone(),
+            watcher::Config::default().fields(&format!("metadata.name={job_name}")),
+            tx.clone(),
+            |c| Msg::Job(Box::new(c)),
+        ),
+        watch::spawn(
+            pods.clone(),
+            watcher::Config::default().labels(&format!("job-name={job_name}")),
+            tx.clone(),
+            |c| Msg::Pod(Box::new(c)),
+        ),
+    ]
+}
+
+/// This run's Job while it runs: what the watches hold, the log streams it follows, and how
+/// it ended once it has.
+struct JobRun<'a> {
+    ctx: &'a Ctx,
+    pods: &'a Api<Pod>,
+    job_name: &'a str,
+    uid: &'a str,
+    tx: mpsc::UnboundedSender<Msg>,
+    /// The watches and the log followers, stopped together when the run is over.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    jobs_seen: Collection<Job>,
+    pods_seen: Collection<Pod>,
+    /// (pod, container) whose log is followed: each once.
+    following: BTreeSet<(String, String)>,
+    logs_open: usize,
+    /// This run's Job was in the watch once, so its absence now means it was deleted.
+    seen: bool,
+    finished: Option<StepOutcome>,
+}
+
+impl JobRun<'_> {
+    /// Waits for the Job's end, the deadline or a cancel; the outcome, and whether the
+    /// deadline ended it (then the Job's own events are worth reading).
+    async fn until_done(
+        &mut self,
+        rx: &mut mpsc::UnboundedReceiver<Msg>,
+        deadline: tokio::time::Instant,
+    ) -> (StepOutcome, bool) {
+        let ctx = self.ctx;
+        loop {
+            // After the Job ends, let the log streams drain (bounded) before reporting.
+            if let Some(done) = &self.finished
+                && self.logs_open == 0
+            {
+                return (done.clone(), false);
+            }
+            let drain_deadline = if self.finished.is_some() {
+                tokio::time::Instant::now() + Duration::from_secs(3)
+            } else {
+                deadline
+            };
+            tokio::select! {
+                _ = ctx.cancel.cancelled() => return (StepOutcome::Cancelled, false),
+                _ = tokio::time::sleep_until(drain_deadline) => {
+                    if let Some(done) = self.finished.clone() {
+                        return (done, false);
+                    }
+                    let reason = format!(
+                        "Job {} did not finish within {}s",
+                        self.job_name,
+                        ctx.plan.timeout.as_secs()
+                    );
+                    return (StepOutcome::Failed { reason }, true);
+                }
+                msg = rx.recv() => {
+                    let Some(msg) = msg else {
+                        let reason = "the Job watch stopped".into();
+                        return (StepOutcome::Failed { reason }, false);
+                    };
+                    self.apply(msg);
+                }
+            }
+        }
+    }
+
+    /// Takes one watch change or log end in: shows this run's pods, follows each container's
+    /// log once it has started, and judges the Job until it has ended.
+    fn apply(&mut self, msg: Msg) {
+        match msg {
+            Msg::Job(c) => {
+                self.jobs_seen.apply(*c);
+            }
+            Msg::Pod(c) => {
+                self.pods_seen.apply(*c);
+            }
+            Msg::LogDone => {
+                self.logs_open = self.logs_open.saturating_sub(1);
+            }
+        }
+        let uid = self.uid;
+        let own: Vec<&Pod> = self
+            .pods_seen
+            .items
+            .values()
+            .filter(|p| owned_by(p, uid))
+            .collect();
+        for pod in own.iter().copied() {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            let owner = format!("Job/{}", self.job_name);
+            self.ctx
+                .emit
+                .send(Event::Pod(views::pod_view(pod, owner, true, &[])));
+            for container in started_containers(pod) {
+                if self.following.insert((name.clone(), container.clone())) {
+                    self.logs_open += 1;
+                    let (pods, tx) = (self.pods.clone(), self.tx.clone());
+                    let follower = follow_log(self.ctx, pods, name.clone(), container, tx);
+                    self.tasks.push(follower);
+                }
+            }
+        }
+        if self.finished.is_none() {
+            self.finished = judge_own(&self.jobs_seen, self.job_name, uid, &mut self.seen, &own);
+        }
+    }
+}
+
+/// The containers of `pod` that are running or have run: the ones with a log to follow.
+fn started_containers(pod: &Pod) -> impl Iterator<Item = String> + '_ {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            c.state
+                .as_ref()
+                .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
+        })
+        .map(|c| c.name.clone())
 }
 
 /// How this run's Job (by uid) ended, if it did: Complete, Failed, or gone or replaced under

@@ -57,6 +57,24 @@ fn description_of(record: &serde_json::Value) -> Option<String> {
 
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
 async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Option<i64>, StepError> {
+    check_cluster(ctx).await?;
+    let revisions = read_release(ctx).await?;
+    let mut latest = revisions.last().map(|r| r.version);
+    if let Some(held) = releases::lock(
+        &revisions,
+        &ctx.plan.release,
+        ctx.namespace(),
+        ctx.plan.context.as_deref(),
+    ) {
+        latest = past_the_lock(ctx, &held, latest, unlock).await?;
+    }
+    super::budget::check(ctx).await;
+    Ok(latest)
+}
+
+/// helm, the cluster and the namespace: without them nothing later can run, and each failure
+/// says which of them is missing.
+async fn check_cluster(ctx: &Ctx) -> Result<(), StepError> {
     let step = Step::Preflight;
     let emit = &ctx.emit;
     emit.info(
@@ -89,6 +107,14 @@ async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Optio
             });
         }
     }
+    Ok(())
+}
+
+/// The release's history, and what the screens need of it before helm runs: the revision
+/// before this deploy and the one a rollback would go back to.
+async fn read_release(ctx: &Ctx) -> Result<Vec<releases::Revision>, StepError> {
+    let step = Step::Preflight;
+    let emit = &ctx.emit;
     let revisions =
         releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await?;
     let latest = revisions.last().map(|r| r.version);
@@ -122,55 +148,66 @@ async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Optio
             ),
         ),
     }
-    if let Some(held) = releases::lock(
-        &revisions,
+    Ok(revisions)
+}
+
+/// A held lock stops the deploy unless it is expected (attaching to a rollout) or cleared:
+/// by `--recover-lock`, or by the operator at the screen. Returns the latest revision the
+/// deploy goes on from (a rollback that clears the lock writes a new one).
+async fn past_the_lock(
+    ctx: &Ctx,
+    held: &releases::Lock,
+    latest: Option<i64>,
+    unlock: Option<super::plan::Answer>,
+) -> Result<Option<i64>, StepError> {
+    let step = Step::Preflight;
+    let attaching = ctx.plan.only == Some(Only::Rollout);
+    let reason = lock::reason(
+        held,
         &ctx.plan.release,
-        ctx.namespace(),
-        ctx.plan.context.as_deref(),
-    ) {
-        let attaching = ctx.plan.only == Some(Only::Rollout);
-        let reason = lock::reason(
-            &held,
-            &ctx.plan.release,
-            ctx.plan.lock_min_age,
-            jiff::Timestamp::now(),
-            attaching,
-        );
-        if attaching {
-            // Attaching to a rollout someone else started: the lock is expected, not a stop.
-            emit.warn(step, reason);
-        } else if ctx.plan.recover_lock {
-            emit.warn(step, reason);
-            let latest = super::rollback::unlock(ctx, &held).await?;
-            super::budget::check(ctx).await;
-            return Ok(latest);
-        } else {
-            let view = lock_view(ctx, &held).await;
-            let refused = view.refusal.is_some();
-            emit.send(Event::Lock(view));
-            // At the screen an old lock waits for the operator's `u` and `y`; a refused one
-            // has nothing to ask, and a cancel (q) stops the wait as a `no`.
-            let Some(answer) = unlock.filter(|_| !refused) else {
-                return Err(StepError::Locked(reason));
-            };
-            emit.warn(
-                step,
-                format!("{reason} (press u to see it and clear it, q to stop)"),
-            );
-            let approved = tokio::select! {
-                a = answer => a.unwrap_or(false),
-                () = ctx.cancel.cancelled() => false,
-            };
-            if !approved {
-                return Err(StepError::Locked(reason));
-            }
-            let latest = super::rollback::unlock(ctx, &held).await?;
-            super::budget::check(ctx).await;
-            return Ok(latest);
-        }
+        ctx.plan.lock_min_age,
+        jiff::Timestamp::now(),
+        attaching,
+    );
+    if attaching {
+        // Attaching to a rollout someone else started: the lock is expected, not a stop.
+        ctx.emit.warn(step, reason);
+        return Ok(latest);
     }
-    super::budget::check(ctx).await;
-    Ok(latest)
+    if ctx.plan.recover_lock {
+        ctx.emit.warn(step, reason);
+    } else {
+        ask_to_unlock(ctx, held, reason, unlock).await?;
+    }
+    super::rollback::unlock(ctx, held).await
+}
+
+/// At the screen an old lock waits for the operator's `u` and `y`; a refused one has nothing
+/// to ask, headless never waits, and a cancel (q) stops the wait as a `no`.
+async fn ask_to_unlock(
+    ctx: &Ctx,
+    held: &releases::Lock,
+    reason: String,
+    unlock: Option<super::plan::Answer>,
+) -> Result<(), StepError> {
+    let view = lock_view(ctx, held).await;
+    let refused = view.refusal.is_some();
+    ctx.emit.send(Event::Lock(view));
+    let Some(answer) = unlock.filter(|_| !refused) else {
+        return Err(StepError::Locked(reason));
+    };
+    ctx.emit.warn(
+        Step::Preflight,
+        format!("{reason} (press u to see it and clear it, q to stop)"),
+    );
+    let approved = tokio::select! {
+        a = answer => a.unwrap_or(false),
+        () = ctx.cancel.cancelled() => false,
+    };
+    if !approved {
+        return Err(StepError::Locked(reason));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
-use crate::helm::process::{self, HelmRun, Stream};
 use crate::text;
 
 /// Why `--recover-lock` must not clear this lock, or `None` when it may roll it back.
@@ -107,19 +106,7 @@ fn rollback_args(ctx: &Ctx, to: i64) -> Vec<String> {
 async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
     let args = rollback_args(ctx, to);
     ctx.emit.info(step, format!("helm {}", args.join(" ")));
-    let sender = ctx.emit.clone();
-    let on_line = move |stream: Stream, line: String| {
-        sender.send(Event::HelmLine {
-            stderr: stream == Stream::Stderr,
-            text: text::sanitize_line(&line, text::Keep::Colours),
-        });
-    };
-    let run = HelmRun {
-        bin: ctx.helm.clone(),
-        args,
-        env: ctx.helm_env.clone(),
-    };
-    let exit = process::run(run, on_line, ctx.cancel.clone())
+    let exit = super::upgrade::stream_helm(ctx, args, |_, _| {})
         .await
         .map_err(|e| format!("could not run helm rollback: {e}"))?;
     if exit.cancelled {

@@ -3,13 +3,11 @@
 //! puts each test pod in the hooks pane with the phase helm recorded (its log tail in a note),
 //! and names the failing ones in its reason.
 
-use std::sync::{Arc, Mutex};
-
 use crate::cluster::releases;
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError};
 use crate::helm::hooks::{HookPhase, RunKind};
-use crate::helm::process::{self, HelmRun, Stream};
+use crate::helm::process::Stream;
 use crate::helm::status::ReleaseStatus;
 use crate::text;
 
@@ -154,33 +152,19 @@ async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError>
     args.extend(ctx.scope_args());
     args.extend(["--logs".into(), "--timeout".into(), ctx.plan.helm_timeout()]);
     ctx.emit.info(step, format!("helm {}", args.join(" ")));
-    let stdout = Arc::new(Mutex::new(Vec::new()));
-    let (sender, kept) = (ctx.emit.clone(), Arc::clone(&stdout));
-    let on_line = move |stream: Stream, line: String| {
-        let line = text::sanitize_line(&line, text::Keep::Colours);
-        if stream == Stream::Stdout
-            && let Ok(mut kept) = kept.lock()
-        {
-            kept.push(text::plain(&line));
+    let mut stdout = Vec::new();
+    let keep_stdout = |stream: &Stream, line: &str| {
+        if *stream == Stream::Stdout {
+            stdout.push(text::plain(line));
         }
-        sender.send(Event::HelmLine {
-            stderr: stream == Stream::Stderr,
-            text: line,
-        });
     };
-    let run = HelmRun {
-        bin: ctx.helm.clone(),
-        args,
-        env: ctx.helm_env.clone(),
-    };
-    let exit = process::run(run, on_line, ctx.cancel.clone())
+    let exit = super::upgrade::stream_helm(ctx, args, keep_stdout)
         .await
         .map_err(StepError::HelmRun)?;
     if exit.cancelled {
         return Ok(StepOutcome::Cancelled);
     }
-    let lines = stdout.lock().map(|l| l.clone()).unwrap_or_default();
-    let pods = parse(&lines);
+    let pods = parse(&stdout);
     send_test_hooks(ctx, run_kind, &pods).await;
     for pod in &pods {
         let phase = if pod.phase.is_empty() {

@@ -13,8 +13,9 @@ use color_eyre::eyre::WrapErr;
 use crate::cluster::releases::{self, Revision};
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
+use crate::helm::HelmError;
 use crate::helm::hooks::{self, RunKind};
-use crate::helm::process::{self, HelmRun, Stream};
+use crate::helm::process::{self, HelmExit, HelmRun, Stream};
 use crate::helm::status::{self, ReleaseStatus};
 use crate::text;
 
@@ -102,16 +103,42 @@ fn this_runs<'a>(after: &'a [Revision], before: &BTreeSet<String>) -> Option<&'a
         .find(|r| !r.uid.is_empty() && !before.contains(&r.uid))
 }
 
+/// Runs helm with `args` under the deploy's environment and cancel (one SIGTERM, then a wait for
+/// helm to exit by itself: see [`process::run`]), each output line streamed into the helm pane.
+/// Helm's output is untrusted, so only SGR colours survive (the TUI shows them; headless strips
+/// them); `also` sees each line as it was sent, for a step that reads helm's output too. The
+/// upgrade, the rollbacks and `helm test` all run helm this way.
+pub(super) async fn stream_helm(
+    ctx: &Ctx,
+    args: Vec<String>,
+    mut also: impl FnMut(&Stream, &str) + Send,
+) -> Result<HelmExit, HelmError> {
+    let sender = ctx.emit.clone();
+    let on_line = move |stream: Stream, line: String| {
+        let text = text::sanitize_line(&line, text::Keep::Colours);
+        also(&stream, &text);
+        sender.send(Event::HelmLine {
+            stderr: stream == Stream::Stderr,
+            text,
+        });
+    };
+    let helm = HelmRun {
+        bin: ctx.helm.clone(),
+        args,
+        env: ctx.helm_env.clone(),
+    };
+    process::run(helm, on_line, ctx.cancel.clone()).await
+}
+
 async fn try_run(
     ctx: &Ctx,
     revision_before: Option<i64>,
     written: &mut Option<i64>,
 ) -> Result<StepOutcome, StepError> {
-    let step = Step::Upgrade;
     let emit = &ctx.emit;
     let args = upgrade_args(ctx);
     emit.info(
-        step,
+        Step::Upgrade,
         format!("helm {}", process::redact_args(&args).join(" ")),
     );
     let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
@@ -122,34 +149,7 @@ async fn try_run(
         .into_iter()
         .map(|r| r.uid)
         .collect();
-    let sender = emit.clone();
-    let on_line = move |stream: Stream, line: String| {
-        // Untrusted: only SGR colours survive (the TUI shows them; headless strips them).
-        let text = text::sanitize_line(&line, text::Keep::Colours);
-        sender.send(Event::HelmLine {
-            stderr: stream == Stream::Stderr,
-            text,
-        });
-    };
-    let live_hooks = super::hooks_live::start(ctx).await;
-    let helm = HelmRun {
-        bin: ctx.helm.clone(),
-        args,
-        env: ctx.helm_env.clone(),
-    };
-    let result = process::run(helm, on_line, ctx.cancel.clone()).await;
-    if let Some(live_hooks) = live_hooks {
-        live_hooks.abort();
-        // Let the aborted watcher finish, so its last live view cannot land after the record's.
-        let _ = live_hooks.await;
-    }
-    let exit = result.map_err(StepError::HelmRun)?;
-    emit.send(Event::HelmExited {
-        code: exit.code,
-        signal: exit.signal,
-        cancelled: exit.cancelled,
-        stderr_tail: exit.stderr_tail.iter().map(|l| text::plain(l)).collect(),
-    });
+    let exit = upgrade_with_live_hooks(ctx, args).await?;
     let records_after = releases::revisions(client, namespace, release).await;
     if !exit.success()
         && !exit.cancelled
@@ -180,8 +180,64 @@ async fn try_run(
         (None, Ok(_)) => Err("this run's helm wrote no release record".to_string()),
         (None, Err(e)) => Err(format!("listing the release records after helm: {e:#}")),
     };
-    match (ours, &record) {
-        (Some(_), Ok(record)) => {
+    show_record(
+        ctx,
+        ours.is_some(),
+        records_after.is_ok(),
+        &record,
+        run_kind,
+    );
+    if exit.cancelled {
+        return Ok(StepOutcome::Cancelled);
+    }
+    if !exit.success() {
+        return Err(StepError::HelmFailed(failure_reason(
+            &exit, &record, run_kind,
+        )));
+    }
+    // helm says yes; this run's record must agree, or the evidence is missing.
+    if ours.is_none()
+        && let Ok(after) = &records_after
+    {
+        return Err(StepError::NoNewRevision(
+            after.last().map_or(0, |r| r.version),
+        ));
+    }
+    landed(ctx, record, revision_before)
+}
+
+/// Runs the upgrade with the hook Jobs shown live while helm runs, and says how helm ended.
+/// The live view stops before helm's end is told, so none of it can land after the record's.
+async fn upgrade_with_live_hooks(ctx: &Ctx, args: Vec<String>) -> Result<HelmExit, StepError> {
+    let live_hooks = super::hooks_live::start(ctx).await;
+    let result = stream_helm(ctx, args, |_, _| {}).await;
+    if let Some(live_hooks) = live_hooks {
+        live_hooks.abort();
+        // Let the aborted watcher finish, so its last live view cannot land after the record's.
+        let _ = live_hooks.await;
+    }
+    let exit = result.map_err(StepError::HelmRun)?;
+    ctx.emit.send(Event::HelmExited {
+        code: exit.code,
+        signal: exit.signal,
+        cancelled: exit.cancelled,
+        stderr_tail: exit.stderr_tail.iter().map(|l| text::plain(l)).collect(),
+    });
+    Ok(exit)
+}
+
+/// Replaces the live hook view with what this run's record says, once helm has exited. `ours`:
+/// helm wrote a record of this run; `listed`: the records could be listed after helm.
+fn show_record(
+    ctx: &Ctx,
+    ours: bool,
+    listed: bool,
+    record: &Result<ReleaseStatus, String>,
+    run_kind: RunKind,
+) {
+    let emit = &ctx.emit;
+    match (ours, record) {
+        (true, Ok(record)) => {
             let chart = chart_of(record);
             emit.send(Event::Release {
                 revision_before: None,
@@ -194,43 +250,47 @@ async fn try_run(
             });
         }
         // helm wrote no revision, so it ran no hook: any hook Job seen live was another's.
-        (None, _) if records_after.is_ok() => emit.send(Event::Hooks { hooks: vec![] }),
+        (false, _) if listed => emit.send(Event::Hooks { hooks: vec![] }),
         _ => {}
     }
-    if exit.cancelled {
-        return Ok(StepOutcome::Cancelled);
-    }
-    if !exit.success() {
-        let error = crate::helm::failure::reason(&exit.stderr_tail)
-            .unwrap_or_else(|| format!("helm exited with {:?}", exit.code));
-        let mut reason = error;
-        if let Ok(record) = &record {
-            let judged = hooks::judge(&record.hooks, run_kind);
-            let failing: Vec<String> = hooks::failing(&judged)
-                .iter()
-                .map(|h| text::plain(&h.record.name))
-                .collect();
-            let skipped: Vec<String> = hooks::skipped(&judged)
-                .iter()
-                .map(|h| text::plain(&h.record.name))
-                .collect();
-            if !failing.is_empty() {
-                reason.push_str(&format!(" · failing hooks: {}", failing.join(", ")));
-            }
-            if !skipped.is_empty() {
-                reason.push_str(&format!(" · skipped hooks: {}", skipped.join(", ")));
-            }
+}
+
+/// helm's own error, then the hooks this run's record names as failing and skipped: helm's
+/// error alone rarely says which hook broke the upgrade.
+fn failure_reason(
+    exit: &HelmExit,
+    record: &Result<ReleaseStatus, String>,
+    run_kind: RunKind,
+) -> String {
+    let mut reason = crate::helm::failure::reason(&exit.stderr_tail)
+        .unwrap_or_else(|| format!("helm exited with {:?}", exit.code));
+    if let Ok(record) = record {
+        let judged = hooks::judge(&record.hooks, run_kind);
+        let failing: Vec<String> = hooks::failing(&judged)
+            .iter()
+            .map(|h| text::plain(&h.record.name))
+            .collect();
+        let skipped: Vec<String> = hooks::skipped(&judged)
+            .iter()
+            .map(|h| text::plain(&h.record.name))
+            .collect();
+        if !failing.is_empty() {
+            reason.push_str(&format!(" · failing hooks: {}", failing.join(", ")));
         }
-        return Err(StepError::HelmFailed(reason));
+        if !skipped.is_empty() {
+            reason.push_str(&format!(" · skipped hooks: {}", skipped.join(", ")));
+        }
     }
-    // helm says yes; this run's record must agree, or the evidence is missing.
-    if ours.is_none()
-        && let Ok(after) = &records_after
-    {
-        return Err(StepError::NoNewRevision(
-            after.last().map_or(0, |r| r.version),
-        ));
-    }
+    reason
+}
+
+/// After helm exited 0: the step succeeds only when this run's record is readable, deployed
+/// and newer than the revision before, since helm's exit status alone is not the evidence.
+fn landed(
+    ctx: &Ctx,
+    record: Result<ReleaseStatus, String>,
+    revision_before: Option<i64>,
+) -> Result<StepOutcome, StepError> {
     match record {
         Err(e) => Err(StepError::RecordUnreadable(e)),
         Ok(r) if r.status != "deployed" => Err(StepError::NotDeployed {
@@ -241,7 +301,8 @@ async fn try_run(
             Err(StepError::NoNewRevision(r.version))
         }
         Ok(r) => {
-            emit.info(step, format!("revision {} deployed", r.version));
+            ctx.emit
+                .info(Step::Upgrade, format!("revision {} deployed", r.version));
             Ok(StepOutcome::Succeeded)
         }
     }

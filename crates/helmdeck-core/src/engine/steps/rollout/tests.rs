@@ -1,7 +1,10 @@
 //! The rollout step's judging, views and watch bookkeeping, without a cluster.
 
+use super::cache::Watched;
 use super::*;
+use crate::cluster::watch::Change;
 use crate::rollout::readiness::{Progress, Readiness};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
     WorkloadView {

@@ -1,0 +1,783 @@
+//! The rollout step's watch cache: what the watches of every namespace hold, and indexes over
+//! it. The step watches each namespace the release manifest names alike, so the cache keeps one
+//! slot per namespace (the release namespace first) in each list, plus by-name watches for
+//! manifest workloads that lack the instance label; a change names its slot. The owner and
+//! subject indexes are kept in step with the collections, so a change re-judges only the
+//! workloads it touched.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::cluster::watch::{Change, Collection, Health};
+use crate::engine::event::WorkloadKey;
+use crate::engine::views::Observed;
+
+/// A change of one watch; the index is the watch's place in its list in [`World`].
+pub(super) enum Msg {
+    Deploy(usize, Change<Deployment>),
+    Sts(usize, Change<StatefulSet>),
+    Ds(usize, Change<DaemonSet>),
+    Rs(usize, Change<ReplicaSet>),
+    Pod(usize, Change<Pod>),
+    Ev(usize, Change<KubeEvent>),
+}
+
+/// One workload watch: label-selected in a namespace, or by name for one manifest workload
+/// that lacks the instance label.
+pub(super) struct Watched<K> {
+    /// Index into [`World::namespaces`].
+    ns: usize,
+    by_name: Option<String>,
+    c: Collection<K>,
+}
+
+impl<K> Watched<K> {
+    fn labelled(ns: usize) -> Self {
+        Watched {
+            ns,
+            by_name: None,
+            c: Collection::default(),
+        }
+    }
+
+    pub(super) fn by_name(ns: usize, name: &str) -> Self {
+        Watched {
+            ns,
+            by_name: Some(name.to_string()),
+            c: Collection::default(),
+        }
+    }
+}
+
+/// Everything the watches hold. Every namespace the release manifest names is watched alike
+/// (charts with `namespaceOverride` place workloads outside `-n`): entry `i` of `rss`, `pods`,
+/// `events` and the first `namespaces.len()` entries of each workload list are the
+/// label-selected watches of `namespaces[i]`; later workload entries are by-name watches.
+pub(super) struct World {
+    /// The release namespace first, then the others the manifest names, sorted.
+    pub(super) namespaces: Vec<String>,
+    pub(super) deploys: Vec<Watched<Deployment>>,
+    pub(super) stss: Vec<Watched<StatefulSet>>,
+    pub(super) dss: Vec<Watched<DaemonSet>>,
+    rss: Vec<Collection<ReplicaSet>>,
+    pods: Vec<Collection<Pod>>,
+    events: Vec<Collection<KubeEvent>>,
+    /// Manifest workloads found only through a by-name watch.
+    pub(super) unlabelled: BTreeSet<WorkloadKey>,
+    /// Who owns what, so an event re-judges only the workload it touched.
+    pub(super) index: Index,
+}
+
+/// Owner and subject indexes over the pod, ReplicaSet and Event watches, kept in step with
+/// the collections, plus what the changes since the last publish touched. Without them every
+/// change re-judged every workload against every pod (cost growing with the release, not with
+/// the change).
+#[derive(Default)]
+pub(super) struct Index {
+    /// Owner uids of each pod and ReplicaSet, by its uid (uids are cluster-wide unique).
+    owners: HashMap<String, Vec<String>>,
+    /// Per namespace: pod names by owner uid.
+    pods_by_owner: Vec<HashMap<String, BTreeSet<String>>>,
+    /// Per namespace: ReplicaSet names by owner uid.
+    rss_by_owner: Vec<HashMap<String, BTreeSet<String>>>,
+    /// (namespace index, Event name) by the uid of the object the Event is about.
+    events_about: HashMap<String, BTreeSet<(usize, String)>>,
+    /// Uids whose views may have changed since the last publish, with their owners.
+    pub(super) touched: HashSet<String>,
+    /// Set by anything that may change every view: a (re)list, a watch failure, new scope.
+    pub(super) all: bool,
+}
+
+/// Names by owner uid (of one namespace), and owner uids by uid.
+type OwnerMaps<'a> = (
+    &'a mut HashMap<String, BTreeSet<String>>,
+    &'a mut HashMap<String, Vec<String>>,
+);
+
+fn owner_uids(meta: &ObjectMeta) -> impl Iterator<Item = &str> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .map(|o| o.uid.as_str())
+        .filter(|u| !u.is_empty())
+}
+
+impl Index {
+    fn new(namespaces: usize) -> Self {
+        Index {
+            pods_by_owner: vec![HashMap::new(); namespaces],
+            rss_by_owner: vec![HashMap::new(); namespaces],
+            all: true,
+            ..Index::default()
+        }
+    }
+
+    /// Marks `uid` and its owners up to the workload (pod → ReplicaSet → Deployment).
+    fn touch(&mut self, uid: &str) {
+        if uid.is_empty() {
+            return;
+        }
+        self.touched.insert(uid.to_string());
+        let Some(owners) = self.owners.get(uid) else {
+            return;
+        };
+        for o in owners {
+            self.touched.insert(o.clone());
+            for oo in self.owners.get(o).into_iter().flatten() {
+                self.touched.insert(oo.clone());
+            }
+        }
+    }
+
+    fn add_owned(
+        by_owner: &mut HashMap<String, BTreeSet<String>>,
+        owners: &mut HashMap<String, Vec<String>>,
+        meta: &ObjectMeta,
+    ) {
+        let name = meta.name.clone().unwrap_or_default();
+        let list: Vec<String> = owner_uids(meta).map(str::to_string).collect();
+        for o in &list {
+            by_owner.entry(o.clone()).or_default().insert(name.clone());
+        }
+        if !uid(meta).is_empty() {
+            owners.insert(uid(meta).to_string(), list);
+        }
+    }
+
+    fn remove_owned(
+        by_owner: &mut HashMap<String, BTreeSet<String>>,
+        owners: &mut HashMap<String, Vec<String>>,
+        meta: &ObjectMeta,
+    ) {
+        let name = meta.name.as_deref().unwrap_or("");
+        for o in owner_uids(meta) {
+            if let Some(set) = by_owner.get_mut(o) {
+                set.remove(name);
+                if set.is_empty() {
+                    by_owner.remove(o);
+                }
+            }
+        }
+        owners.remove(uid(meta));
+    }
+
+    /// Re-indexes an owned object (pod or ReplicaSet) of namespace `ns` for `change`, given
+    /// the collection before it; touches the old and the new owners.
+    fn owned_change<K: kube::Resource>(
+        &mut self,
+        pods: bool,
+        ns: usize,
+        before: &Collection<K>,
+        change: &Change<K>,
+    ) {
+        let changed: Vec<&K> = match change {
+            Change::Applied(o) | Change::Deleted(o) => vec![o],
+            Change::Resynced(all) => all.iter().collect(),
+            Change::Failed(_) => {
+                self.all = true;
+                return;
+            }
+        };
+        if let Change::Resynced(_) = change {
+            self.all = true;
+            for old in before.items.values() {
+                self.unindex(pods, ns, old.meta());
+            }
+        } else {
+            for o in &changed {
+                let name = o.meta().name.as_deref().unwrap_or("");
+                if let Some(old) = before.items.get(name) {
+                    self.touch(uid(old.meta()));
+                    self.unindex(pods, ns, old.meta());
+                }
+            }
+        }
+        let deleted = matches!(change, Change::Deleted(_));
+        for o in changed {
+            if !deleted {
+                let (by_owner, owners) = self.maps(pods, ns);
+                Self::add_owned(by_owner, owners, o.meta());
+            }
+            self.touch(uid(o.meta()));
+            for owner in owner_uids(o.meta()) {
+                self.touch(owner);
+            }
+        }
+    }
+
+    fn maps(&mut self, pods: bool, ns: usize) -> OwnerMaps<'_> {
+        let by_owner = if pods {
+            &mut self.pods_by_owner[ns]
+        } else {
+            &mut self.rss_by_owner[ns]
+        };
+        (by_owner, &mut self.owners)
+    }
+
+    fn unindex(&mut self, pods: bool, ns: usize, meta: &ObjectMeta) {
+        let (by_owner, owners) = self.maps(pods, ns);
+        Self::remove_owned(by_owner, owners, meta);
+    }
+
+    /// Re-indexes Events of namespace `ns` by the object they are about.
+    fn event_change(
+        &mut self,
+        ns: usize,
+        before: &Collection<KubeEvent>,
+        change: &Change<KubeEvent>,
+    ) {
+        let about = |e: &KubeEvent| e.involved_object.uid.clone().unwrap_or_default();
+        match change {
+            Change::Failed(_) => self.all = true,
+            Change::Resynced(all) => {
+                self.all = true;
+                for (name, e) in &before.items {
+                    self.forget_event(&about(e), ns, name);
+                }
+                for e in all {
+                    let name = e.metadata.name.clone().unwrap_or_default();
+                    self.events_about
+                        .entry(about(e))
+                        .or_default()
+                        .insert((ns, name));
+                }
+            }
+            Change::Applied(e) | Change::Deleted(e) => {
+                let name = e.metadata.name.clone().unwrap_or_default();
+                if let Some(old) = before.items.get(&name) {
+                    let old_about = about(old);
+                    self.forget_event(&old_about, ns, &name);
+                    self.touch(&old_about);
+                }
+                let now = about(e);
+                if matches!(change, Change::Applied(_)) {
+                    self.events_about
+                        .entry(now.clone())
+                        .or_default()
+                        .insert((ns, name));
+                }
+                self.touch(&now);
+            }
+        }
+    }
+
+    fn forget_event(&mut self, about: &str, ns: usize, name: &str) {
+        if let Some(set) = self.events_about.get_mut(about) {
+            set.remove(&(ns, name.to_string()));
+            if set.is_empty() {
+                self.events_about.remove(about);
+            }
+        }
+    }
+
+    /// Touches a workload for a change of its own watch; a (re)list or failure touches all.
+    fn workload_change<K: kube::Resource>(&mut self, before: &Collection<K>, change: &Change<K>) {
+        match change {
+            Change::Applied(o) | Change::Deleted(o) => {
+                let name = o.meta().name.as_deref().unwrap_or("");
+                if let Some(old) = before.items.get(name) {
+                    self.touch(uid(old.meta()));
+                }
+                self.touch(uid(o.meta()));
+            }
+            Change::Resynced(_) | Change::Failed(_) => self.all = true,
+        }
+    }
+}
+
+pub(super) fn uid(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
+}
+
+impl World {
+    pub(super) fn new(namespaces: Vec<String>) -> Self {
+        let n = namespaces.len();
+        World {
+            deploys: (0..n).map(Watched::labelled).collect(),
+            stss: (0..n).map(Watched::labelled).collect(),
+            dss: (0..n).map(Watched::labelled).collect(),
+            rss: (0..n).map(|_| Collection::default()).collect(),
+            pods: (0..n).map(|_| Collection::default()).collect(),
+            events: (0..n).map(|_| Collection::default()).collect(),
+            unlabelled: BTreeSet::new(),
+            index: Index::new(n),
+            namespaces,
+        }
+    }
+
+    /// The name a watch's health is reported under: as it always was in the release
+    /// namespace, with ` in NS` for a namespace of its own.
+    fn watch_name(&self, what: String, ns: usize) -> String {
+        if ns == 0 {
+            what
+        } else {
+            format!("{what} in {}", self.namespaces[ns])
+        }
+    }
+
+    pub(super) fn apply(&mut self, msg: Msg) -> (String, Health) {
+        let index = &mut self.index;
+        let (what, ns, health) = match msg {
+            Msg::Deploy(i, c) => {
+                let w = &mut self.deploys[i];
+                index.workload_change(&w.c, &c);
+                (format!("Deployments[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Sts(i, c) => {
+                let w = &mut self.stss[i];
+                index.workload_change(&w.c, &c);
+                (format!("StatefulSets[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Ds(i, c) => {
+                let w = &mut self.dss[i];
+                index.workload_change(&w.c, &c);
+                (format!("DaemonSets[{i}]"), w.ns, w.c.apply(c))
+            }
+            Msg::Rs(i, c) => {
+                index.owned_change(false, i, &self.rss[i], &c);
+                ("ReplicaSets".into(), i, self.rss[i].apply(c))
+            }
+            Msg::Pod(i, c) => {
+                index.owned_change(true, i, &self.pods[i], &c);
+                ("Pods".into(), i, self.pods[i].apply(c))
+            }
+            Msg::Ev(i, c) => {
+                index.event_change(i, &self.events[i], &c);
+                ("Events".into(), i, self.events[i].apply(c))
+            }
+        };
+        if health != Health::Unchanged {
+            // The synced flag of a whole watch feeds every view it holds.
+            self.index.all = true;
+        }
+        (self.watch_name(what, ns), health)
+    }
+
+    /// Whether every workload watch (label-selected and by-name) has data it can trust.
+    pub(super) fn all_synced(&self) -> bool {
+        self.deploys.iter().all(|w| w.c.synced)
+            && self.stss.iter().all(|w| w.c.synced)
+            && self.dss.iter().all(|w| w.c.synced)
+    }
+
+    /// Whether every label-selected workload watch has listed at least once.
+    pub(super) fn initially_synced(&self) -> bool {
+        let n = self.namespaces.len();
+        self.deploys[..n].iter().all(|w| w.c.synced)
+            && self.stss[..n].iter().all(|w| w.c.synced)
+            && self.dss[..n].iter().all(|w| w.c.synced)
+    }
+
+    /// Whether the label watch of `ns` holds `kind/name`.
+    pub(super) fn labelled_has(&self, kind: &str, ns: usize, name: &str) -> bool {
+        match kind {
+            "Deployment" => self.deploys[ns].c.items.contains_key(name),
+            "StatefulSet" => self.stss[ns].c.items.contains_key(name),
+            _ => self.dss[ns].c.items.contains_key(name),
+        }
+    }
+
+    /// By-name watched manifest workloads that their (synced) watch says do not exist.
+    pub(super) fn missing(&self) -> Vec<WorkloadKey> {
+        fn absent<K>(kind: &str, list: &[Watched<K>], namespaces: &[String]) -> Vec<WorkloadKey> {
+            list.iter()
+                .filter_map(|w| {
+                    let name = w.by_name.as_ref()?;
+                    (w.c.synced && !w.c.items.contains_key(name))
+                        .then(|| (kind.to_string(), namespaces[w.ns].clone(), name.clone()))
+                })
+                .collect()
+        }
+        let mut out = absent("Deployment", &self.deploys, &self.namespaces);
+        out.extend(absent("StatefulSet", &self.stss, &self.namespaces));
+        out.extend(absent("DaemonSet", &self.dss, &self.namespaces));
+        out
+    }
+
+    pub(super) fn pods_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&Pod> {
+        self.index.pods_by_owner[ns]
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| self.pods[ns].items.get(name))
+            .collect()
+    }
+
+    pub(super) fn rss_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&ReplicaSet> {
+        self.index.rss_by_owner[ns]
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .filter_map(|name| self.rss[ns].items.get(name))
+            .collect()
+    }
+
+    /// Each workload with the namespace index it was read in; pods and ReplicaSets are
+    /// looked up in that namespace only.
+    #[cfg(test)]
+    pub(super) fn judge(&self) -> Vec<(usize, Observed<'_>)> {
+        self.judge_where(|_| true)
+    }
+
+    /// Like `judge`, for the workloads whose uid `wanted` accepts only. Every workload is
+    /// visited (duplicates across label and by-name watches resolve as before), but only the
+    /// wanted ones are judged: judging is what costs.
+    pub(super) fn judge_where(&self, wanted: impl Fn(&str) -> bool) -> Vec<(usize, Observed<'_>)> {
+        let mut out = Vec::new();
+        let mut seen = BTreeSet::new();
+        for w in &self.deploys {
+            for d in w.c.items.values() {
+                if !seen.insert(("Deployment", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
+                    continue;
+                }
+                let rss: Vec<ReplicaSet> = self
+                    .rss_owned_by(w.ns, uid(&d.metadata))
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                // Only the pods of its ReplicaSets can be current; by name, as the full list
+                // was ordered.
+                let pods: BTreeMap<&str, &Pod> = rss
+                    .iter()
+                    .flat_map(|r| self.pods_owned_by(w.ns, uid(&r.metadata)))
+                    .map(|p| (p.metadata.name.as_deref().unwrap_or(""), p))
+                    .collect();
+                out.push((
+                    w.ns,
+                    Observed::deployment(d, &rss, pods.into_values(), w.c.synced),
+                ));
+            }
+        }
+        for w in &self.stss {
+            for s in w.c.items.values() {
+                if !seen.insert(("StatefulSet", uid(&s.metadata))) || !wanted(uid(&s.metadata)) {
+                    continue;
+                }
+                let pods = self.pods_owned_by(w.ns, uid(&s.metadata));
+                out.push((w.ns, Observed::statefulset(s, pods, w.c.synced)));
+            }
+        }
+        for w in &self.dss {
+            for d in w.c.items.values() {
+                if !seen.insert(("DaemonSet", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
+                    continue;
+                }
+                let pods = self.pods_owned_by(w.ns, uid(&d.metadata));
+                out.push((w.ns, Observed::daemonset(d, pods, w.c.synced)));
+            }
+        }
+        out
+    }
+
+    /// The key of every workload, in the order `judge` visits them.
+    pub(super) fn keys(&self) -> Vec<WorkloadKey> {
+        fn of<K: kube::Resource>(
+            kind: &str,
+            list: &[Watched<K>],
+            namespaces: &[String],
+            seen: &mut BTreeSet<(String, String)>,
+            out: &mut Vec<WorkloadKey>,
+        ) {
+            for w in list {
+                for o in w.c.items.values() {
+                    let meta = o.meta();
+                    if !seen.insert((kind.to_string(), uid(meta).to_string())) {
+                        continue;
+                    }
+                    let ns = meta
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| namespaces[w.ns].clone());
+                    let name = meta.name.clone().unwrap_or_default();
+                    out.push((kind.to_string(), ns, name));
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        of(
+            "Deployment",
+            &self.deploys,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        of(
+            "StatefulSet",
+            &self.stss,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        of(
+            "DaemonSet",
+            &self.dss,
+            &self.namespaces,
+            &mut seen,
+            &mut out,
+        );
+        out
+    }
+
+    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect.
+    pub(super) fn events_about<'a>(
+        &self,
+        uids: impl IntoIterator<Item = &'a str>,
+    ) -> HashMap<&str, Vec<KubeEvent>> {
+        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
+        for u in uids {
+            let Some((key, names)) = self.index.events_about.get_key_value(u) else {
+                continue;
+            };
+            let list: Vec<KubeEvent> = names
+                .iter()
+                .filter_map(|(ns, name)| self.events[*ns].items.get(name))
+                .cloned()
+                .collect();
+            map.insert(key.as_str(), list);
+        }
+        map
+    }
+
+    /// What the changes since the last call touched (`all`: anything may have changed), cleared
+    /// for the changes to come.
+    pub(super) fn take_touched(&mut self) -> (bool, HashSet<String>) {
+        (
+            std::mem::take(&mut self.index.all),
+            std::mem::take(&mut self.index.touched),
+        )
+    }
+
+    /// Adds the slot of a by-name watch of `kind/name` in namespace `ns`, for a manifest workload
+    /// its namespace's label watch does not see; returns the index that watch's changes carry.
+    /// Being unlabelled is part of the workload's view, so every view is judged again.
+    pub(super) fn add_by_name(&mut self, kind: &str, ns: usize, name: &str) -> usize {
+        let key = (
+            kind.to_string(),
+            self.namespaces[ns].clone(),
+            name.to_string(),
+        );
+        self.unlabelled.insert(key);
+        self.index.all = true;
+        match kind {
+            "Deployment" => {
+                self.deploys.push(Watched::by_name(ns, name));
+                self.deploys.len() - 1
+            }
+            "StatefulSet" => {
+                self.stss.push(Watched::by_name(ns, name));
+                self.stss.len() - 1
+            }
+            _ => {
+                self.dss.push(Watched::by_name(ns, name));
+                self.dss.len() - 1
+            }
+        }
+    }
+
+    /// The Events about any of `uids`, each once, by (namespace index, name): the order they
+    /// are sent in.
+    pub(super) fn events_by_name<'a>(
+        &'a self,
+        uids: impl IntoIterator<Item = &'a str>,
+    ) -> BTreeMap<(usize, &'a str), &'a KubeEvent> {
+        let mut about = BTreeMap::new();
+        for names in uids
+            .into_iter()
+            .filter_map(|u| self.index.events_about.get(u))
+        {
+            for (ns, name) in names {
+                if let Some(e) = self.events[*ns].items.get(name) {
+                    about.insert((*ns, name.as_str()), e);
+                }
+            }
+        }
+        about
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An object `name` in `ns` with uid `uid`, owned by the object with uid `owner` if given.
+    fn object<K: serde::de::DeserializeOwned>(
+        ns: &str,
+        name: &str,
+        uid: &str,
+        owner: Option<&str>,
+    ) -> K {
+        let refs: Vec<serde_json::Value> = owner
+            .map(|o| json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": o, "uid": o}))
+            .into_iter()
+            .collect();
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns, "uid": uid, "ownerReferences": refs},
+        }))
+        .expect("a valid object")
+    }
+
+    fn event(ns: &str, name: &str, about: &str) -> KubeEvent {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns},
+            "involvedObject": {"kind": "Pod", "name": about, "uid": about},
+        }))
+        .expect("an Event")
+    }
+
+    fn names(pods: &[&Pod]) -> Vec<String> {
+        pods.iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// Every label-selected workload watch of every namespace has listed, empty.
+    fn listed(namespaces: &[&str]) -> World {
+        let mut world = World::new(namespaces.iter().map(|n| n.to_string()).collect());
+        for i in 0..namespaces.len() {
+            world.apply(Msg::Deploy(i, Change::Resynced(vec![])));
+            world.apply(Msg::Sts(i, Change::Resynced(vec![])));
+            world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        }
+        world
+    }
+
+    #[test]
+    fn a_relist_replaces_what_the_namespace_held_and_its_index() {
+        let mut world = listed(&["apps"]);
+        let first = vec![
+            object("apps", "p1", "p1", Some("r1")),
+            object("apps", "p2", "p2", Some("r1")),
+        ];
+        world.apply(Msg::Pod(0, Change::Resynced(first)));
+        assert_eq!(names(&world.pods_owned_by(0, "r1")), ["p1", "p2"]);
+        world.take_touched();
+        let second = vec![object("apps", "p3", "p3", Some("r2"))];
+        world.apply(Msg::Pod(0, Change::Resynced(second)));
+        assert!(
+            world.pods_owned_by(0, "r1").is_empty(),
+            "p1 and p2 are gone"
+        );
+        assert_eq!(names(&world.pods_owned_by(0, "r2")), ["p3"]);
+        let (all, _) = world.take_touched();
+        assert!(all, "a relist may change every view");
+        assert!(!world.take_touched().0, "taking clears it");
+    }
+
+    #[test]
+    fn a_failed_watch_leaves_its_namespace_unsynced_until_its_next_list() {
+        let mut world = listed(&["apps", "monitoring"]);
+        assert!(world.initially_synced() && world.all_synced());
+        let (what, health) = world.apply(Msg::Deploy(1, Change::Failed("boom".into())));
+        assert_eq!(what, "Deployments[1] in monitoring");
+        assert_eq!(health, Health::Degraded("boom".into()));
+        assert!(!world.initially_synced() && !world.all_synced());
+        assert!(world.take_touched().0, "a failure may have missed anything");
+        let d: Deployment = object("monitoring", "web", "d1", None);
+        assert_eq!(
+            world.apply(Msg::Deploy(1, Change::Applied(d.clone()))).1,
+            Health::Unchanged
+        );
+        assert!(!world.all_synced(), "a single change is not a list");
+        let (_, health) = world.apply(Msg::Deploy(1, Change::Resynced(vec![d])));
+        assert_eq!(health, Health::Recovered);
+        assert!(world.initially_synced() && world.all_synced());
+        let (what, _) = world.apply(Msg::Sts(0, Change::Failed("x".into())));
+        assert_eq!(
+            what, "StatefulSets[0]",
+            "the release namespace's name stays bare"
+        );
+    }
+
+    #[test]
+    fn objects_are_found_in_their_own_namespace_only() {
+        let mut world = listed(&["apps", "monitoring"]);
+        // The same owner uid in both namespaces' indexes: each lookup stays in its namespace.
+        for (i, ns) in ["apps", "monitoring"].into_iter().enumerate() {
+            let pod = object(ns, &format!("{ns}-pod"), &format!("p-{ns}"), Some("rs"));
+            world.apply(Msg::Pod(i, Change::Resynced(vec![pod])));
+            let rs = object(ns, "web-1", &format!("rs-{ns}"), Some("d"));
+            world.apply(Msg::Rs(i, Change::Resynced(vec![rs])));
+        }
+        assert_eq!(names(&world.pods_owned_by(0, "rs")), ["apps-pod"]);
+        assert_eq!(names(&world.pods_owned_by(1, "rs")), ["monitoring-pod"]);
+        let rss = world.rss_owned_by(1, "d");
+        assert_eq!(rss.len(), 1);
+        assert_eq!(rss[0].metadata.uid.as_deref(), Some("rs-monitoring"));
+        assert!(world.pods_owned_by(0, "nobody").is_empty());
+    }
+
+    #[test]
+    fn a_by_name_watch_gates_judging_but_not_the_first_list() {
+        let mut world = listed(&["apps", "monitoring"]);
+        let i = world.add_by_name("DaemonSet", 1, "exporter");
+        assert_eq!(i, 2, "after the two label-selected slots");
+        assert!(
+            world.unlabelled.contains(&(
+                "DaemonSet".to_string(),
+                "monitoring".to_string(),
+                "exporter".to_string()
+            )),
+            "named unlabelled in its own namespace"
+        );
+        assert!(
+            world.take_touched().0,
+            "being unlabelled is part of every view"
+        );
+        assert!(world.initially_synced(), "the label watches listed");
+        assert!(!world.all_synced(), "the by-name watch has not");
+        assert!(
+            world.missing().is_empty(),
+            "not listed, not known to be missing"
+        );
+        let (what, _) = world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        assert_eq!(what, "DaemonSets[2] in monitoring");
+        assert!(world.all_synced());
+        assert_eq!(
+            world.missing(),
+            [(
+                "DaemonSet".to_string(),
+                "monitoring".to_string(),
+                "exporter".to_string()
+            )]
+        );
+        let found: DaemonSet = object("monitoring", "exporter", "ds1", None);
+        world.apply(Msg::Ds(i, Change::Applied(found)));
+        assert!(world.missing().is_empty());
+        assert_eq!(
+            world.keys(),
+            [(
+                "DaemonSet".to_string(),
+                "monitoring".to_string(),
+                "exporter".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn events_are_found_by_what_they_are_about_in_every_namespace() {
+        let mut world = listed(&["apps", "monitoring"]);
+        world.apply(Msg::Ev(
+            1,
+            Change::Resynced(vec![event("monitoring", "e-b", "p1")]),
+        ));
+        world.apply(Msg::Ev(
+            0,
+            Change::Resynced(vec![event("apps", "e-a", "p1"), event("apps", "e-c", "p2")]),
+        ));
+        let about: Vec<(usize, &str)> = world.events_by_name(["p1"]).into_keys().collect();
+        assert_eq!(about, [(0, "e-a"), (1, "e-b")], "by namespace, then name");
+        let both: Vec<(usize, &str)> = world.events_by_name(["p2", "p1"]).into_keys().collect();
+        assert_eq!(both, [(0, "e-a"), (0, "e-c"), (1, "e-b")]);
+        world.apply(Msg::Ev(
+            1,
+            Change::Deleted(event("monitoring", "e-b", "p1")),
+        ));
+        assert_eq!(world.events_by_name(["p1"]).len(), 1);
+        assert!(world.events_by_name(["p3"]).is_empty());
+    }
+}

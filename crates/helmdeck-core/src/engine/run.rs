@@ -9,6 +9,7 @@ use color_eyre::eyre::Result;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::model::event::RollbackStatus;
 use crate::cli::Only;
 use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
@@ -311,10 +312,10 @@ pub async fn deploy(
     });
     fold(rx, &mut state, started, &mut render).await;
     if let (Err(e), Some(view)) = (rollback_task.await, state.rollback.clone())
-        && view.status == "running"
+        && view.status == RollbackStatus::Running
     {
         let failed = RollbackView {
-            status: "failed".into(),
+            status: RollbackStatus::Failed,
             reason: Some(format!("internal error: {e}")),
             ..view
         };

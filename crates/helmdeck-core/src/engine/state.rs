@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
+use crate::engine::model::event::RollbackStatus;
 use crate::engine::event::{
     Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
     WorkloadKey, WorkloadView,
@@ -115,7 +116,7 @@ impl DeployState {
             Event::Rollback(view) => {
                 // A rollback asked for after the verdict (the screen's `R`) reopens the deploy:
                 // the verdict is decided again once it ends.
-                if view.status == "running" {
+                if view.status == RollbackStatus::Running {
                     self.verdict = None;
                 }
                 self.rollback = Some(view.clone());

@@ -8,6 +8,7 @@
 //! Fail closed: a step that never reported its end, or a "succeeded" rollout that the
 //! workload evidence contradicts, is a failure, never a quiet pass.
 
+use crate::engine::model::event::RollbackStatus;
 use crate::engine::event::{Step, StepOutcome};
 pub use crate::engine::model::{Outcome, Verdict};
 use crate::engine::state::DeployState;
@@ -37,8 +38,8 @@ pub fn decide(state: &DeployState) -> Verdict {
         && let Some(rollback) = &state.rollback
     {
         // The deploy failed either way: the rollback only says where the release stands now.
-        match rollback.status.as_str() {
-            "rolled-back" => verdict
+        match rollback.status {
+            RollbackStatus::RolledBack => verdict
                 .reason
                 .push_str(&format!("; rolled back to {}", rollback.to)),
             _ => verdict.reason.push_str(&format!(

@@ -47,10 +47,30 @@ pub struct RollbackView {
     pub to: i64,
     /// The revision `helm rollback` wrote, once read.
     pub revision: Option<i64>,
-    /// `running`, `rolled-back` (its rollout tracked to ready) or `failed`.
-    pub status: String,
+    pub status: RollbackStatus,
     /// Why it failed.
     pub reason: Option<String>,
+}
+
+/// Where helmdeck's own `helm rollback` stands; the words are the report's and the record's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RollbackStatus {
+    Running,
+    /// Its rollout was tracked to ready.
+    RolledBack,
+    Failed,
+}
+
+impl RollbackStatus {
+    /// The word the report and the screens show.
+    pub fn word(self) -> &'static str {
+        match self {
+            RollbackStatus::Running => "running",
+            RollbackStatus::RolledBack => "rolled-back",
+            RollbackStatus::Failed => "failed",
+        }
+    }
 }
 
 /// The stuck lock preflight stopped on, as the TUI's `u` prompt shows it. The refusal and the

@@ -48,12 +48,7 @@ impl Ctx {
 
     /// `-n NS [--kube-context CTX]`, for helm command lines.
     pub fn scope_args(&self) -> Vec<String> {
-        let mut args = vec!["-n".to_string(), self.namespace().to_string()];
-        if let Some(kube_context) = &self.plan.context {
-            args.push("--kube-context".into());
-            args.push(kube_context.clone());
-        }
-        args
+        crate::advice::helm_scope(self.namespace(), self.plan.context.as_deref())
     }
 
     /// A helm command with the deploy's environment.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+use crate::engine::model::event::RollbackStatus;
 use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::state::DeployState;
@@ -210,7 +211,7 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>, asked_by: &str) {
         from,
         to,
         revision: None,
-        status: "running".into(),
+        status: RollbackStatus::Running,
         reason: None,
     };
     ctx.emit.send(Event::Rollback(view.clone()));
@@ -220,7 +221,7 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>, asked_by: &str) {
     );
     match helm_rollback(ctx, step, to).await {
         Err(e) => {
-            view.status = "failed".into();
+            view.status = RollbackStatus::Failed;
             view.reason = Some(e);
         }
         Ok(written) => {
@@ -230,17 +231,17 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>, asked_by: &str) {
                 format!("revision {written} written (rollback to {to}): tracking its rollout"),
             );
             match super::rollout::try_run(ctx).await {
-                Ok(StepOutcome::Succeeded) => view.status = "rolled-back".into(),
+                Ok(StepOutcome::Succeeded) => view.status = RollbackStatus::RolledBack,
                 Ok(StepOutcome::Failed { reason }) => {
-                    view.status = "failed".into();
+                    view.status = RollbackStatus::Failed;
                     view.reason = Some(format!("revision {written} did not roll out: {reason}"));
                 }
                 Ok(other) => {
-                    view.status = "failed".into();
+                    view.status = RollbackStatus::Failed;
                     view.reason = Some(format!("revision {written}'s rollout: {other:?}"));
                 }
                 Err(e) => {
-                    view.status = "failed".into();
+                    view.status = RollbackStatus::Failed;
                     view.reason = Some(format!("revision {written}'s rollout: {e}"));
                 }
             }

@@ -178,7 +178,7 @@ fn a_rollback_is_told_after_the_failure_and_never_changes_the_code() {
         from: 3,
         to: 2,
         revision: Some(4),
-        status: status.into(),
+        status: serde_json::from_value(serde_json::json!(status)).expect("a rollback status"),
         reason: reason.map(String::from),
     };
     let failed_rollout = [
@@ -219,19 +219,19 @@ fn after_a_rollback_the_next_step_is_the_history_never_another_rollback() {
         Some("helm rollback demo 4 -n apps --kube-context 'prod eu'"),
         "before a rollback, the rollback is the advice"
     );
-    for status in ["rolled-back", "failed"] {
+    for status in [RollbackStatus::RolledBack, RollbackStatus::Failed] {
         s.rollback = Some(crate::engine::event::RollbackView {
             from: 5,
             to: 4,
             revision: Some(6),
-            status: status.into(),
+            status,
             reason: None,
         });
         let v = decide(&s);
         assert_eq!(
             v.next.as_deref(),
             Some("helm history demo -n apps --kube-context 'prod eu'"),
-            "{status}"
+            "{status:?}"
         );
     }
 }

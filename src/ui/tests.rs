@@ -8,7 +8,8 @@ use ratatui::style::Modifier;
 use crate::engine::event::{Event, KubeEventView, PodView, Step, WorkloadView};
 use crate::engine::logs::LogMsg;
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::{Effect, FilterSlot, Pane};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
 use crate::ui::testkit::{Keys, SIZES, assert_inert, find_text, press, row_text, type_text};
@@ -324,9 +325,9 @@ fn ui_state_transitions() {
     assert!(ui.helm.follow);
     // Help opens and closes without quitting.
     press(&mut ui, s, KeyCode::Char('?'));
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Help);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Help);
     assert_eq!(press(&mut ui, s, KeyCode::Char('q')), Effect::None);
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::None);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::None);
 }
 
 #[test]
@@ -374,7 +375,7 @@ fn quitting_asks_before_the_verdict_and_not_after() {
         press(&mut ui, &running.state, KeyCode::Char('q')),
         Effect::None
     );
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Confirm);
     assert_eq!(
         press(&mut ui, &running.state, KeyCode::Char('n')),
         Effect::None
@@ -382,7 +383,7 @@ fn quitting_asks_before_the_verdict_and_not_after() {
     assert!(!ui.cancelling);
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(ui.on_key(ctrl_c, &running.state), Effect::None);
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Confirm);
     assert_eq!(
         press(&mut ui, &running.state, KeyCode::Char('y')),
         Effect::Cancel
@@ -444,7 +445,7 @@ fn drill_down_and_back() {
 
 #[test]
 fn log_buffer_ignores_replaced_streams() {
-    let mut buf = crate::ui::app::LogBuffer::default();
+    let mut buf = crate::ui::deck::LogBuffer::default();
     buf.apply(LogMsg::Started {
         id: 2,
         pod: "p".into(),

@@ -8,7 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::engine::event::KubeEventView;
-use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::FilterSlot;
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, InspectFrame, Inspected};
 use crate::ui::inspect::evidence::{event_lines, position};

@@ -25,22 +25,6 @@ use crate::ui::panes::{
 };
 use crate::ui::theme::Theme;
 
-/// The selected pod, the shown container and its log lines (narrowed by the filter).
-pub fn shown_log<'a>(
-    h: &'a InspectedHook,
-    d: &HookDrill,
-    filter: &str,
-) -> Option<(&'a HookPod, &'a ContainerEvidence, Vec<&'a str>)> {
-    let pods = data::hook_pods(h);
-    let key = d.pod.key.as_ref()?;
-    let pod = pods.iter().find(|p| &p.name == key)?;
-    if pod.containers.is_empty() {
-        return None;
-    }
-    let c = &pod.containers[d.container % pod.containers.len()];
-    Some((pod, c, data::filtered(&c.log, filter)))
-}
-
 fn pod_mark(p: &HookPod) -> Mark {
     match p.phase.as_str() {
         "Succeeded" => Mark::Done,
@@ -366,7 +350,12 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     let hgt = inner.height;
     let pods = &e.pods;
     d.pod.resolve(&data::hook_pod_keys(h));
-    let shown = shown_log(h, &d, ui.filters.get(Slot::Log));
+    let shown = data::shown_log(
+        h,
+        d.pod.key.as_deref(),
+        d.container,
+        ui.filters.get(Slot::Log),
+    );
     let containers = match &shown {
         Some((pod, _, _)) => container_lines(pod, d.container, v, width),
         None => Vec::new(),

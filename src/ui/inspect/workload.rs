@@ -7,11 +7,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::event::KubeEventView;
 use crate::ui::app::UiState;
 use crate::ui::deck::FilterSlot;
 use crate::ui::fit;
-use crate::ui::inspect::data::{self, InspectFrame, Inspected};
+use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::evidence::{event_lines, position};
 use crate::ui::inspect::state::{Drill, InspectUi, Slot};
 use crate::ui::model::{self, Target};
@@ -61,18 +60,6 @@ pub fn wanted_rows(v: &InspectFrame, ui: &InspectUi, wide: bool) -> usize {
     workloads::wanted_rows(&v.data.mirror, ui.filters.get(Slot::Workloads), wide)
 }
 
-fn events_of<'a>(data: &'a Inspected, target: &Target, filter: &str) -> Vec<&'a KubeEventView> {
-    let pods = model::pods_of(&data.mirror, target);
-    model::events_of(&data.mirror, target, &pods)
-        .into_iter()
-        .filter(|e| data::matches(filter, &[&e.object, &e.kind, &e.reason, &e.message]))
-        .collect()
-}
-
-pub fn event_count(data: &Inspected, target: &Target, filter: &str) -> usize {
-    events_of(data, target, filter).len()
-}
-
 pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let data = v.data;
@@ -114,7 +101,7 @@ pub fn render_drill(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut In
     frame.render_widget(block, area);
     let width = inner.width as usize;
     let pods = model::pods_of(&data.mirror, &d.target);
-    let events = events_of(data, &d.target, ui.filters.get(Slot::Events));
+    let events = data::workload_events(data, &d.target, ui.filters.get(Slot::Events));
     let mut facts: Vec<Line<'static>> = Vec::new();
     if let Some(w) = w {
         for c in &w.pod_causes {

@@ -829,3 +829,48 @@ fn a_followed_watch_lists_each_revisions_verdict() {
         insta::assert_snapshot!(format!("follow_history_{w}x{h}"), screen);
     }
 }
+
+// The verdict banner, read off a whole screen. It renders the Story fixture through ui::screen,
+// which imports the banner pane, so it lives here rather than in panes/banner.rs.
+
+/// The banner rows of a whole 80x24 screen, each trimmed of its borders and padding.
+fn banner_rows(story: &Story) -> Vec<String> {
+    let screen = story.render(&mut UiState::new(), 80, 24);
+    screen
+        .lines()
+        .skip_while(|l| !l.contains("╔"))
+        .skip(1)
+        .take_while(|l| !l.contains("╚"))
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_matches(|c| c == '║' || c == ' ')
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_next_command_is_never_cut_at_80_columns() {
+    let mut story = Story::init_incomplete();
+    let next = "helmdeck deploy demo /tmp/helmdeck-demo/deckapp -n apps --kube-context \
+                prod-eu-west-1-a --only init --init-toggle initJob.enabled --init-job \
+                demo-init --timeout 600s -- --post-renderer ./scripts/kustomize-wrapper.sh";
+    let verdict = story
+        .state
+        .verdict
+        .as_mut()
+        .expect("the story ends in a verdict");
+    verdict.next = Some(next.into());
+    let rows = banner_rows(&story);
+    let at = rows
+        .iter()
+        .position(|r| r.starts_with("next: "))
+        .unwrap_or_else(|| panic!("no next line in the banner: {rows:#?}"));
+    // Wrapped at spaces only, so the rows joined by one space give the command back.
+    let shown = rows[at..].join(" ");
+    assert!(
+        shown.starts_with(&format!("next: {next}")),
+        "the banner cut the next command:\n{rows:#?}"
+    );
+    assert!(rows[0].contains("LIVE — INIT INCOMPLETE"), "{rows:#?}");
+}

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::event::{KubeEventView, WorkloadView};
+use crate::engine::event::{KubeEventView, PodView, WorkloadView};
 use crate::ui::app::UiState;
 use crate::ui::deck::{FilterSlot, log_lines, shown_container, test_log};
 use crate::ui::fit;
@@ -107,6 +107,7 @@ fn section<'a>(text: String, right: Option<Span<'a>>, ctx: &DeployFrame) -> Line
     Line::from(spans)
 }
 
+/// The drill-down: its pods, the events about them, and the selected container's log.
 pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState) {
     let t = ctx.theme;
     let state = ctx.state;
@@ -148,7 +149,20 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
     }
     render_events(frame, events_area, ctx, &events);
+    render_log(frame, [log_title_area, log_area], ctx, ui, &pods);
+}
 
+/// The selected container's log: its title (which pod and container, the scroll position,
+/// where the lines come from, the filter), the scrolled lines, and why the stream ended.
+fn render_log(
+    frame: &mut Frame,
+    [title_area, log_area]: [Rect; 2],
+    ctx: &DeployFrame,
+    ui: &mut UiState,
+    pods: &[&PodView],
+) {
+    let t = ctx.theme;
+    let state = ctx.state;
     let Some(detail) = ui.detail.clone() else {
         return;
     };
@@ -175,7 +189,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     }
     let mut title_line = section(head, None, ctx);
     title_line.spans.extend(right);
-    frame.render_widget(Paragraph::new(title_line), log_title_area);
+    frame.render_widget(Paragraph::new(title_line), title_area);
     // Why the stream ended closes the log, unless another source (the init step) shows it.
     let ended = match &shown {
         Some((p, c)) if !state.logs.contains_key(&format!("{p}/{c}")) && ui.log.is_for(p, c) => {

@@ -7,9 +7,12 @@ use std::io::Write;
 use color_eyre::eyre::Result;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::event::{Event, Level, StepOutcome, WorkloadKey};
+use crate::engine::event::{
+    Event, HookView, KubeEventView, Level, RollbackView, StepOutcome, WorkloadKey, WorkloadView,
+};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::DeployState;
+use crate::engine::verdict::Verdict;
 use crate::helm::hooks::HookPhase;
 use crate::helm::process::exit_words;
 use crate::signals::Signals;
@@ -27,41 +30,25 @@ fn stamp(state: &DeployState) -> String {
 }
 
 impl Headless {
-    /// Formats the lines an event produces (empty when it is not a transition).
+    /// Formats the lines an event produces (empty when it is not a transition). Only the events
+    /// that repeat a known state (hooks, workloads, warnings) consult what was printed; the rest
+    /// are formatted by free functions.
     pub fn lines(&mut self, event: &Event, state: &DeployState) -> Vec<String> {
         let t = stamp(state);
+        let home = &state.plan.namespace;
         match event {
             Event::StepStarted { step } => vec![format!("{t} {:<9} started", step.name())],
             Event::StepEnded { step, outcome } => {
-                let what = match outcome {
-                    StepOutcome::Succeeded => "succeeded".to_string(),
-                    StepOutcome::Failed { reason } => format!("FAILED: {reason}"),
-                    StepOutcome::Skipped { reason } => format!("skipped: {reason}"),
-                    StepOutcome::Cancelled => "cancelled".to_string(),
-                };
-                vec![format!("{t} {:<9} {what}", step.name())]
+                vec![format!("{t} {:<9} {}", step.name(), outcome_words(outcome))]
             }
             Event::Note { step, level, text } => {
-                let mark = match level {
-                    Level::Info => "",
-                    Level::Warn => "warning: ",
-                    Level::Error => "error: ",
-                };
-                vec![format!("{t} {:<9} {mark}{text}", step.name())]
-            }
-            Event::Rollback(r) => {
-                let written = r
-                    .revision
-                    .map_or(String::new(), |v| format!(", wrote revision {v}"));
-                let why = r
-                    .reason
-                    .as_deref()
-                    .map_or(String::new(), |w| format!(": {w}"));
                 vec![format!(
-                    "{t} rollback  revision {} -> {}: {}{written}{why}",
-                    r.from, r.to, r.status
+                    "{t} {:<9} {}{text}",
+                    step.name(),
+                    level_mark(*level)
                 )]
             }
+            Event::Rollback(r) => vec![rollback_line(&t, r)],
             Event::HelmLine { stderr, text } => {
                 vec![format!(
                     "{t} helm {} {}",
@@ -81,68 +68,10 @@ impl Headless {
                     if *cancelled { ", cancelled" } else { "" }
                 )]
             }
-            Event::Hooks { hooks } => hooks
-                .iter()
-                .filter(|h| h.phase != HookPhase::NotInThisRun)
-                .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
-                .map(|h| {
-                    format!(
-                        "{t} hook      {} {} ({}, weight {}): {}",
-                        h.kind,
-                        h.name,
-                        h.events.join(","),
-                        h.weight,
-                        h.phase
-                    )
-                })
-                .collect(),
-            Event::Workload(w) => {
-                let key = w.key();
-                let now = (w.ready, w.failed, w.message.clone());
-                if self.workloads.get(&key) == Some(&now) {
-                    return vec![];
-                }
-                self.workloads.insert(key, now);
-                let mark = w.standing().glyph();
-                let optional = if w.optional { " [optional]" } else { "" };
-                let causes = if w.pod_causes.is_empty() || w.ready {
-                    String::new()
-                } else {
-                    format!(" · {}", w.pod_causes.join("; "))
-                };
-                // During a roll the ready count alone misleads (old pods are ready too).
-                let updated = if w.updated < w.desired && !w.ready {
-                    format!(", {}/{} updated", w.updated, w.desired)
-                } else {
-                    String::new()
-                };
-                vec![format!(
-                    "{t} rollout   {mark} {}{optional} {}/{} ready{updated} · {}{causes}",
-                    w.reference(&state.plan.namespace),
-                    w.ready_replicas,
-                    w.desired,
-                    w.message
-                )]
-            }
+            Event::Hooks { hooks } => self.hook_lines(&t, hooks),
+            Event::Workload(w) => self.workload_line(&t, w, home).into_iter().collect(),
             Event::KubeEvent(e) if e.kind == "Warning" => {
-                // An object outside the release namespace is named with its own.
-                let object = match e.object.split_once('/') {
-                    Some((kind, name)) => crate::engine::event::reference(
-                        kind,
-                        &e.namespace,
-                        name,
-                        &state.plan.namespace,
-                    ),
-                    None => e.object.clone(),
-                };
-                let key = (object.clone(), e.reason.clone(), e.message.clone());
-                if !self.warnings.insert(key) {
-                    return vec![];
-                }
-                vec![format!(
-                    "{t} event     {object} {}: {}",
-                    e.reason, e.message
-                )]
+                self.warning_line(&t, e, home).into_iter().collect()
             }
             Event::WatchDegraded { what, error } => {
                 vec![format!("{t} watch     {what} failing (retrying): {error}")]
@@ -153,26 +82,78 @@ impl Headless {
                 container,
                 text,
             } => vec![format!("{t} log {pod}/{container} │ {text}")],
-            Event::Plan(plan) => plan_lines(&t, plan, &state.plan.namespace),
-            Event::Verdict(v) => {
-                let mut out = vec![String::new()];
-                if !v.evidence.is_empty() {
-                    out.push("problems:".into());
-                    out.extend(v.evidence.iter().map(|e| format!("  - {e}")));
-                }
-                out.push(format!(
-                    "verdict: {} (exit {}): {}",
-                    v.outcome.title(),
-                    v.code,
-                    v.reason
-                ));
-                if let Some(next) = &v.next {
-                    out.push(format!("next: {next}"));
-                }
-                out
-            }
+            Event::Plan(plan) => plan_lines(&t, plan, home),
+            Event::Verdict(v) => verdict_lines(v),
             _ => vec![],
         }
+    }
+
+    /// One line per hook whose phase changed since the last list (the engine resends them all);
+    /// hooks not in this run are never printed.
+    fn hook_lines(&mut self, t: &str, hooks: &[HookView]) -> Vec<String> {
+        hooks
+            .iter()
+            .filter(|h| h.phase != HookPhase::NotInThisRun)
+            .filter(|h| self.hooks.insert(h.name.clone(), h.phase) != Some(h.phase))
+            .map(|h| {
+                format!(
+                    "{t} hook      {} {} ({}, weight {}): {}",
+                    h.kind,
+                    h.name,
+                    h.events.join(","),
+                    h.weight,
+                    h.phase
+                )
+            })
+            .collect()
+    }
+
+    /// The workload's line when its readiness, failure or message changed (`None` otherwise: a
+    /// resent unchanged workload prints nothing).
+    fn workload_line(&mut self, t: &str, w: &WorkloadView, home: &str) -> Option<String> {
+        let key = w.key();
+        let now = (w.ready, w.failed, w.message.clone());
+        if self.workloads.get(&key) == Some(&now) {
+            return None;
+        }
+        self.workloads.insert(key, now);
+        let mark = w.standing().glyph();
+        let optional = if w.optional { " [optional]" } else { "" };
+        let causes = if w.pod_causes.is_empty() || w.ready {
+            String::new()
+        } else {
+            format!(" · {}", w.pod_causes.join("; "))
+        };
+        // During a roll the ready count alone misleads (old pods are ready too).
+        let updated = if w.updated < w.desired && !w.ready {
+            format!(", {}/{} updated", w.updated, w.desired)
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{t} rollout   {mark} {}{optional} {}/{} ready{updated} · {}{causes}",
+            w.reference(home),
+            w.ready_replicas,
+            w.desired,
+            w.message
+        ))
+    }
+
+    /// A Warning event's line, once per object, reason and message (the cluster repeats them).
+    fn warning_line(&mut self, t: &str, e: &KubeEventView, home: &str) -> Option<String> {
+        // An object outside the release namespace is named with its own.
+        let object = match e.object.split_once('/') {
+            Some((kind, name)) => crate::engine::event::reference(kind, &e.namespace, name, home),
+            None => e.object.clone(),
+        };
+        let key = (object.clone(), e.reason.clone(), e.message.clone());
+        if !self.warnings.insert(key) {
+            return None;
+        }
+        Some(format!(
+            "{t} event     {object} {}: {}",
+            e.reason, e.message
+        ))
     }
 
     pub fn print(&mut self, event: &Event, state: &DeployState) {
@@ -187,6 +168,59 @@ impl Headless {
         }
         let _ = out.flush();
     }
+}
+
+/// How a step ended, in the words of its line.
+fn outcome_words(outcome: &StepOutcome) -> String {
+    match outcome {
+        StepOutcome::Succeeded => "succeeded".to_string(),
+        StepOutcome::Failed { reason } => format!("FAILED: {reason}"),
+        StepOutcome::Skipped { reason } => format!("skipped: {reason}"),
+        StepOutcome::Cancelled => "cancelled".to_string(),
+    }
+}
+
+/// The prefix a note's level puts before its text (none for information).
+fn level_mark(level: Level) -> &'static str {
+    match level {
+        Level::Info => "",
+        Level::Warn => "warning: ",
+        Level::Error => "error: ",
+    }
+}
+
+/// helmdeck's own rollback: the revisions, the status, what it wrote and why.
+fn rollback_line(t: &str, r: &RollbackView) -> String {
+    let written = r
+        .revision
+        .map_or(String::new(), |v| format!(", wrote revision {v}"));
+    let why = r
+        .reason
+        .as_deref()
+        .map_or(String::new(), |w| format!(": {w}"));
+    format!(
+        "{t} rollback  revision {} -> {}: {}{written}{why}",
+        r.from, r.to, r.status
+    )
+}
+
+/// The closing summary: a blank line, every problem seen, the verdict and what to do next.
+fn verdict_lines(v: &Verdict) -> Vec<String> {
+    let mut out = vec![String::new()];
+    if !v.evidence.is_empty() {
+        out.push("problems:".into());
+        out.extend(v.evidence.iter().map(|e| format!("  - {e}")));
+    }
+    out.push(format!(
+        "verdict: {} (exit {}): {}",
+        v.outcome.title(),
+        v.code,
+        v.reason
+    ));
+    if let Some(next) = &v.next {
+        out.push(format!("next: {next}"));
+    }
+    out
 }
 
 /// The plan as lines: one per object with its marker and tags, then its diff indented (Secret

@@ -11,6 +11,7 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use crate::engine::event::{Step, StepOutcome, WorkloadView};
 use crate::engine::state::DeployState;
+use crate::engine::verdict::Verdict;
 
 /// One `<testcase>`: what a reporter shows per line.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,43 +167,12 @@ fn cases(state: &DeployState) -> Vec<Case> {
     let mut cases: Vec<Case> = Step::ALL
         .iter()
         .map(|step| {
-            let s = state.steps.get(step);
-            let secs = s
+            let secs = state
+                .steps
+                .get(step)
                 .and_then(|s| Some(s.ended_secs? - s.started_secs?))
                 .unwrap_or(0.0);
-            let started = s.and_then(|s| s.started_at.as_ref()).is_some();
-            let mut out = String::new();
-            let result = match s.and_then(|s| s.outcome.as_ref()) {
-                Some(StepOutcome::Succeeded) => Result_::Passed,
-                Some(StepOutcome::Failed { reason }) => {
-                    let mut body = evidence.clone();
-                    if *step == Step::Upgrade && !state.helm.stderr_tail.is_empty() {
-                        out = state.helm.stderr_tail.join("\n");
-                    }
-                    if body.is_empty() {
-                        body = reason.clone();
-                    }
-                    Result_::Failure {
-                        kind: "failed",
-                        message: reason.clone(),
-                        body,
-                    }
-                }
-                Some(StepOutcome::Cancelled) => Result_::Failure {
-                    kind: "cancelled",
-                    message: "cancelled".into(),
-                    body: evidence.clone(),
-                },
-                Some(StepOutcome::Skipped { reason }) => Result_::Skipped {
-                    message: reason.clone(),
-                },
-                None if started => Result_::Error {
-                    message: "the step never ended".into(),
-                },
-                None => Result_::Skipped {
-                    message: "not run".into(),
-                },
-            };
+            let (result, out) = step_result(state, *step, &evidence);
             Case {
                 name: step.name().to_string(),
                 classname: class("steps"),
@@ -219,39 +189,7 @@ fn cases(state: &DeployState) -> Vec<Case> {
         result: workload_result(w),
         out: String::new(),
     }));
-    let (result, out) = match &state.verdict {
-        Some(v) => {
-            let mut out = format!(
-                "verdict: {} (exit {}): {}",
-                v.outcome.title(),
-                v.code,
-                v.reason
-            );
-            if let Some(next) = &v.next {
-                out.push_str(&format!("\nnext: {next}"));
-            }
-            let result = if v.code == 0 {
-                Result_::Passed
-            } else {
-                Result_::Failure {
-                    kind: if v.code == 3 {
-                        "live-init-incomplete"
-                    } else {
-                        "failed"
-                    },
-                    message: v.reason.clone(),
-                    body: v.evidence.join("\n"),
-                }
-            };
-            (result, out)
-        }
-        None => (
-            Result_::Error {
-                message: "no verdict: the run did not finish".into(),
-            },
-            String::new(),
-        ),
-    };
+    let (result, out) = verdict_result(state.verdict.as_ref());
     cases.push(Case {
         name: "verdict".into(),
         classname: class("verdict"),
@@ -260,6 +198,83 @@ fn cases(state: &DeployState) -> Vec<Case> {
         out,
     });
     cases
+}
+
+/// A step's result and its captured output: a failure carries the verdict's evidence (or its
+/// own reason when there is none), and a failed upgrade also helm's stderr; a step that started
+/// and never ended is an error, one never started is skipped as not run.
+fn step_result(state: &DeployState, step: Step, evidence: &str) -> (Result_, String) {
+    let s = state.steps.get(&step);
+    let started = s.and_then(|s| s.started_at.as_ref()).is_some();
+    let mut out = String::new();
+    let result = match s.and_then(|s| s.outcome.as_ref()) {
+        Some(StepOutcome::Succeeded) => Result_::Passed,
+        Some(StepOutcome::Failed { reason }) => {
+            let mut body = evidence.to_string();
+            if step == Step::Upgrade && !state.helm.stderr_tail.is_empty() {
+                out = state.helm.stderr_tail.join("\n");
+            }
+            if body.is_empty() {
+                body = reason.clone();
+            }
+            Result_::Failure {
+                kind: "failed",
+                message: reason.clone(),
+                body,
+            }
+        }
+        Some(StepOutcome::Cancelled) => Result_::Failure {
+            kind: "cancelled",
+            message: "cancelled".into(),
+            body: evidence.to_string(),
+        },
+        Some(StepOutcome::Skipped { reason }) => Result_::Skipped {
+            message: reason.clone(),
+        },
+        None if started => Result_::Error {
+            message: "the step never ended".into(),
+        },
+        None => Result_::Skipped {
+            message: "not run".into(),
+        },
+    };
+    (result, out)
+}
+
+/// The verdict case: passed on exit 0, a failure otherwise (exit 3 has its own kind, so a CI
+/// can tell an incomplete live init from a failed deploy), an error when the run never judged.
+fn verdict_result(verdict: Option<&Verdict>) -> (Result_, String) {
+    let Some(v) = verdict else {
+        return (
+            Result_::Error {
+                message: "no verdict: the run did not finish".into(),
+            },
+            String::new(),
+        );
+    };
+    let mut out = format!(
+        "verdict: {} (exit {}): {}",
+        v.outcome.title(),
+        v.code,
+        v.reason
+    );
+    if let Some(next) = &v.next {
+        out.push_str(&format!("\nnext: {next}"));
+    }
+    let result = if v.code == 0 {
+        Result_::Passed
+    } else {
+        Result_::Failure {
+            kind: if v.code == 3 {
+                "live-init-incomplete"
+            } else {
+                "failed"
+            },
+            message: v.reason.clone(),
+            body: v.evidence.join("\n"),
+        }
+    };
+    (result, out)
 }
 
 /// A gating workload passes when ready; an optional one never gates, so it is skipped whatever

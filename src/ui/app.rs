@@ -3,122 +3,13 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use crate::engine::logs::{LogMsg, LogRequest};
+use crate::engine::logs::LogRequest;
 use crate::engine::state::DeployState;
-use crate::ui::model::{self, Target};
-use crate::ui::nav::{
-    self, Filters, Ordered, Scroll, Selection, cycle_focus, move_selection, scroll_text,
+use crate::ui::deck::{
+    self, Detail, Effect, FilterSlot, LogBuffer, Overlay, Pane, shown_container,
 };
-
-/// Log lines kept for the container shown in the drill-down.
-const LOG_LINES_KEPT: usize = 2_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Workloads,
-    Hooks,
-    Helm,
-}
-
-impl Ordered for Pane {
-    const ALL: &'static [Pane] = &[Pane::Workloads, Pane::Hooks, Pane::Helm];
-}
-
-/// Which list a filter narrows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FilterSlot {
-    Workloads,
-    Hooks,
-    Helm,
-    Log,
-}
-
-impl Ordered for FilterSlot {
-    const ALL: &'static [FilterSlot] = &[
-        FilterSlot::Workloads,
-        FilterSlot::Hooks,
-        FilterSlot::Helm,
-        FilterSlot::Log,
-    ];
-}
-
-/// The drill-down into one workload or Job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Detail {
-    pub target: Target,
-    pub pod: Selection,
-    /// Index into the selected pod's containers.
-    pub container: usize,
-    pub log: Scroll,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overlay {
-    None,
-    Help,
-    /// "Cancel the deploy?" while it runs.
-    Confirm,
-    /// `u`: clear the stuck lock preflight stopped on?
-    Unlock,
-    /// `R`: roll this run's failed revision back?
-    Rollback,
-}
-
-/// The on-demand log of the container shown in the drill-down.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogBuffer {
-    pub id: u64,
-    pub pod: String,
-    pub container: String,
-    pub lines: std::collections::VecDeque<String>,
-    /// Why the stream ended, when it did.
-    pub ended: Option<String>,
-}
-
-impl LogBuffer {
-    pub fn apply(&mut self, msg: LogMsg) {
-        match msg {
-            LogMsg::Started { id, pod, container } => {
-                *self = LogBuffer {
-                    id,
-                    pod,
-                    container,
-                    ..Default::default()
-                };
-            }
-            LogMsg::Line { id, text } if id == self.id => {
-                if self.lines.len() >= LOG_LINES_KEPT {
-                    self.lines.pop_front();
-                }
-                self.lines.push_back(text);
-            }
-            LogMsg::Ended { id, why } if id == self.id => self.ended = Some(why),
-            // A line of a stream that was already replaced.
-            _ => {}
-        }
-    }
-
-    pub fn is_for(&self, pod: &str, container: &str) -> bool {
-        self.id != 0 && self.pod == pod && self.container == container
-    }
-}
-
-/// What a key asks the loop to do besides redrawing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    None,
-    /// Cancel the deploy (the engine sends helm one SIGTERM and waits for it).
-    Cancel,
-    Quit,
-    /// `y` on the plan: the upgrade may start.
-    ApprovePlan,
-    /// `n` on the plan: nothing is written; the run ends 1.
-    DeclinePlan,
-    /// `y` on the lock prompt: roll the pending revision back as `--recover-lock` does.
-    Unlock,
-    /// `y` on the rollback prompt: roll back to this revision as `--rollback-on-failure` does.
-    Rollback(i64),
-}
+use crate::ui::model::{self, Target};
+use crate::ui::nav::{self, Filters, Scroll, Selection, cycle_focus, move_selection, scroll_text};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UiState {
@@ -345,8 +236,7 @@ impl UiState {
         if cycle_focus(&mut self.focus, key.code) {
             return;
         }
-        let helm_total =
-            crate::ui::panes::helm::line_count(state, self.filters.get(FilterSlot::Helm));
+        let helm_total = model::helm_line_count(state, self.filters.get(FilterSlot::Helm));
         match key.code {
             KeyCode::Char('f') => self.helm.toggle(helm_total),
             KeyCode::Esc => self.filters.clear(self.filter_slot()),
@@ -410,12 +300,7 @@ impl UiState {
         let Some(detail) = self.detail.as_mut() else {
             return;
         };
-        let total = crate::ui::panes::detail::log_line_count(
-            state,
-            detail,
-            log,
-            self.filters.get(FilterSlot::Log),
-        );
+        let total = deck::log_line_count(state, detail, log, self.filters.get(FilterSlot::Log));
         match key.code {
             KeyCode::Esc | KeyCode::Backspace => self.detail = None,
             KeyCode::Up | KeyCode::Char('k') => {
@@ -440,16 +325,4 @@ impl UiState {
             code => scroll_text(&mut detail.log, total, code),
         }
     }
-}
-
-/// The pod and container the drill-down shows.
-pub fn shown_container(state: &DeployState, detail: &Detail) -> Option<(String, String)> {
-    let pods = model::pods_of(state, &detail.target);
-    let key = detail.pod.key.as_ref()?;
-    let pod = pods.iter().find(|p| &p.name == key)?;
-    if pod.containers.is_empty() {
-        return None;
-    }
-    let c = &pod.containers[detail.container % pod.containers.len()];
-    Some((pod.name.clone(), c.clone()))
 }

@@ -5,6 +5,7 @@
 
 mod ansi;
 pub mod app;
+pub mod deck;
 // Public only for the fuzz targets in tests/fuzz (width cuts of untrusted text).
 #[doc(hidden)]
 pub mod fit;

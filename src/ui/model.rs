@@ -1,12 +1,14 @@
 //! What the panes list, derived from the borrowed state: the row order, filters, the pods and
 //! events of a drill-down target. Keys and rendering both use these, so a selection always
-//! means the row on screen.
+//! means the row on screen. The helm pane's lines are here too: its scrolling keys count them.
 
 use crate::engine::event::{
-    HookView, KubeEventView, PodView, Standing, Step, StepOutcome, WorkloadKey, WorkloadView,
+    HookView, KubeEventView, Level, PodView, Standing, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
+use crate::helm::process::exit_words;
+use crate::ui::{ansi, fit};
 
 /// Where a thing stands: glyph + word + colour, never colour alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -385,6 +387,81 @@ pub fn cause_only(cause: &str) -> &str {
         Some((_, rest)) => rest,
         None => cause,
     }
+}
+
+/// One line of the helm pane, borrowed from the state: a step's note, a line helm printed (with
+/// its escapes), or how helm exited.
+pub enum HelmPaneLine<'a> {
+    Note(Level, &'a str),
+    Helm { stderr: bool, raw: &'a str },
+    Exit(String, bool),
+}
+
+impl HelmPaneLine<'_> {
+    /// The text a filter matches: what the operator reads, without escapes.
+    fn plain(&self) -> String {
+        match self {
+            HelmPaneLine::Note(_, t) => fit::inert(t).into_owned(),
+            HelmPaneLine::Helm { raw, .. } => ansi::plain_text(raw),
+            HelmPaneLine::Exit(t, _) => t.clone(),
+        }
+    }
+}
+
+fn exit_line(state: &DeployState) -> Option<HelmPaneLine<'_>> {
+    let h = &state.helm;
+    if !h.exited {
+        return None;
+    }
+    let how = exit_words(h.exit_code, h.signal);
+    let cancelled = if h.cancelled {
+        ", cancelled (SIGTERM sent)"
+    } else {
+        ""
+    };
+    Some(HelmPaneLine::Exit(
+        format!("· helm exited ({how}{cancelled})"),
+        h.exit_code == Some(0),
+    ))
+}
+
+/// Every line of the helm pane in order: preflight notes, the helm command, helm's output, its exit, then the
+/// notes of the later steps.
+pub fn helm_lines<'a>(state: &'a DeployState, filter: &str) -> Vec<HelmPaneLine<'a>> {
+    let mut out = Vec::new();
+    let notes = |step: Step| state.notes.iter().filter(move |n| n.step == step);
+    out.extend(notes(Step::Preflight).map(|n| HelmPaneLine::Note(n.level, &n.text)));
+    let mut upgrade = notes(Step::Upgrade).peekable();
+    if let Some(cmd) = upgrade.next_if(|n| n.text.starts_with("helm ")) {
+        out.push(HelmPaneLine::Note(cmd.level, &cmd.text));
+    }
+    out.extend(
+        state
+            .helm
+            .lines
+            .iter()
+            .map(|(stderr, raw)| HelmPaneLine::Helm {
+                stderr: *stderr,
+                raw,
+            }),
+    );
+    out.extend(exit_line(state));
+    out.extend(upgrade.map(|n| HelmPaneLine::Note(n.level, &n.text)));
+    out.extend(
+        notes(Step::Rollout)
+            .chain(notes(Step::Init))
+            .map(|n| HelmPaneLine::Note(n.level, &n.text)),
+    );
+    if !filter.is_empty() {
+        let f = filter.to_lowercase();
+        out.retain(|l| l.plain().to_lowercase().contains(&f));
+    }
+    out
+}
+
+/// How many lines the helm pane lists (what its scrolling keys move within).
+pub fn helm_line_count(state: &DeployState, filter: &str) -> usize {
+    helm_lines(state, filter).len()
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! The plan pane's keys (`--plan`): the list of objects the upgrade would change, Enter on one
 //! opens its diff, Esc goes back; `y` lets the upgrade start, `n` declines it (nothing is
-//! written). Pure, as app.rs is: a key and the state in, an effect out.
+//! written). Pure, as app.rs is: a key and the state in, an effect out ([`crate::ui::deck`]'s,
+//! so the screen's keys can hand keys here without this reaching back up).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use crate::engine::event::Step;
 use crate::engine::state::DeployState;
-use crate::ui::app::Effect;
+use crate::ui::deck::Effect;
 use crate::ui::nav::{Scroll, Selection, move_selection, scroll_text};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

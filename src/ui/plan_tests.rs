@@ -6,7 +6,8 @@ use ratatui::crossterm::event::KeyCode;
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::plan;
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::Effect;
 use crate::ui::fixture::Story;
 use crate::ui::testkit::{SIZES, assert_inert, press};
 

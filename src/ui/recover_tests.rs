@@ -5,7 +5,8 @@ use ratatui::crossterm::event::KeyCode;
 
 use crate::engine::event::{Event, LockView, RollbackView, Step, StepOutcome};
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, Overlay, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::{Effect, Overlay};
 use crate::ui::fixture::Story;
 use crate::ui::recover::rollback_offer;
 use crate::ui::testkit::{SIZES, assert_inert, press};

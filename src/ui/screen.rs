@@ -4,7 +4,8 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use crate::ui::app::{FilterSlot, Overlay, Pane, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::{FilterSlot, Overlay, Pane};
 use crate::ui::panes::{
     DeployFrame, banner, detail, header, helm, help, history, hooks, plan, recover, workloads,
 };

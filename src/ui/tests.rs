@@ -8,7 +8,8 @@ use ratatui::style::Modifier;
 use crate::engine::event::{Event, KubeEventView, PodView, Step, WorkloadView};
 use crate::engine::logs::LogMsg;
 use crate::engine::state::DeployState;
-use crate::ui::app::{Effect, FilterSlot, Pane, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::{Effect, FilterSlot, Pane};
 use crate::ui::fit;
 use crate::ui::fixture::{Story, pod, workload};
 use crate::ui::testkit::{Keys, SIZES, assert_inert, find_text, press, row_text, type_text};
@@ -324,9 +325,9 @@ fn ui_state_transitions() {
     assert!(ui.helm.follow);
     // Help opens and closes without quitting.
     press(&mut ui, s, KeyCode::Char('?'));
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Help);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Help);
     assert_eq!(press(&mut ui, s, KeyCode::Char('q')), Effect::None);
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::None);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::None);
 }
 
 #[test]
@@ -374,7 +375,7 @@ fn quitting_asks_before_the_verdict_and_not_after() {
         press(&mut ui, &running.state, KeyCode::Char('q')),
         Effect::None
     );
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Confirm);
     assert_eq!(
         press(&mut ui, &running.state, KeyCode::Char('n')),
         Effect::None
@@ -382,7 +383,7 @@ fn quitting_asks_before_the_verdict_and_not_after() {
     assert!(!ui.cancelling);
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(ui.on_key(ctrl_c, &running.state), Effect::None);
-    assert_eq!(ui.overlay, crate::ui::app::Overlay::Confirm);
+    assert_eq!(ui.overlay, crate::ui::deck::Overlay::Confirm);
     assert_eq!(
         press(&mut ui, &running.state, KeyCode::Char('y')),
         Effect::Cancel
@@ -444,7 +445,7 @@ fn drill_down_and_back() {
 
 #[test]
 fn log_buffer_ignores_replaced_streams() {
-    let mut buf = crate::ui::app::LogBuffer::default();
+    let mut buf = crate::ui::deck::LogBuffer::default();
     buf.apply(LogMsg::Started {
         id: 2,
         pod: "p".into(),
@@ -827,4 +828,49 @@ fn a_followed_watch_lists_each_revisions_verdict() {
         );
         insta::assert_snapshot!(format!("follow_history_{w}x{h}"), screen);
     }
+}
+
+// The verdict banner, read off a whole screen. It renders the Story fixture through ui::screen,
+// which imports the banner pane, so it lives here rather than in panes/banner.rs.
+
+/// The banner rows of a whole 80x24 screen, each trimmed of its borders and padding.
+fn banner_rows(story: &Story) -> Vec<String> {
+    let screen = story.render(&mut UiState::new(), 80, 24);
+    screen
+        .lines()
+        .skip_while(|l| !l.contains("╔"))
+        .skip(1)
+        .take_while(|l| !l.contains("╚"))
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_matches(|c| c == '║' || c == ' ')
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_next_command_is_never_cut_at_80_columns() {
+    let mut story = Story::init_incomplete();
+    let next = "helmdeck deploy demo /tmp/helmdeck-demo/deckapp -n apps --kube-context \
+                prod-eu-west-1-a --only init --init-toggle initJob.enabled --init-job \
+                demo-init --timeout 600s -- --post-renderer ./scripts/kustomize-wrapper.sh";
+    let verdict = story
+        .state
+        .verdict
+        .as_mut()
+        .expect("the story ends in a verdict");
+    verdict.next = Some(next.into());
+    let rows = banner_rows(&story);
+    let at = rows
+        .iter()
+        .position(|r| r.starts_with("next: "))
+        .unwrap_or_else(|| panic!("no next line in the banner: {rows:#?}"));
+    // Wrapped at spaces only, so the rows joined by one space give the command back.
+    let shown = rows[at..].join(" ");
+    assert!(
+        shown.starts_with(&format!("next: {next}")),
+        "the banner cut the next command:\n{rows:#?}"
+    );
+    assert!(rows[0].contains("LIVE — INIT INCOMPLETE"), "{rows:#?}");
 }

@@ -4,12 +4,13 @@
 
 use ratatui::style::{Modifier, Style};
 
+use crate::engine::event::KubeEventView;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::helm::hooks::HookPhase;
 use crate::inspect::model::{
     ContainerEvidence, HistoryRow, HookPod, InspectedHook, Inspection, Termination,
 };
-use crate::ui::model::Mark;
+use crate::ui::model::{self, Mark, Target};
 use crate::ui::panes::DeployFrame;
 use crate::ui::theme::Theme;
 
@@ -273,6 +274,39 @@ pub fn filtered<'a>(lines: &'a [String], filter: &str) -> Vec<&'a str> {
         .iter()
         .map(String::as_str)
         .filter(|l| f.is_empty() || l.to_lowercase().contains(&f))
+        .collect()
+}
+
+/// The hook drill-down's selected pod (`pod`, by name), its shown container (`container`, an
+/// index that wraps) and that container's log lines narrowed by the filter. Takes the drill's
+/// values rather than the drill, so the keys and the evidence pane share it from below both.
+pub fn shown_log<'a>(
+    h: &'a InspectedHook,
+    pod: Option<&str>,
+    container: usize,
+    filter: &str,
+) -> Option<(&'a HookPod, &'a ContainerEvidence, Vec<&'a str>)> {
+    let pods = hook_pods(h);
+    let key = pod?;
+    let pod = pods.iter().find(|p| p.name == key)?;
+    if pod.containers.is_empty() {
+        return None;
+    }
+    let c = &pod.containers[container % pod.containers.len()];
+    Some((pod, c, filtered(&c.log, filter)))
+}
+
+/// The events about a workload drill-down's target (its ReplicaSets and pods too), narrowed by
+/// the filter: what the drill lists and what its scrolling keys count.
+pub fn workload_events<'a>(
+    data: &'a Inspected,
+    target: &Target,
+    filter: &str,
+) -> Vec<&'a KubeEventView> {
+    let pods = model::pods_of(&data.mirror, target);
+    model::events_of(&data.mirror, target, &pods)
+        .into_iter()
+        .filter(|e| matches(filter, &[&e.object, &e.kind, &e.reason, &e.message]))
         .collect()
 }
 

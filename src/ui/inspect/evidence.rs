@@ -25,22 +25,6 @@ use crate::ui::panes::{
 };
 use crate::ui::theme::Theme;
 
-/// The selected pod, the shown container and its log lines (narrowed by the filter).
-pub fn shown_log<'a>(
-    h: &'a InspectedHook,
-    d: &HookDrill,
-    filter: &str,
-) -> Option<(&'a HookPod, &'a ContainerEvidence, Vec<&'a str>)> {
-    let pods = data::hook_pods(h);
-    let key = d.pod.key.as_ref()?;
-    let pod = pods.iter().find(|p| &p.name == key)?;
-    if pod.containers.is_empty() {
-        return None;
-    }
-    let c = &pod.containers[d.container % pod.containers.len()];
-    Some((pod, c, data::filtered(&c.log, filter)))
-}
-
 fn pod_mark(p: &HookPod) -> Mark {
     match p.phase.as_str() {
         "Succeeded" => Mark::Done,
@@ -335,6 +319,8 @@ pub fn event_lines(
         .collect()
 }
 
+/// A hook's evidence, top to bottom: the summary, its pods, the selected pod's containers, the
+/// events (newest first), and the shown container's log, scrolled and filtered.
 pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectUi) {
     let t = v.theme;
     let i = v.inspection();
@@ -363,10 +349,13 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         frame.render_widget(Paragraph::new(top), inner);
         return;
     };
-    let hgt = inner.height;
-    let pods = &e.pods;
     d.pod.resolve(&data::hook_pod_keys(h));
-    let shown = shown_log(h, &d, ui.filters.get(Slot::Log));
+    let shown = data::shown_log(
+        h,
+        d.pod.key.as_deref(),
+        d.container,
+        ui.filters.get(Slot::Log),
+    );
     let containers = match &shown {
         Some((pod, _, _)) => container_lines(pod, d.container, v, width),
         None => Vec::new(),
@@ -376,18 +365,6 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     let views = digest::as_views(&digest);
     let mut events: Vec<&KubeEventView> = views.iter().collect();
     events.reverse();
-    let top_h = (top.len() as u16).min(hgt / 4).max(1);
-    let pods_h = if pods.is_empty() {
-        2
-    } else {
-        ((pods.len() as u16) + 1).min((hgt / 4).max(3))
-    };
-    let containers_h = (containers.len() as u16).min((hgt / 5).max(2));
-    let events_h = if events.is_empty() {
-        0
-    } else {
-        ((events.len() as u16) + 1).min((hgt / 4).max(2))
-    };
     let [
         top_area,
         pods_area,
@@ -395,7 +372,57 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         events_area,
         log_title_area,
         log_area,
-    ] = Layout::vertical([
+    ] = sections(
+        inner,
+        top.len(),
+        e.pods.len(),
+        containers.len(),
+        events.len(),
+    );
+    frame.render_widget(Paragraph::new(top), top_area);
+    render_pods(frame, pods_area, v, &e.pods, &mut d);
+    frame.render_widget(Paragraph::new(containers), containers_area);
+    if events_area.height > 0 {
+        let heading = if folded {
+            format!(
+                "EVENTS (newest first, {}, repeated Normal ones folded)",
+                e.events.len()
+            )
+        } else {
+            format!("EVENTS (newest first, {})", events.len())
+        };
+        let mut lines = vec![Line::from(section(heading, &t))];
+        lines.extend(event_lines(
+            &events,
+            v,
+            width,
+            0,
+            events_area.height.saturating_sub(1) as usize,
+        ));
+        frame.render_widget(Paragraph::new(lines), events_area);
+    }
+    render_log(frame, [log_title_area, log_area], v, ui, &mut d, shown);
+    ui.drill = Some(Drill::Hook(d));
+}
+
+/// The evidence's sections in `inner`: the summary, the pods and the containers, each capped to
+/// a share of the height so the log always keeps the rest; the events only when there are any;
+/// one row for the log's title.
+fn sections(inner: Rect, top: usize, pods: usize, containers: usize, events: usize) -> [Rect; 6] {
+    let hgt = inner.height;
+    let top_h = (top as u16).min(hgt / 4).max(1);
+    let pods_h = if pods == 0 {
+        2
+    } else {
+        ((pods as u16) + 1).min((hgt / 4).max(3))
+    };
+    let containers_h = (containers as u16).min((hgt / 5).max(2));
+    let events_h = if events == 0 {
+        0
+    } else {
+        ((events as u16) + 1).min((hgt / 4).max(2))
+    };
+    Layout::vertical([
         Constraint::Length(top_h),
         Constraint::Length(pods_h),
         Constraint::Length(containers_h),
@@ -403,37 +430,25 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         Constraint::Length(1),
         Constraint::Fill(1),
     ])
-    .areas(inner);
-    frame.render_widget(Paragraph::new(top), top_area);
-    render_pods(frame, pods_area, v, pods, &mut d);
-    frame.render_widget(Paragraph::new(containers), containers_area);
-    if events_h > 0 {
-        let mut lines = vec![Line::from(section(
-            if folded {
-                format!(
-                    "EVENTS (newest first, {}, repeated Normal ones folded)",
-                    e.events.len()
-                )
-            } else {
-                format!("EVENTS (newest first, {})", events.len())
-            },
-            &t,
-        ))];
-        lines.extend(event_lines(
-            &events,
-            v,
-            width,
-            0,
-            events_h.saturating_sub(1) as usize,
-        ));
-        frame.render_widget(Paragraph::new(lines), events_area);
-    }
+    .areas(inner)
+}
+
+/// The shown container's log: its title (pod, container, exit, how many lines, scroll position,
+/// filter) and the scrolled lines, or why there are none; just `LOG` when no container is shown.
+fn render_log(
+    frame: &mut Frame,
+    [title_area, log_area]: [Rect; 2],
+    v: &InspectFrame,
+    ui: &InspectUi,
+    d: &mut HookDrill,
+    shown: Option<(&HookPod, &ContainerEvidence, Vec<&str>)>,
+) {
+    let t = v.theme;
     let Some((pod, c, lines)) = shown else {
         frame.render_widget(
             Paragraph::new(Line::from(section("LOG".into(), &t))),
-            log_title_area,
+            title_area,
         );
-        ui.drill = Some(Drill::Hook(d));
         return;
     };
     let mut head = format!(
@@ -467,7 +482,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     }
     let mut title_line = Line::from(section(head, &t));
     title_line.spans.extend(right);
-    frame.render_widget(Paragraph::new(title_line), log_title_area);
+    frame.render_widget(Paragraph::new(title_line), title_area);
     let mut visual = window(
         &lines,
         &mut d.log,
@@ -484,13 +499,12 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         visual.insert(
             0,
             Line::from(Span::styled(
-                fit::end(&empty, width).into_owned(),
+                fit::end(&empty, log_area.width as usize).into_owned(),
                 t.muted(),
             )),
         );
     }
     frame.render_widget(Paragraph::new(visual), log_area);
-    ui.drill = Some(Drill::Hook(d));
 }
 
 /// The main screen's preview of the selected hook (when there is room): the Job's state, and

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Row};
 
 use crate::helm::hooks::HookPhase;
-use crate::inspect::model::InspectedHook;
+use crate::inspect::model::{InspectedHook, Inspection};
 use crate::ui::fit;
 use crate::ui::inspect::data::{self, InspectFrame};
 use crate::ui::inspect::state::{InspectUi, Slot};
@@ -70,6 +70,35 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
     let i = v.inspection();
     let filter = ui.filters.get(Slot::Hooks).to_string();
     let rows = data::hook_rows(i, &filter);
+    let block = pane_block(title(v, ui), focused, t);
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        render_empty(frame, area, block, empty_text(i, &filter), t);
+        return;
+    }
+    let width = inner.width as usize;
+    let events: Vec<String> = rows
+        .iter()
+        .map(|h| model::compact_events(&h.record.events))
+        .collect();
+    let cols = Columns::fitted(&rows, &events, width);
+    // Each row is laid out by hand so that a second line (the evidence, when narrow) can
+    // run across the columns; the table still selects and scrolls.
+    let table_rows: Vec<Row> = rows
+        .iter()
+        .zip(&events)
+        .map(|(h, events)| row(h, events, &cols, width, v))
+        .collect();
+    let header = Row::new(vec![Cell::from(header_text(&cols, width >= WIDE))]).style(t.heading());
+    let keys: Vec<String> = rows.iter().map(|h| data::hook_key(h)).collect();
+    let table = table::keyed(table_rows, [Constraint::Fill(1)], header, focused, t).block(block);
+    table::render_keyed(frame, area, table, &mut ui.hooks, &keys);
+}
+
+/// `Hooks of revision N · operation · execution order`, then how many failed and the filter.
+fn title(v: &InspectFrame, ui: &InspectUi) -> Vec<Span<'static>> {
+    let t = &v.theme;
+    let i = v.inspection();
     let mut title = vec![Span::raw("Hooks")];
     if let Some(info) = &i.info {
         title.push(Span::styled(
@@ -88,130 +117,117 @@ pub fn render(frame: &mut Frame, area: Rect, v: &InspectFrame, ui: &mut InspectU
         .count();
     title.extend(failed_span(failed, t));
     title.extend(filter_span(&ui.filters, Slot::Hooks, t));
-    let block = pane_block(title, focused, t);
-    let inner = block.inner(area);
-    if rows.is_empty() {
-        let text = match (&i.info, filter.is_empty()) {
-            (None, _) => "hooks unknown: the revision cannot be read".to_string(),
-            (Some(_), false) => format!("no hook matches “{}”", fit::inert(&filter)),
-            (Some(info), true) => format!("revision {} has no hooks", info.revision),
-        };
-        render_empty(frame, area, block, text, t);
-        return;
+    title
+}
+
+/// Why the pane lists no hook: the revision is unreadable, the filter matches none, or the
+/// revision has none.
+fn empty_text(i: &Inspection, filter: &str) -> String {
+    match (&i.info, filter.is_empty()) {
+        (None, _) => "hooks unknown: the revision cannot be read".to_string(),
+        (Some(_), false) => format!("no hook matches “{}”", fit::inert(filter)),
+        (Some(info), true) => format!("revision {} has no hooks", info.revision),
     }
-    let width = inner.width as usize;
-    let wide = width >= WIDE;
-    let with_start = width >= 90;
-    let (name_max, events_max) = if wide { (32, 28) } else { (18, 20) };
-    let name_w = fit::column(rows.iter().map(|h| &h.record.name), 6, name_max);
-    let events: Vec<String> = rows
-        .iter()
-        .map(|h| model::compact_events(&h.record.events))
-        .collect();
-    let events_w = fit::column(&events, 6, events_max);
-    let kind_w = fit::column(rows.iter().map(|h| &h.record.kind), 4, KIND_MAX);
-    let cols = Columns {
-        name: name_w,
-        kind: kind_w,
-        events: events_w,
-        start: with_start,
+}
+
+/// One hook's row: mark, weight, name, kind, events, phase, start and duration, then the
+/// evidence note beside them when the pane is wide, or on a second line under them when not.
+fn row(
+    h: &InspectedHook,
+    events: &str,
+    cols: &Columns,
+    width: usize,
+    v: &InspectFrame,
+) -> Row<'static> {
+    let t = &v.theme;
+    let r = &h.record;
+    let mark = data::hook_mark(r.phase);
+    let style = match r.phase {
+        HookPhase::Failed => t.bad(),
+        HookPhase::NeverRan => data::dimmed(t),
+        _ if !h.in_this_run => t.muted(),
+        _ => Style::new(),
+    };
+    let phase_style = if mark == Mark::Pending {
+        style
+    } else {
+        mark_style(mark, t).patch(style)
+    };
+    let mut spans = vec![
+        Span::styled(mark.glyph(0), mark_style(mark, t)),
+        Span::raw(format!(" {:>3} ", r.weight)),
+        Span::raw(fit::pad(
+            &fit::middle(&fit::inert(&r.name), cols.name),
+            cols.name + 1,
+        )),
+        Span::raw(fit::pad(
+            &fit::end(&fit::inert(&r.kind), cols.kind),
+            cols.kind + 1,
+        )),
+        Span::raw(fit::pad(
+            &fit::end(&fit::inert(events), cols.events),
+            cols.events + 1,
+        )),
+        Span::styled(fit::pad(r.phase.word(), PHASE), phase_style),
+    ];
+    if cols.start {
+        let start = r
+            .started_at
+            .as_deref()
+            .and_then(fit::clock)
+            .unwrap_or_default();
+        spans.push(Span::raw(format!(" {}", fit::pad(&start, 8))));
     }
-    .within(width);
-    let (name_w, kind_w, events_w) = (cols.name, cols.kind, cols.events);
-    // Each row is laid out by hand so that a second line (the evidence, when narrow) can
-    // run across the columns; the table still selects and scrolls.
-    let table_rows: Vec<Row> = rows
-        .iter()
-        .zip(&events)
-        .map(|(h, events)| {
-            let r = &h.record;
-            let mark = data::hook_mark(r.phase);
-            let style = match r.phase {
-                HookPhase::Failed => t.bad(),
-                HookPhase::NeverRan => data::dimmed(t),
-                _ if !h.in_this_run => t.muted(),
-                _ => Style::new(),
-            };
-            let phase_style = if mark == Mark::Pending {
-                style
-            } else {
-                mark_style(mark, t).patch(style)
-            };
-            let mut spans = vec![
-                Span::styled(mark.glyph(0), mark_style(mark, t)),
-                Span::raw(format!(" {:>3} ", r.weight)),
-                Span::raw(fit::pad(
-                    &fit::middle(&fit::inert(&r.name), name_w),
-                    name_w + 1,
-                )),
-                Span::raw(fit::pad(
-                    &fit::end(&fit::inert(&r.kind), kind_w),
-                    kind_w + 1,
-                )),
-                Span::raw(fit::pad(
-                    &fit::end(&fit::inert(events), events_w),
-                    events_w + 1,
-                )),
-                Span::styled(fit::pad(r.phase.word(), PHASE), phase_style),
-            ];
-            if with_start {
-                let start = r
-                    .started_at
-                    .as_deref()
-                    .and_then(fit::clock)
-                    .unwrap_or_default();
-                spans.push(Span::raw(format!(" {}", fit::pad(&start, 8))));
-            }
-            spans.push(Span::raw(format!(" {:>6}", duration(h))));
-            let mut lines = Vec::new();
-            match note(h, v) {
-                Some((text, nstyle)) if wide => {
-                    let room = width.saturating_sub(cols.fixed() + 1);
-                    spans.push(Span::raw(" "));
-                    spans.push(Span::styled(
-                        fit::end(&fit::inert(&text), room).into_owned(),
-                        nstyle,
-                    ));
-                    lines.push(Line::from(spans));
-                }
-                Some((text, nstyle)) => {
-                    lines.push(Line::from(spans));
-                    let indent = 6;
-                    lines.push(Line::from(vec![
-                        Span::raw(" ".repeat(indent)),
-                        Span::styled(
-                            fit::end(&fit::inert(&text), width.saturating_sub(indent)).into_owned(),
-                            nstyle,
-                        ),
-                    ]));
-                }
-                None => lines.push(Line::from(spans)),
-            }
-            let height = lines.len() as u16;
-            Row::new(vec![Cell::from(Text::from(lines))])
-                .style(style)
-                .height(height)
-        })
-        .collect();
+    spans.push(Span::raw(format!(" {:>6}", duration(h))));
+    let mut lines = Vec::new();
+    match note(h, v) {
+        Some((text, nstyle)) if width >= WIDE => {
+            let room = width.saturating_sub(cols.fixed() + 1);
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                fit::end(&fit::inert(&text), room).into_owned(),
+                nstyle,
+            ));
+            lines.push(Line::from(spans));
+        }
+        Some((text, nstyle)) => {
+            lines.push(Line::from(spans));
+            let indent = 6;
+            lines.push(Line::from(vec![
+                Span::raw(" ".repeat(indent)),
+                Span::styled(
+                    fit::end(&fit::inert(&text), width.saturating_sub(indent)).into_owned(),
+                    nstyle,
+                ),
+            ]));
+        }
+        None => lines.push(Line::from(spans)),
+    }
+    let height = lines.len() as u16;
+    Row::new(vec![Cell::from(Text::from(lines))])
+        .style(style)
+        .height(height)
+}
+
+/// The header, laid out as the rows are (each row is one cell); `EVIDENCE` only when the
+/// evidence shares the row.
+fn header_text(cols: &Columns, wide: bool) -> String {
     let mut head = format!(
         "  {:>3} {}{}{}{}",
         "W",
-        fit::pad("NAME", name_w + 1),
-        fit::pad("KIND", kind_w + 1),
-        fit::pad("EVENTS", events_w + 1),
+        fit::pad("NAME", cols.name + 1),
+        fit::pad("KIND", cols.kind + 1),
+        fit::pad("EVENTS", cols.events + 1),
         fit::pad("PHASE", PHASE)
     );
-    if with_start {
+    if cols.start {
         head.push_str(&format!(" {}", fit::pad("START", 8)));
     }
     head.push_str(&format!(" {:>6}", "DUR"));
     if wide {
         head.push_str(" EVIDENCE");
     }
-    let header = Row::new(vec![Cell::from(head)]).style(t.heading());
-    let keys: Vec<String> = rows.iter().map(|h| data::hook_key(h)).collect();
-    let table = table::keyed(table_rows, [Constraint::Fill(1)], header, focused, t).block(block);
-    table::render_keyed(frame, area, table, &mut ui.hooks, &keys);
+    head
 }
 
 /// The width of the phase column.
@@ -230,6 +246,20 @@ struct Columns {
 }
 
 impl Columns {
+    /// The columns for these rows at `width`: each as wide as its widest cell up to a cap
+    /// (roomier when the evidence shares the row), the start only from 90 columns, then shrunk
+    /// to fit.
+    fn fitted(rows: &[&InspectedHook], events: &[String], width: usize) -> Columns {
+        let (name_max, events_max) = if width >= WIDE { (32, 28) } else { (18, 20) };
+        Columns {
+            name: fit::column(rows.iter().map(|h| &h.record.name), 6, name_max),
+            kind: fit::column(rows.iter().map(|h| &h.record.kind), 4, KIND_MAX),
+            events: fit::column(events, 6, events_max),
+            start: width >= 90,
+        }
+        .within(width)
+    }
+
     /// Columns before the evidence: mark, weight, name, kind, events, phase, start, duration.
     fn fixed(&self) -> usize {
         1 + 5

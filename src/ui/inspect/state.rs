@@ -371,9 +371,13 @@ impl InspectUi {
                     return;
                 };
                 let pods = data::hook_pod_keys(h);
-                let lines =
-                    crate::ui::inspect::evidence::shown_log(h, d, self.filters.get(Slot::Log))
-                        .map_or(0, |(_, _, lines)| lines.len());
+                let lines = data::shown_log(
+                    h,
+                    d.pod.key.as_deref(),
+                    d.container,
+                    self.filters.get(Slot::Log),
+                )
+                .map_or(0, |(_, _, lines)| lines.len());
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => {
                         d.pod.move_by(&pods, -1);
@@ -394,11 +398,8 @@ impl InspectUi {
             }
             Drill::Workload(d) => {
                 let pods = model::pod_keys(&data.mirror, &d.target);
-                let events = crate::ui::inspect::workload::event_count(
-                    data,
-                    &d.target,
-                    self.filters.get(Slot::Events),
-                );
+                let events =
+                    data::workload_events(data, &d.target, self.filters.get(Slot::Events)).len();
                 match key.code {
                     KeyCode::Up | KeyCode::Char('k') => d.pod.move_by(&pods, -1),
                     KeyCode::Down | KeyCode::Char('j') => d.pod.move_by(&pods, 1),

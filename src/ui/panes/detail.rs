@@ -7,9 +7,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::event::{KubeEventView, WorkloadView};
-use crate::engine::state::DeployState;
-use crate::ui::app::{Detail, FilterSlot, LogBuffer, UiState, shown_container};
+use crate::engine::event::{KubeEventView, PodView, WorkloadView};
+use crate::ui::app::UiState;
+use crate::ui::deck::{FilterSlot, log_lines, shown_container, test_log};
 use crate::ui::fit;
 use crate::ui::model::{self, Target};
 use crate::ui::panes::events::event_line;
@@ -32,94 +32,6 @@ pub fn log_heading(pod: &str, container: &str, index: usize, containers: usize) 
         ));
     }
     head
-}
-
-/// The log lines shown for the selected container, and where they come from.
-pub fn log_lines<'a>(
-    state: &'a DeployState,
-    detail: &Detail,
-    log: &'a LogBuffer,
-    filter: &str,
-) -> (Vec<&'a str>, String) {
-    let Some((pod, container)) = shown_container(state, detail) else {
-        return match test_log(state, &detail.target) {
-            Some(lines) => (
-                filtered(lines, filter),
-                "as helm test --logs printed it".into(),
-            ),
-            None => (Vec::new(), "no container to show".into()),
-        };
-    };
-    let (lines, status): (Vec<&str>, String) =
-        if let Some(engine) = state.logs.get(&format!("{pod}/{container}")) {
-            (
-                engine.iter().map(String::as_str).collect(),
-                "streamed by the init step".into(),
-            )
-        } else if log.is_for(&pod, &container) {
-            let status = match &log.ended {
-                Some(_) => "ended".into(),
-                None => "streaming".into(),
-            };
-            (log.lines.iter().map(String::as_str).collect(), status)
-        } else {
-            (Vec::new(), "asking for the log…".into())
-        };
-    (filtered(lines, filter), status)
-}
-
-fn filtered<'a>(lines: Vec<&'a str>, filter: &str) -> Vec<&'a str> {
-    if filter.is_empty() {
-        return lines;
-    }
-    let f = filter.to_lowercase();
-    lines
-        .into_iter()
-        .filter(|l| l.to_lowercase().contains(&f))
-        .collect()
-}
-
-/// A test hook's log as `helm test --logs` printed it into the helm pane: a test hook is a Pod
-/// that is gone or of no Job, so no stream is asked for. The lines after its `POD LOGS: NAME`
-/// header up to the next one; None for any other target, or before helm printed it.
-pub fn test_log<'a>(state: &'a DeployState, target: &Target) -> Option<Vec<&'a str>> {
-    let Target::Job { name, init: false } = target else {
-        return None;
-    };
-    let hook = state.hooks.iter().find(|h| &h.name == name)?;
-    if !hook.events.iter().any(|e| e == "test") {
-        return None;
-    }
-    let header = |l: &str| {
-        crate::text::plain(l)
-            .trim()
-            .strip_prefix("POD LOGS:")
-            .map(|n| n.trim().to_string())
-    };
-    let mut lines = state
-        .helm
-        .lines
-        .iter()
-        .filter(|(stderr, _)| !stderr)
-        .map(|(_, l)| l.as_str());
-    lines
-        .by_ref()
-        .find(|l| header(l).as_deref() == Some(name.as_str()))?;
-    Some(
-        lines
-            .take_while(|l| header(l).is_none())
-            .filter(|l| !l.trim().is_empty())
-            .collect(),
-    )
-}
-
-pub fn log_line_count(
-    state: &DeployState,
-    detail: &Detail,
-    log: &LogBuffer,
-    filter: &str,
-) -> usize {
-    log_lines(state, detail, log, filter).0.len()
 }
 
 /// ` · optional (why)` after an optional workload's name in a drill-down's title.
@@ -195,6 +107,7 @@ fn section<'a>(text: String, right: Option<Span<'a>>, ctx: &DeployFrame) -> Line
     Line::from(spans)
 }
 
+/// The drill-down: its pods, the events about them, and the selected container's log.
 pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState) {
     let t = ctx.theme;
     let state = ctx.state;
@@ -236,7 +149,20 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
     }
     render_events(frame, events_area, ctx, &events);
+    render_log(frame, [log_title_area, log_area], ctx, ui, &pods);
+}
 
+/// The selected container's log: its title (which pod and container, the scroll position,
+/// where the lines come from, the filter), the scrolled lines, and why the stream ended.
+fn render_log(
+    frame: &mut Frame,
+    [title_area, log_area]: [Rect; 2],
+    ctx: &DeployFrame,
+    ui: &mut UiState,
+    pods: &[&PodView],
+) {
+    let t = ctx.theme;
+    let state = ctx.state;
     let Some(detail) = ui.detail.clone() else {
         return;
     };
@@ -263,7 +189,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     }
     let mut title_line = section(head, None, ctx);
     title_line.spans.extend(right);
-    frame.render_widget(Paragraph::new(title_line), log_title_area);
+    frame.render_widget(Paragraph::new(title_line), title_area);
     // Why the stream ended closes the log, unless another source (the init step) shows it.
     let ended = match &shown {
         Some((p, c)) if !state.logs.contains_key(&format!("{p}/{c}")) && ui.log.is_for(p, c) => {

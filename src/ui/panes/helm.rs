@@ -7,99 +7,35 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::event::{Level, Step};
-use crate::engine::state::DeployState;
-use crate::helm::process::exit_words;
-use crate::ui::app::{FilterSlot, UiState};
+use crate::engine::event::Level;
+use crate::ui::app::UiState;
+use crate::ui::deck::FilterSlot;
+use crate::ui::model::{self, HelmPaneLine};
 use crate::ui::nav::Scroll;
 use crate::ui::panes::{DeployFrame, filter_span, pane_block, render_empty, wrap_spans};
 use crate::ui::theme::Theme;
 use crate::ui::{ansi, fit};
 
-/// One line of the pane, borrowed from the state.
-pub enum PaneLine<'a> {
-    Note(Level, &'a str),
-    Helm { stderr: bool, raw: &'a str },
-    Exit(String, bool),
-}
-
-impl PaneLine<'_> {
-    fn plain(&self) -> String {
-        match self {
-            PaneLine::Note(_, t) => fit::inert(t).into_owned(),
-            PaneLine::Helm { raw, .. } => ansi::plain_text(raw),
-            PaneLine::Exit(t, _) => t.clone(),
+/// A line of the pane as styled pieces: notes marked by their level, helm's own colours over
+/// the stderr tint, the exit line muted or red.
+fn pieces(line: &HelmPaneLine, theme: &Theme) -> Vec<(Style, String)> {
+    match line {
+        HelmPaneLine::Note(level, text) => {
+            let (mark, style) = match level {
+                Level::Info => ("· ", theme.muted()),
+                Level::Warn => ("! ", theme.warn()),
+                Level::Error => ("✗ ", theme.bad()),
+            };
+            vec![(style, format!("{mark}{}", fit::inert(text)))]
+        }
+        HelmPaneLine::Helm { stderr, raw } => {
+            let base = if *stderr { theme.warn() } else { Style::new() };
+            ansi::styled(raw, base, theme.colour)
+        }
+        HelmPaneLine::Exit(text, ok) => {
+            vec![(if *ok { theme.muted() } else { theme.bad() }, text.clone())]
         }
     }
-
-    fn pieces(&self, theme: &Theme) -> Vec<(Style, String)> {
-        match self {
-            PaneLine::Note(level, text) => {
-                let (mark, style) = match level {
-                    Level::Info => ("· ", theme.muted()),
-                    Level::Warn => ("! ", theme.warn()),
-                    Level::Error => ("✗ ", theme.bad()),
-                };
-                vec![(style, format!("{mark}{}", fit::inert(text)))]
-            }
-            PaneLine::Helm { stderr, raw } => {
-                let base = if *stderr { theme.warn() } else { Style::new() };
-                ansi::styled(raw, base, theme.colour)
-            }
-            PaneLine::Exit(text, ok) => {
-                vec![(if *ok { theme.muted() } else { theme.bad() }, text.clone())]
-            }
-        }
-    }
-}
-
-fn exit_line(state: &DeployState) -> Option<PaneLine<'_>> {
-    let h = &state.helm;
-    if !h.exited {
-        return None;
-    }
-    let how = exit_words(h.exit_code, h.signal);
-    let cancelled = if h.cancelled {
-        ", cancelled (SIGTERM sent)"
-    } else {
-        ""
-    };
-    Some(PaneLine::Exit(
-        format!("· helm exited ({how}{cancelled})"),
-        h.exit_code == Some(0),
-    ))
-}
-
-/// Every line in order: preflight notes, the helm command, helm's output, its exit, then the
-/// notes of the later steps.
-pub fn lines<'a>(state: &'a DeployState, filter: &str) -> Vec<PaneLine<'a>> {
-    let mut out = Vec::new();
-    let notes = |step: Step| state.notes.iter().filter(move |n| n.step == step);
-    out.extend(notes(Step::Preflight).map(|n| PaneLine::Note(n.level, &n.text)));
-    let mut upgrade = notes(Step::Upgrade).peekable();
-    if let Some(cmd) = upgrade.next_if(|n| n.text.starts_with("helm ")) {
-        out.push(PaneLine::Note(cmd.level, &cmd.text));
-    }
-    out.extend(state.helm.lines.iter().map(|(stderr, raw)| PaneLine::Helm {
-        stderr: *stderr,
-        raw,
-    }));
-    out.extend(exit_line(state));
-    out.extend(upgrade.map(|n| PaneLine::Note(n.level, &n.text)));
-    out.extend(
-        notes(Step::Rollout)
-            .chain(notes(Step::Init))
-            .map(|n| PaneLine::Note(n.level, &n.text)),
-    );
-    if !filter.is_empty() {
-        let f = filter.to_lowercase();
-        out.retain(|l| l.plain().to_lowercase().contains(&f));
-    }
-    out
-}
-
-pub fn line_count(state: &DeployState, filter: &str) -> usize {
-    lines(state, filter).len()
 }
 
 /// Visual lines for a scrolled list of logical lines: the tail when following, else from
@@ -153,7 +89,7 @@ pub fn position_span<'a>(scroll: &Scroll, total: usize, theme: &Theme) -> Span<'
 pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState, focused: bool) {
     let t = ctx.theme;
     let filter = ui.filters.get(FilterSlot::Helm).to_string();
-    let items = lines(ctx.state, &filter);
+    let items = model::helm_lines(ctx.state, &filter);
     let mut title = vec![Span::raw("Helm"), position_span(&ui.helm, items.len(), &t)];
     if let Some(f) = filter_span(&ui.filters, FilterSlot::Helm, &t) {
         title.push(f);
@@ -174,7 +110,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         &mut ui.helm,
         inner.height as usize,
         inner.width as usize,
-        |l, w| wrap_spans(&l.pieces(&t), w),
+        |l, w| wrap_spans(&pieces(l, &t), w),
     );
     frame.render_widget(Paragraph::new(visual).block(block), area);
 }

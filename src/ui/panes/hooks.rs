@@ -9,7 +9,8 @@ use ratatui::text::Span;
 use ratatui::widgets::{Cell, Row};
 
 use crate::engine::event::Step;
-use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::FilterSlot;
 use crate::ui::fit;
 use crate::ui::model::{self, HookRow, Mark};
 use crate::ui::panes::{

@@ -11,7 +11,8 @@ use ratatui::widgets::{Cell, Row};
 
 use crate::engine::event::{Step, WorkloadView};
 use crate::engine::state::DeployState;
-use crate::ui::app::{FilterSlot, UiState};
+use crate::ui::app::UiState;
+use crate::ui::deck::FilterSlot;
 use crate::ui::fit;
 use crate::ui::model::{self, Mark};
 use crate::ui::panes::{DeployFrame, filter_span, mark_style, pane_block, render_empty, table};

@@ -9,8 +9,7 @@ use crate::engine::state::DeployState;
 use crate::ui::model::{self, Target};
 use crate::ui::nav::{Ordered, Scroll, Selection};
 
-/// Log lines kept for the container shown in the drill-down.
-const LOG_LINES_KEPT: usize = 2_000;
+use crate::engine::state::LOG_LINES_KEPT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {

@@ -55,7 +55,7 @@ fn rolled_back(status: &str, revision: Option<i64>) -> Story {
         from: 5,
         to: 4,
         revision,
-        status: status.into(),
+        status: serde_json::from_value(serde_json::json!(status)).expect("a rollback status"),
         reason: None,
     }));
     let v = crate::engine::verdict::decide(&s.state);
@@ -271,7 +271,7 @@ fn a_rollback_asked_for_after_the_verdict_reopens_it_until_decided_again() {
         from: 5,
         to: 4,
         revision: None,
-        status: "running".into(),
+        status: helmdeck_core::engine::event::RollbackStatus::Running,
         reason: None,
     }));
     assert_eq!(

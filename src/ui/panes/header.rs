@@ -7,6 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::engine::event::RollbackStatus;
 use crate::engine::event::{Step, StepOutcome};
 use crate::engine::verdict::Outcome;
 use crate::ui::fit;
@@ -130,10 +131,10 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
         .collect();
     // helmdeck's rollback follows the failed steps: both revisions show.
     if let Some(rb) = &ctx.state.rollback {
-        let mark = match rb.status.as_str() {
-            "rolled-back" => Mark::Done,
-            "failed" => Mark::Failed,
-            _ => Mark::Running,
+        let mark = match rb.status {
+            RollbackStatus::RolledBack => Mark::Done,
+            RollbackStatus::Failed => Mark::Failed,
+            RollbackStatus::Running => Mark::Running,
         };
         let detail = match rb.revision {
             Some(w) => format!("{} → {} as revision {w}", rb.from, rb.to),

@@ -9,12 +9,12 @@ use color_eyre::eyre::Result;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::model::event::RollbackStatus;
 use crate::cli::Only;
 use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::emit::Emitter;
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
+use crate::engine::model::event::RollbackStatus;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;

@@ -4,18 +4,18 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::engine::model::event::RollbackStatus;
 use crate::engine::event::{
     Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
     WorkloadKey, WorkloadView,
 };
 pub use crate::engine::model::PlanSummary;
 use crate::engine::model::Verdict;
+use crate::engine::model::event::RollbackStatus;
 
 /// Helm output lines kept for the screen and the report.
 const HELM_LINES_KEPT: usize = 5_000;
-/// Log lines kept per pod.
-const LOG_LINES_KEPT: usize = 2_000;
+/// Log lines kept per container: by the state, and by the screen for the container it follows.
+pub const LOG_LINES_KEPT: usize = 2_000;
 const EVENTS_KEPT: usize = 500;
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -8,8 +8,8 @@
 //! Fail closed: a step that never reported its end, or a "succeeded" rollout that the
 //! workload evidence contradicts, is a failure, never a quiet pass.
 
-use crate::engine::model::event::RollbackStatus;
 use crate::engine::event::{Step, StepOutcome};
+use crate::engine::model::event::RollbackStatus;
 pub use crate::engine::model::{Outcome, Verdict};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;

@@ -62,6 +62,12 @@ pub enum RollbackStatus {
     Failed,
 }
 
+impl std::fmt::Display for RollbackStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
 impl RollbackStatus {
     /// The word the report and the screens show.
     pub fn word(self) -> &'static str {

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::engine::model::event::RollbackStatus;
 use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
+use crate::engine::model::event::RollbackStatus;
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
 use crate::text;

@@ -344,46 +344,10 @@ impl Store {
                 "the body of the request must be an object",
             ));
         }
-        if obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .is_empty()
-            && let Some(prefix) = obj
-                .pointer("/metadata/generateName")
-                .and_then(Value::as_str)
-        {
-            let suffix = self.random_suffix();
-            obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
-        }
-        let name = name_of(&obj).to_string();
-        if name.is_empty() {
-            return Err(ApiError::invalid(
-                res,
-                "",
-                "metadata.name: Required value: name or generateName is required",
-            ));
-        }
-        validate::name(rt.kind, &name).map_err(|m| ApiError::invalid(res, &name, &m))?;
+        // Before the lock: a generated name takes it for its random suffix.
+        let name = self.name_for_create(res, &mut obj)?;
         let mut inner = self.lock();
-        let namespace = if rt.namespaced {
-            let body_ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
-            let ns = ns.or(body_ns).unwrap_or("default").to_string();
-            if body_ns.is_some_and(|b| !b.is_empty() && b != ns) {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            if !inner
-                .map(*ids::NAMESPACES)
-                .contains_key(&(String::new(), ns.clone()))
-            {
-                return Err(ApiError::not_found(*ids::NAMESPACES, &ns));
-            }
-            Some(ns)
-        } else {
-            None
-        };
+        let namespace = Self::namespace_for_create(&inner, res, ns, &obj)?;
         if inner
             .map(res)
             .contains_key(&Self::key(res, namespace.as_deref(), &name))
@@ -400,37 +364,7 @@ impl Store {
             return Err(ApiError::invalid(res, &name, &msg));
         }
         let uid = self.new_uid(&mut inner);
-        let meta = obj["metadata"]
-            .as_object_mut()
-            .expect("metadata is an object after defaults");
-        meta.insert("uid".into(), json!(uid));
-        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
-        meta.remove("resourceVersion");
-        meta.remove("deletionTimestamp");
-        match &namespace {
-            Some(ns) => {
-                meta.insert("namespace".into(), json!(ns));
-            }
-            None => {
-                meta.remove("namespace");
-            }
-        }
-        if rt.has_generation {
-            meta.insert("generation".into(), json!(1));
-        } else {
-            meta.remove("generation");
-        }
-        obj["apiVersion"] = json!(rt.api_version());
-        obj["kind"] = json!(rt.kind);
-        if rt.has_status() && rt.kind != "Namespace" && rt.kind != "Node" && rt.kind != "Pod" {
-            // A client cannot set status on create; controllers own it.
-            if let Some(o) = obj.as_object_mut() {
-                o.remove("status");
-            }
-        }
-        if rt.kind == "Namespace" {
-            obj["status"] = json!({"phase": "Active"});
-        }
+        Self::stamp_created(res, &mut obj, &uid, namespace.as_deref());
         let served = if res == *ids::CRDS {
             let served =
                 crd::served_versions(&obj).map_err(|m| ApiError::invalid(res, &name, &m))?;
@@ -457,6 +391,98 @@ impl Store {
             );
         }
         Ok(created)
+    }
+
+    /// The name of an object to create: `metadata.name`, or `generateName` plus a random
+    /// suffix (written into the object); invalid when neither is set or the name is not
+    /// valid for the kind.
+    fn name_for_create(&self, res: ResourceId, obj: &mut Value) -> Result<String, ApiError> {
+        if name_of(obj).is_empty()
+            && let Some(prefix) = obj
+                .pointer("/metadata/generateName")
+                .and_then(Value::as_str)
+        {
+            let suffix = self.random_suffix();
+            obj["metadata"]["name"] = json!(format!("{prefix}{suffix}"));
+        }
+        let name = name_of(obj).to_string();
+        if name.is_empty() {
+            return Err(ApiError::invalid(
+                res,
+                "",
+                "metadata.name: Required value: name or generateName is required",
+            ));
+        }
+        validate::name(resources::get(res).kind, &name)
+            .map_err(|m| ApiError::invalid(res, &name, &m))?;
+        Ok(name)
+    }
+
+    /// The namespace a created object goes into (`None` for cluster-scoped kinds): the
+    /// request's, else the body's, else `default`. A body namespace that differs from the
+    /// request's is a bad request; a namespace that does not exist is NotFound.
+    fn namespace_for_create(
+        inner: &Inner,
+        res: ResourceId,
+        ns: Option<&str>,
+        obj: &Value,
+    ) -> Result<Option<String>, ApiError> {
+        if !resources::get(res).namespaced {
+            return Ok(None);
+        }
+        let body_ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
+        let ns = ns.or(body_ns).unwrap_or("default").to_string();
+        if body_ns.is_some_and(|b| !b.is_empty() && b != ns) {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        if !inner
+            .map(*ids::NAMESPACES)
+            .contains_key(&(String::new(), ns.clone()))
+        {
+            return Err(ApiError::not_found(*ids::NAMESPACES, &ns));
+        }
+        Ok(Some(ns))
+    }
+
+    /// What the API server sets on every created object: uid, creation time, namespace,
+    /// generation 1 (for kinds that have one), apiVersion and kind; and what it drops: a
+    /// resourceVersion, a deletionTimestamp, and the status of kinds whose controllers own it
+    /// (a Namespace starts Active).
+    fn stamp_created(res: ResourceId, obj: &mut Value, uid: &str, namespace: Option<&str>) {
+        let rt = resources::get(res);
+        let meta = obj["metadata"]
+            .as_object_mut()
+            .expect("metadata is an object after defaults");
+        meta.insert("uid".into(), json!(uid));
+        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+        meta.remove("resourceVersion");
+        meta.remove("deletionTimestamp");
+        match namespace {
+            Some(ns) => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+            None => {
+                meta.remove("namespace");
+            }
+        }
+        if rt.has_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        obj["apiVersion"] = json!(rt.api_version());
+        obj["kind"] = json!(rt.kind);
+        if rt.has_status() && rt.kind != "Namespace" && rt.kind != "Node" && rt.kind != "Pod" {
+            // A client cannot set status on create; controllers own it.
+            if let Some(o) = obj.as_object_mut() {
+                o.remove("status");
+            }
+        }
+        if rt.kind == "Namespace" {
+            obj["status"] = json!({"phase": "Active"});
+        }
     }
 
     /// The API server's ServiceAccount admission: a pod runs as `default` unless it names

@@ -339,6 +339,8 @@ impl Server {
         }
     }
 
+    /// The router: discovery documents first, then a resource path parsed into a [`Call`]
+    /// and dispatched by verb, name and subresource to one handler per operation.
     async fn route(
         &self,
         req: Request<Incoming>,
@@ -348,41 +350,10 @@ impl Server {
         is_watch: bool,
         key: Option<WatchKey>,
     ) -> Result<Response<Body>, ApiError> {
-        let not_found = || ApiError {
-            code: 404,
-            reason: "NotFound",
-            message: "the server could not find the requested resource".into(),
-            details: Value::Null,
-        };
-        if method == Method::GET {
-            let doc = match path.trim_end_matches('/') {
-                "/version" => Some(discovery::version()),
-                "/api" => Some(discovery::core_versions()),
-                "/apis" => Some(discovery::group_list(&self.sim.store)),
-                "/api/v1" => discovery::resource_list(&self.sim.store, "", "v1"),
-                "/openapi/v3" => Some(discovery::openapi_root(&self.sim.store)),
-                "/healthz" | "/livez" | "/readyz" => return Ok(text_response(200, "ok")),
-                p => {
-                    if let Some(gv) = p.strip_prefix("/openapi/v3/") {
-                        Some(
-                            discovery::openapi_group_version(&self.sim.store, gv)
-                                .ok_or_else(not_found)?,
-                        )
-                    } else if let ["apis", g, v] =
-                        p.trim_matches('/').split('/').collect::<Vec<_>>()[..]
-                    {
-                        Some(
-                            discovery::resource_list(&self.sim.store, g, v)
-                                .ok_or_else(not_found)?,
-                        )
-                    } else {
-                        None
-                    }
-                }
-            };
-            if let Some(doc) = doc {
-                return Ok(json_response(200, &doc));
-            }
+        if method == Method::GET
+            && let Some(resp) = self.discovery(path)?
+        {
+            return Ok(resp);
         }
         let route = parse_route(&self.sim.store, path).ok_or_else(not_found)?;
         let rt = resources::get(route.resource);
@@ -394,152 +365,200 @@ impl Server {
         {
             return Err(not_found());
         }
-        let ns = route.namespace.as_deref();
-        let store = &self.sim.store;
-        let content_type = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("application/json")
-            .to_string();
-        let as_table = req
-            .headers()
-            .get(hyper::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(table::wanted);
-        let dry_run = dry_run(query)?;
-        let strict = query.get("fieldValidation").map(String::as_str) == Some("Strict");
-        let part = if route.subresource.as_deref() == Some("status") {
-            Part::Status
-        } else {
-            Part::Main
-        };
-
-        match (method, route.name.as_deref(), route.subresource.as_deref()) {
-            (&Method::GET, None, None) if is_watch => {
-                self.stats.watches.fetch_add(1, Ordering::Relaxed);
-                let (labels, fields) = selectors(query)?;
-                Ok(watch::serve(
-                    &self.sim,
-                    &self.faults,
-                    route.resource,
-                    ns,
-                    labels,
-                    fields,
-                    query,
-                    key.unwrap_or_default(),
-                ))
-            }
-            (&Method::GET, None, None) => {
-                let (labels, fields) = selectors(query)?;
-                let (items, rv) = store.list(route.resource, ns, |o| {
-                    labels.matches_labels(o) && fields.matches_fields(o)
-                });
-                if let Some(key) = &key {
-                    self.faults.served(key, Served::List);
-                }
-                if as_table {
-                    let refs: Vec<&Value> = items.iter().map(|o| &**o).collect();
-                    return Ok(json_response(200, &table::table(route.resource, &refs, rv)));
-                }
-                Ok(list_response(route.resource, &items, rv))
-            }
-            (_, Some(name), Some("scale")) => {
-                self.scale(
-                    req,
-                    method,
-                    route.resource,
-                    ns,
-                    name,
-                    &content_type,
-                    dry_run,
-                )
-                .await
-            }
+        let c = Call::of(&req, &route, query)?;
+        match (method, route.name.as_deref(), c.subresource) {
+            (&Method::GET, None, None) if is_watch => self.watch(&c, key),
+            (&Method::GET, None, None) => self.list(&c, key.as_ref()),
+            (_, Some(name), Some("scale")) => self.scale(req, method, &c, name).await,
             (&Method::GET, Some(name), Some("log")) => {
-                logs_http::serve(&self.sim, ns.unwrap_or(""), name, query)
+                logs_http::serve(&self.sim, c.ns.unwrap_or(""), name, query)
             }
-            (&Method::GET, Some(name), _) => {
-                let obj = store.get(route.resource, ns, name)?;
-                if as_table && route.subresource.is_none() {
-                    return Ok(json_response(
-                        200,
-                        &table::table(route.resource, &[&*obj], store.current_rv()),
-                    ));
-                }
-                Ok(json_response(200, &obj))
-            }
-            (&Method::POST, None, None) => {
-                let body = read_body(req, &content_type).await?;
-                self.check_body(route.resource, &body, strict)?;
-                let created = store.create_opt(route.resource, ns, body, dry_run)?;
-                if !dry_run {
-                    self.faults.note_write(rt.kind);
-                }
-                Ok(json_response(201, &created))
-            }
-            (&Method::PUT, Some(name), None | Some("status")) => {
-                let body = read_body(req, &content_type).await?;
-                self.check_body(route.resource, &body, strict)?;
-                Ok(json_response(
-                    200,
-                    &*store.replace_opt(route.resource, ns, name, body, part, dry_run)?,
-                ))
-            }
-            (&Method::PATCH, Some(name), None | Some("status")) => {
-                let kind = patch_kind(&content_type)
-                    .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
-                if kind == PatchKind::Strategic && resources::is_custom(route.resource) {
-                    // Custom resources have no patch strategy to merge by.
-                    return Err(ApiError::unsupported_patch(
-                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-                    ));
-                }
-                let body = read_body(req, &content_type).await?;
-                if kind == PatchKind::Apply {
-                    self.check_body(route.resource, &body, strict)?;
-                } else if strict {
-                    self.check_fields(route.resource, &body)?;
-                }
-                let (obj, created) =
-                    store.patch_opt(route.resource, ns, name, kind, &body, part, dry_run)?;
-                if created && !dry_run {
-                    self.faults.note_write(rt.kind);
-                }
-                Ok(json_response(if created { 201 } else { 200 }, &obj))
-            }
-            (&Method::DELETE, Some(name), None) => {
-                if dry_run {
-                    return Ok(json_response(200, &*store.get(route.resource, ns, name)?));
-                }
-                let gone = store.delete(route.resource, ns, name)?;
-                Ok(json_response(200, &gone))
-            }
-            (&Method::DELETE, None, None) => {
-                let (labels, fields) = selectors(query)?;
-                let (items, _) = store.list(route.resource, ns, |o| {
-                    labels.matches_labels(o) && fields.matches_fields(o)
-                });
-                let mut gone = Vec::new();
-                for item in items {
-                    let name = item
-                        .pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
-                    if !dry_run && let Ok(g) = store.delete(route.resource, item_ns, name) {
-                        gone.push((*g).clone());
-                    }
-                }
-                Ok(json_response(
-                    200,
-                    &list_doc(route.resource, gone, store.current_rv()),
-                ))
-            }
+            (&Method::GET, Some(name), _) => self.get_one(&c, name),
+            (&Method::POST, None, None) => self.create(req, &c).await,
+            (&Method::PUT, Some(name), None | Some("status")) => self.replace(req, &c, name).await,
+            (&Method::PATCH, Some(name), None | Some("status")) => self.patch(req, &c, name).await,
+            (&Method::DELETE, Some(name), None) => self.delete_one(&c, name),
+            (&Method::DELETE, None, None) => self.delete_collection(&c),
             _ => Err(ApiError::method_not_allowed(format!(
                 "the server does not allow this method on the requested resource ({method} {path})"
             ))),
         }
+    }
+
+    /// A GET of a discovery, OpenAPI or health path: its response, `None` for any other path
+    /// (a resource path), or NotFound for an unknown group-version.
+    fn discovery(&self, path: &str) -> Result<Option<Response<Body>>, ApiError> {
+        let doc = match path.trim_end_matches('/') {
+            "/version" => Some(discovery::version()),
+            "/api" => Some(discovery::core_versions()),
+            "/apis" => Some(discovery::group_list(&self.sim.store)),
+            "/api/v1" => discovery::resource_list(&self.sim.store, "", "v1"),
+            "/openapi/v3" => Some(discovery::openapi_root(&self.sim.store)),
+            "/healthz" | "/livez" | "/readyz" => return Ok(Some(text_response(200, "ok"))),
+            p => {
+                if let Some(gv) = p.strip_prefix("/openapi/v3/") {
+                    Some(
+                        discovery::openapi_group_version(&self.sim.store, gv)
+                            .ok_or_else(not_found)?,
+                    )
+                } else if let ["apis", g, v] =
+                    p.trim_matches('/').split('/').collect::<Vec<_>>()[..]
+                {
+                    Some(discovery::resource_list(&self.sim.store, g, v).ok_or_else(not_found)?)
+                } else {
+                    None
+                }
+            }
+        };
+        Ok(doc.map(|doc| json_response(200, &doc)))
+    }
+
+    /// `GET …?watch=true` on a collection: the event stream.
+    fn watch(&self, c: &Call<'_>, key: Option<WatchKey>) -> Result<Response<Body>, ApiError> {
+        self.stats.watches.fetch_add(1, Ordering::Relaxed);
+        let (labels, fields) = selectors(c.query)?;
+        Ok(watch::serve(
+            &self.sim,
+            &self.faults,
+            c.resource,
+            c.ns,
+            labels,
+            fields,
+            c.query,
+            key.unwrap_or_default(),
+        ))
+    }
+
+    /// `GET` on a collection: the objects matching the selectors, as a list or a Table.
+    fn list(&self, c: &Call<'_>, key: Option<&WatchKey>) -> Result<Response<Body>, ApiError> {
+        let (labels, fields) = selectors(c.query)?;
+        let (items, rv) = self.sim.store.list(c.resource, c.ns, |o| {
+            labels.matches_labels(o) && fields.matches_fields(o)
+        });
+        if let Some(key) = key {
+            self.faults.served(key, Served::List);
+        }
+        if c.as_table {
+            let refs: Vec<&Value> = items.iter().map(|o| &**o).collect();
+            return Ok(json_response(200, &table::table(c.resource, &refs, rv)));
+        }
+        Ok(list_response(c.resource, &items, rv))
+    }
+
+    /// `GET …/NAME` (or a subresource of it that is the object itself, e.g. status).
+    fn get_one(&self, c: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+        let store = &self.sim.store;
+        let obj = store.get(c.resource, c.ns, name)?;
+        if c.as_table && c.subresource.is_none() {
+            return Ok(json_response(
+                200,
+                &table::table(c.resource, &[&*obj], store.current_rv()),
+            ));
+        }
+        Ok(json_response(200, &obj))
+    }
+
+    /// `POST` on a collection: a new object (201).
+    async fn create(
+        &self,
+        req: Request<Incoming>,
+        c: &Call<'_>,
+    ) -> Result<Response<Body>, ApiError> {
+        let body = read_body(req, &c.content_type).await?;
+        self.check_body(c.resource, &body, c.strict)?;
+        let created = self
+            .sim
+            .store
+            .create_opt(c.resource, c.ns, body, c.dry_run)?;
+        if !c.dry_run {
+            self.faults.note_write(c.kind);
+        }
+        Ok(json_response(201, &created))
+    }
+
+    /// `PUT …/NAME` or `…/NAME/status`: the object (or its status) replaced.
+    async fn replace(
+        &self,
+        req: Request<Incoming>,
+        c: &Call<'_>,
+        name: &str,
+    ) -> Result<Response<Body>, ApiError> {
+        let body = read_body(req, &c.content_type).await?;
+        self.check_body(c.resource, &body, c.strict)?;
+        let store = &self.sim.store;
+        Ok(json_response(
+            200,
+            &*store.replace_opt(c.resource, c.ns, name, body, c.part, c.dry_run)?,
+        ))
+    }
+
+    /// `PATCH …/NAME` or `…/NAME/status` in the content type's patch kind; a server-side
+    /// apply may create the object (201).
+    async fn patch(
+        &self,
+        req: Request<Incoming>,
+        c: &Call<'_>,
+        name: &str,
+    ) -> Result<Response<Body>, ApiError> {
+        let content_type = c.content_type.as_str();
+        let kind = patch_kind(content_type)
+            .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
+        if kind == PatchKind::Strategic && resources::is_custom(c.resource) {
+            // Custom resources have no patch strategy to merge by.
+            return Err(ApiError::unsupported_patch(
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
+        let body = read_body(req, content_type).await?;
+        if kind == PatchKind::Apply {
+            self.check_body(c.resource, &body, c.strict)?;
+        } else if c.strict {
+            self.check_fields(c.resource, &body)?;
+        }
+        let (obj, created) = self
+            .sim
+            .store
+            .patch_opt(c.resource, c.ns, name, kind, &body, c.part, c.dry_run)?;
+        if created && !c.dry_run {
+            self.faults.note_write(c.kind);
+        }
+        Ok(json_response(if created { 201 } else { 200 }, &obj))
+    }
+
+    /// `DELETE …/NAME`: the object as it was (a dry run only reads it).
+    fn delete_one(&self, c: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+        let store = &self.sim.store;
+        if c.dry_run {
+            return Ok(json_response(200, &*store.get(c.resource, c.ns, name)?));
+        }
+        let gone = store.delete(c.resource, c.ns, name)?;
+        Ok(json_response(200, &gone))
+    }
+
+    /// `DELETE` on a collection: every object matching the selectors, listed as deleted.
+    fn delete_collection(&self, c: &Call<'_>) -> Result<Response<Body>, ApiError> {
+        let store = &self.sim.store;
+        let (labels, fields) = selectors(c.query)?;
+        let (items, _) = store.list(c.resource, c.ns, |o| {
+            labels.matches_labels(o) && fields.matches_fields(o)
+        });
+        let mut gone = Vec::new();
+        for item in items {
+            let name = item
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let item_ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
+            if !c.dry_run
+                && let Ok(g) = store.delete(c.resource, item_ns, name)
+            {
+                gone.push((*g).clone());
+            }
+        }
+        Ok(json_response(
+            200,
+            &list_doc(c.resource, gone, store.current_rv()),
+        ))
     }
 }
 
@@ -547,17 +566,15 @@ impl Server {
     /// `…/NAME/scale`: the object's replicas as an `autoscaling/v1 Scale`. A write sets the
     /// parent's desired replicas through an ordinary update, so its generation moves and the
     /// controllers roll it as they would after any spec change.
-    #[allow(clippy::too_many_arguments)] // the route's parts, as the main arms get them
     async fn scale(
         &self,
         req: Request<Incoming>,
         method: &Method,
-        res: ResourceId,
-        ns: Option<&str>,
+        c: &Call<'_>,
         name: &str,
-        content_type: &str,
-        dry_run: bool,
     ) -> Result<Response<Body>, ApiError> {
+        let (res, ns, content_type, dry_run) =
+            (c.resource, c.ns, c.content_type.as_str(), c.dry_run);
         let store = &self.sim.store;
         let paths = scale::paths(store, res).ok_or_else(|| ApiError::not_found(res, name))?;
         let old = store.get(res, ns, name)?;
@@ -601,6 +618,74 @@ impl Server {
         let updated = scale::with_replicas(&old, &paths, replicas);
         let stored = store.replace_opt(res, ns, name, updated, Part::Main, dry_run)?;
         Ok(json_response(200, &scale::scale_of(&stored, &paths)))
+    }
+}
+
+/// The 404 of a path the server does not serve.
+fn not_found() -> ApiError {
+    ApiError {
+        code: 404,
+        reason: "NotFound",
+        message: "the server could not find the requested resource".into(),
+        details: Value::Null,
+    }
+}
+
+/// A request on a resource path, as every handler reads it: parsed once, before dispatch
+/// (so a bad `dryRun` is an error whatever the verb).
+struct Call<'a> {
+    resource: ResourceId,
+    kind: &'static str,
+    ns: Option<&'a str>,
+    subresource: Option<&'a str>,
+    query: &'a HashMap<String, String>,
+    /// `Content-Type`, `application/json` when absent.
+    content_type: String,
+    /// Whether the client accepts a `meta.k8s.io/v1` Table (kubectl get).
+    as_table: bool,
+    dry_run: bool,
+    /// `fieldValidation=Strict`: unknown fields are errors.
+    strict: bool,
+    /// What a write may change: the status subresource or the rest.
+    part: Part,
+}
+
+impl<'a> Call<'a> {
+    fn of(
+        req: &Request<Incoming>,
+        route: &'a Route,
+        query: &'a HashMap<String, String>,
+    ) -> Result<Self, ApiError> {
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json")
+            .to_string();
+        let as_table = req
+            .headers()
+            .get(hyper::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(table::wanted);
+        let dry_run = dry_run(query)?;
+        let strict = query.get("fieldValidation").map(String::as_str) == Some("Strict");
+        let part = if route.subresource.as_deref() == Some("status") {
+            Part::Status
+        } else {
+            Part::Main
+        };
+        Ok(Call {
+            resource: route.resource,
+            kind: resources::get(route.resource).kind,
+            ns: route.namespace.as_deref(),
+            subresource: route.subresource.as_deref(),
+            query,
+            content_type,
+            as_table,
+            dry_run,
+            strict,
+            part,
+        })
     }
 }
 

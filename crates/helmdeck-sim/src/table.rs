@@ -105,38 +105,12 @@ fn columns(kind: &str) -> Vec<(&'static str, &'static str)> {
     }
 }
 
+/// One row of the Table: the cells for `columns(kind)`, from the object as kubectl shows it.
 fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
     let name = json!(s(o, "/metadata/name"));
     let age_cell = json!(age(s(o, "/metadata/creationTimestamp"), now));
     match kind {
-        "Pod" => {
-            let statuses = o
-                .pointer("/status/containerStatuses")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let total = o
-                .pointer("/spec/containers")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            let ready = statuses
-                .iter()
-                .filter(|c| c["ready"].as_bool() == Some(true))
-                .count();
-            let restarts: i64 = statuses
-                .iter()
-                .map(|c| c["restartCount"].as_i64().unwrap_or(0))
-                .sum();
-            let node = s(o, "/spec/nodeName");
-            vec![
-                name,
-                json!(format!("{ready}/{total}")),
-                json!(pod_status(o)),
-                json!(restarts),
-                age_cell,
-                json!(if node.is_empty() { "<none>" } else { node }),
-            ]
-        }
+        "Pod" => pod_cells(o, name, age_cell),
         "Deployment" => vec![
             name,
             json!(format!(
@@ -173,35 +147,7 @@ fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
             json!(i(o, "/status/readyReplicas")),
             age_cell,
         ],
-        "Job" => {
-            let conds = o
-                .pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let has = |t: &str| {
-                conds
-                    .iter()
-                    .any(|c| c["type"] == t && c["status"] == "True")
-            };
-            let status = if has("Complete") {
-                "Complete"
-            } else if has("Failed") {
-                "Failed"
-            } else {
-                "Running"
-            };
-            vec![
-                name,
-                json!(status),
-                json!(format!(
-                    "{}/{}",
-                    i(o, "/status/succeeded"),
-                    i(o, "/spec/completions").max(1)
-                )),
-                age_cell,
-            ]
-        }
+        "Job" => job_cells(o, name, age_cell),
         "Event" => vec![
             json!(age(s(o, "/lastTimestamp"), now)),
             json!(s(o, "/type")),
@@ -215,6 +161,69 @@ fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
         ],
         _ => vec![name, age_cell],
     }
+}
+
+/// A pod's row: NAME, READY (ready/total containers), STATUS (as kubectl shows it),
+/// RESTARTS (summed over containers), AGE, NODE.
+fn pod_cells(o: &Value, name: Value, age_cell: Value) -> Vec<Value> {
+    let statuses = o
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let total = o
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let ready = statuses
+        .iter()
+        .filter(|c| c["ready"].as_bool() == Some(true))
+        .count();
+    let restarts: i64 = statuses
+        .iter()
+        .map(|c| c["restartCount"].as_i64().unwrap_or(0))
+        .sum();
+    let node = s(o, "/spec/nodeName");
+    vec![
+        name,
+        json!(format!("{ready}/{total}")),
+        json!(pod_status(o)),
+        json!(restarts),
+        age_cell,
+        json!(if node.is_empty() { "<none>" } else { node }),
+    ]
+}
+
+/// A Job's row: NAME, STATUS (Complete or Failed from its conditions, else Running),
+/// COMPLETIONS (succeeded/completions), AGE.
+fn job_cells(o: &Value, name: Value, age_cell: Value) -> Vec<Value> {
+    let conds = o
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let has = |t: &str| {
+        conds
+            .iter()
+            .any(|c| c["type"] == t && c["status"] == "True")
+    };
+    let status = if has("Complete") {
+        "Complete"
+    } else if has("Failed") {
+        "Failed"
+    } else {
+        "Running"
+    };
+    vec![
+        name,
+        json!(status),
+        json!(format!(
+            "{}/{}",
+            i(o, "/status/succeeded"),
+            i(o, "/spec/completions").max(1)
+        )),
+        age_cell,
+    ]
 }
 
 /// A `meta.k8s.io/v1` Table of `items` (one object or a list).

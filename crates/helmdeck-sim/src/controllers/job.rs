@@ -1,6 +1,7 @@
 //! The Job controller: pods until `completions` succeed or more than `backoffLimit` fail,
 //! with the status and conditions Helm's hook watcher and kstatus read.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -67,194 +68,258 @@ fn default_selector(p: &Pass, job: &Value) {
         });
 }
 
+/// A Job's pods by what the kubelet says of them.
+struct JobPods {
+    /// How many pods the Job owns, finished ones included (the next pod's ordinal).
+    owned: usize,
+    /// The pods not finished (unknown to the kubelet included).
+    active: Vec<Arc<Value>>,
+    ready: i64,
+    succeeded: i64,
+    failed: i64,
+}
+
+/// Sets a Job condition; the job controller also stamps `lastProbeTime`.
+fn put_condition(
+    conds: &mut Vec<Value>,
+    wall: &str,
+    t: &str,
+    status: &str,
+    reason: &str,
+    msg: &str,
+) {
+    let c = json!({"type": t, "status": status, "reason": reason, "message": msg, "lastProbeTime": wall});
+    set_condition(conds, c, wall, false);
+}
+
 impl Controllers {
     pub(super) fn jobs_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for job in &self.work(&snap.jobs, dirty) {
-            if condition_true(job, "Complete") || condition_true(job, "Failed") {
-                self.settle(meta(job, "uid"), true);
-                continue;
-            }
-            let (name, uid, ns) = (meta(job, "name"), meta(job, "uid"), meta(job, "namespace"));
-            default_selector(p, job);
-            let parallelism = int_at(job, "/spec/parallelism").unwrap_or(1).max(0);
-            let completions = int_at(job, "/spec/completions").unwrap_or(1).max(1);
-            let backoff_limit = int_at(job, "/spec/backoffLimit").unwrap_or(6).max(0);
-            let suspended = job
-                .pointer("/spec/suspend")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            self.job_sync(p, snap, job);
+        }
+    }
 
-            let pods: Vec<_> = snap.pods_of(uid).cloned().collect();
-            let (mut active, mut ready, mut succeeded, mut failed) = (Vec::new(), 0, 0, 0);
-            for pod in &pods {
-                match self
-                    .pods
-                    .get(meta(pod, "uid"))
-                    .map(|s| (s.phase(), s.ready))
-                {
-                    Some(("Succeeded", _)) => succeeded += 1,
-                    Some(("Failed", _)) => failed += 1,
-                    Some((_, r)) => {
-                        ready += i64::from(r);
-                        active.push(pod.clone());
-                    }
-                    None => active.push(pod.clone()),
-                }
-            }
-            let old = job.get("status").cloned().unwrap_or_else(|| json!({}));
-            let mut conds: Vec<Value> = old["conditions"].as_array().cloned().unwrap_or_default();
-            let wall = p.wall.as_str();
-            let cond = |conds: &mut Vec<Value>, t: &str, status: &str, reason: &str, msg: &str| {
-                let c = json!({"type": t, "status": status, "reason": reason, "message": msg, "lastProbeTime": wall});
-                set_condition(conds, c, wall, false);
-            };
-            let mut completion_time = None;
-            let involved = Involved::of(job);
-            if suspended {
-                cond(
+    /// One Job that has not finished: suspended (pods deleted), complete, failed past the
+    /// backoff limit (pods deleted), or running (pods created up to parallelism); then its
+    /// status. A finished Job is only marked settled.
+    fn job_sync(&mut self, p: &Pass, snap: &Cache, job: &Value) {
+        if condition_true(job, "Complete") || condition_true(job, "Failed") {
+            self.settle(meta(job, "uid"), true);
+            return;
+        }
+        default_selector(p, job);
+        let parallelism = int_at(job, "/spec/parallelism").unwrap_or(1).max(0);
+        let completions = int_at(job, "/spec/completions").unwrap_or(1).max(1);
+        let backoff_limit = int_at(job, "/spec/backoffLimit").unwrap_or(6).max(0);
+        let suspended = job
+            .pointer("/spec/suspend")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+
+        let mut pods = self.job_pods(snap, meta(job, "uid"));
+        let old = job.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut conds: Vec<Value> = old["conditions"].as_array().cloned().unwrap_or_default();
+        let wall = p.wall.as_str();
+        let mut completion_time = None;
+        if suspended {
+            put_condition(
+                &mut conds,
+                wall,
+                "Suspended",
+                "True",
+                "JobSuspended",
+                "Job suspended",
+            );
+            self.job_delete_active(p, &mut pods);
+        } else if pods.succeeded >= completions {
+            self.job_complete(p, job, &mut conds);
+            completion_time = Some(wall.to_string());
+        } else if pods.failed > backoff_limit {
+            self.job_fail(p, job, &mut conds, &mut pods);
+        } else {
+            if conds.iter().any(|c| c["type"] == "Suspended") {
+                put_condition(
                     &mut conds,
+                    wall,
                     "Suspended",
-                    "True",
-                    "JobSuspended",
-                    "Job suspended",
+                    "False",
+                    "JobResumed",
+                    "Job resumed",
                 );
-                for pod in active.drain(..) {
-                    self.delete_pod(p, &pod);
-                }
-                ready = 0;
-            } else if succeeded >= completions {
-                cond(
-                    &mut conds,
-                    "SuccessCriteriaMet",
-                    "True",
-                    "CompletionsReached",
-                    COMPLETE_MSG,
-                );
-                cond(
-                    &mut conds,
-                    "Complete",
-                    "True",
-                    "CompletionsReached",
-                    COMPLETE_MSG,
-                );
-                completion_time = Some(wall.to_string());
-                self.events.record(
-                    p,
-                    &involved,
-                    "Normal",
-                    "Completed",
-                    "Job completed",
-                    "job-controller",
-                    None,
-                );
-            } else if failed > backoff_limit {
-                cond(
-                    &mut conds,
-                    "FailureTarget",
-                    "True",
-                    "BackoffLimitExceeded",
-                    BACKOFF_MSG,
-                );
-                cond(
-                    &mut conds,
-                    "Failed",
-                    "True",
-                    "BackoffLimitExceeded",
-                    BACKOFF_MSG,
-                );
-                for pod in active.drain(..) {
-                    self.delete_pod(p, &pod);
-                }
-                ready = 0;
-                self.events.record(
-                    p,
-                    &involved,
-                    "Warning",
-                    "BackoffLimitExceeded",
-                    BACKOFF_MSG,
-                    "job-controller",
-                    None,
-                );
-            } else {
-                if conds.iter().any(|c| c["type"] == "Suspended") {
-                    cond(
-                        &mut conds,
-                        "Suspended",
-                        "False",
-                        "JobResumed",
-                        "Job resumed",
-                    );
-                }
-                let want = parallelism.min(completions - succeeded);
-                let rule = self.job_rule_index(p.sim, name);
-                let template = job
-                    .pointer("/spec/template")
-                    .cloned()
-                    .unwrap_or_else(|| json!({}));
-                let extra = job_labels(uid, name);
-                let mut ordinal = pods.len() as u32;
-                let waiting = self.create_retry.get(uid).is_some_and(|at| p.now < *at);
-                let mut refused = false;
-                while !waiting && (active.len() as i64) < want {
-                    let plan = self.run_plan(p.sim, rule, ordinal);
-                    ordinal += 1;
-                    let created = self.create_pod(
-                        p,
-                        job,
-                        &template,
-                        None,
-                        &format!("{name}-"),
-                        &extra,
-                        |_| {},
-                        plan,
-                    );
-                    let Some(pod) = created else {
-                        refused = true;
-                        break;
-                    };
-                    let msg = format!("Created pod: {}", meta(&pod, "name"));
-                    self.events.record(
-                        p,
-                        &involved,
-                        "Normal",
-                        "SuccessfulCreate",
-                        &msg,
-                        "job-controller",
-                        None,
-                    );
-                    active.push(pod);
-                }
-                if refused {
-                    self.create_retry
-                        .insert(uid.to_string(), p.now + CREATE_RETRY);
-                } else if !waiting {
-                    self.create_retry.remove(uid);
-                }
-                // A refused creation waits on time, not on a change: look again every pass.
-                self.settle(uid, !(refused || waiting));
             }
-            let start = old["startTime"]
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| wall.to_string());
-            let mut status = json!({"startTime": start});
-            put_nonzero(&mut status, "active", active.len() as i64);
-            status["ready"] = json!(ready);
-            put_nonzero(&mut status, "succeeded", succeeded);
-            put_nonzero(&mut status, "failed", failed);
-            status["terminating"] = json!(0);
-            status["uncountedTerminatedPods"] = json!({});
-            if !conds.is_empty() {
-                status["conditions"] = json!(conds);
-            }
-            if let Some(t) = completion_time {
-                status["completionTime"] = json!(t);
-            }
-            if job.get("status") != Some(&status) {
-                p.sim
-                    .store
-                    .update_with(*ids::JOBS, Some(ns), name, |o| o["status"] = status);
+            let want = parallelism.min(completions - pods.succeeded);
+            self.job_create_pods(p, job, &mut pods, want);
+        }
+        write_job_status(p, job, &old, conds, &pods, completion_time);
+    }
+
+    /// The Job's pods counted by phase (as the kubelet simulation has them).
+    fn job_pods(&self, snap: &Cache, uid: &str) -> JobPods {
+        let mut out = JobPods {
+            owned: 0,
+            active: Vec::new(),
+            ready: 0,
+            succeeded: 0,
+            failed: 0,
+        };
+        for pod in snap.pods_of(uid) {
+            out.owned += 1;
+            match self
+                .pods
+                .get(meta(pod, "uid"))
+                .map(|s| (s.phase(), s.ready))
+            {
+                Some(("Succeeded", _)) => out.succeeded += 1,
+                Some(("Failed", _)) => out.failed += 1,
+                Some((_, r)) => {
+                    out.ready += i64::from(r);
+                    out.active.push(pod.clone());
+                }
+                None => out.active.push(pod.clone()),
             }
         }
+        out
+    }
+
+    /// Deletes every active pod (a suspended or failed Job runs none).
+    fn job_delete_active(&mut self, p: &Pass, pods: &mut JobPods) {
+        for pod in pods.active.drain(..) {
+            self.delete_pod(p, &pod);
+        }
+        pods.ready = 0;
+    }
+
+    /// Enough pods succeeded: SuccessCriteriaMet and Complete, and the Completed event.
+    fn job_complete(&mut self, p: &Pass, job: &Value, conds: &mut Vec<Value>) {
+        let wall = p.wall.as_str();
+        let reason = "CompletionsReached";
+        put_condition(
+            conds,
+            wall,
+            "SuccessCriteriaMet",
+            "True",
+            reason,
+            COMPLETE_MSG,
+        );
+        put_condition(conds, wall, "Complete", "True", reason, COMPLETE_MSG);
+        let involved = Involved::of(job);
+        self.events.record(
+            p,
+            &involved,
+            "Normal",
+            "Completed",
+            "Job completed",
+            "job-controller",
+            None,
+        );
+    }
+
+    /// Too many pods failed: FailureTarget and Failed, the active pods deleted, and the
+    /// BackoffLimitExceeded event.
+    fn job_fail(&mut self, p: &Pass, job: &Value, conds: &mut Vec<Value>, pods: &mut JobPods) {
+        let wall = p.wall.as_str();
+        let reason = "BackoffLimitExceeded";
+        put_condition(conds, wall, "FailureTarget", "True", reason, BACKOFF_MSG);
+        put_condition(conds, wall, "Failed", "True", reason, BACKOFF_MSG);
+        self.job_delete_active(p, pods);
+        let involved = Involved::of(job);
+        self.events.record(
+            p,
+            &involved,
+            "Warning",
+            "BackoffLimitExceeded",
+            BACKOFF_MSG,
+            "job-controller",
+            None,
+        );
+    }
+
+    /// Creates pods until `want` are active, each with the scenario's plan for its ordinal.
+    /// A refused creation is retried after CREATE_RETRY, and the Job stays unsettled until
+    /// then (it waits on time, not on a change).
+    fn job_create_pods(&mut self, p: &Pass, job: &Value, pods: &mut JobPods, want: i64) {
+        let (name, uid) = (meta(job, "name"), meta(job, "uid"));
+        let involved = Involved::of(job);
+        let rule = self.job_rule_index(p.sim, name);
+        let template = job
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let extra = job_labels(uid, name);
+        let mut ordinal = pods.owned as u32;
+        let waiting = self.create_retry.get(uid).is_some_and(|at| p.now < *at);
+        let mut refused = false;
+        while !waiting && (pods.active.len() as i64) < want {
+            let plan = self.run_plan(p.sim, rule, ordinal);
+            ordinal += 1;
+            let created = self.create_pod(
+                p,
+                job,
+                &template,
+                None,
+                &format!("{name}-"),
+                &extra,
+                |_| {},
+                plan,
+            );
+            let Some(pod) = created else {
+                refused = true;
+                break;
+            };
+            let msg = format!("Created pod: {}", meta(&pod, "name"));
+            self.events.record(
+                p,
+                &involved,
+                "Normal",
+                "SuccessfulCreate",
+                &msg,
+                "job-controller",
+                None,
+            );
+            pods.active.push(pod);
+        }
+        if refused {
+            self.create_retry
+                .insert(uid.to_string(), p.now + CREATE_RETRY);
+        } else if !waiting {
+            self.create_retry.remove(uid);
+        }
+        // A refused creation waits on time, not on a change: look again every pass.
+        self.settle(uid, !(refused || waiting));
+    }
+}
+
+/// Writes the Job's status (counts, conditions, start and completion times) when it changed.
+fn write_job_status(
+    p: &Pass,
+    job: &Value,
+    old: &Value,
+    conds: Vec<Value>,
+    pods: &JobPods,
+    completion_time: Option<String>,
+) {
+    let wall = p.wall.as_str();
+    let start = old["startTime"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| wall.to_string());
+    let mut status = json!({"startTime": start});
+    put_nonzero(&mut status, "active", pods.active.len() as i64);
+    status["ready"] = json!(pods.ready);
+    put_nonzero(&mut status, "succeeded", pods.succeeded);
+    put_nonzero(&mut status, "failed", pods.failed);
+    status["terminating"] = json!(0);
+    status["uncountedTerminatedPods"] = json!({});
+    if !conds.is_empty() {
+        status["conditions"] = json!(conds);
+    }
+    if let Some(t) = completion_time {
+        status["completionTime"] = json!(t);
+    }
+    if job.get("status") != Some(&status) {
+        let (name, ns) = (meta(job, "name"), meta(job, "namespace"));
+        p.sim
+            .store
+            .update_with(*ids::JOBS, Some(ns), name, |o| o["status"] = status);
     }
 }

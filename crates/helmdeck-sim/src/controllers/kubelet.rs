@@ -280,71 +280,7 @@ impl PodSim {
     fn step(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) -> bool {
         let now = p.now;
         match self.stage {
-            Stage::Unscheduled => {
-                let fitting: Vec<&(String, String)> = nodes
-                    .list
-                    .iter()
-                    .filter(|(n, _)| node_fits(&self.placement, n, nodes.labels.get(n)))
-                    .collect();
-                let unschedulable = match &self.plan {
-                    Plan::Serve { rule } if self.preset_node.is_none() => {
-                        p.rule(*rule).unschedulable.clone()
-                    }
-                    _ => None,
-                };
-                let unschedulable = unschedulable.or_else(|| {
-                    (self.preset_node.is_none() && fitting.is_empty())
-                        .then(|| unschedulable_message(nodes.list.len()))
-                });
-                if let Some(msg) = unschedulable {
-                    self.stage = Stage::Unschedulable;
-                    self.unschedulable = msg.clone();
-                    self.version += 1;
-                    ev.record(
-                        p,
-                        &self.involved(None),
-                        "Warning",
-                        "FailedScheduling",
-                        &msg,
-                        "default-scheduler",
-                        None,
-                    );
-                    return true;
-                }
-                let (node, ip) = match &self.preset_node {
-                    Some(n) => {
-                        let ip = nodes
-                            .list
-                            .iter()
-                            .find(|(name, _)| name == n)
-                            .map(|x| x.1.clone());
-                        (n.clone(), ip.unwrap_or_else(|| super::node_ip(0)))
-                    }
-                    None => {
-                        ctr.node_rr += 1;
-                        fitting[ctr.node_rr % fitting.len()].clone()
-                    }
-                };
-                self.node = node;
-                self.host_ip = ip;
-                self.t_scheduled = p.wall.clone();
-                self.t_ready = p.wall.clone();
-                self.enter(Stage::Creating, now);
-                let msg = format!(
-                    "Successfully assigned {}/{} to {}",
-                    self.ns, self.name, self.node
-                );
-                ev.record(
-                    p,
-                    &self.involved(None),
-                    "Normal",
-                    "Scheduled",
-                    &msg,
-                    "default-scheduler",
-                    None,
-                );
-                true
-            }
+            Stage::Unscheduled => self.schedule(p, nodes, ev, ctr),
             Stage::Unschedulable | Stage::Succeeded | Stage::Failed | Stage::External => false,
             Stage::Creating => {
                 if now < self.created + self.start_delay(p) {
@@ -360,19 +296,7 @@ impl PodSim {
                 }
                 true
             }
-            Stage::ErrImagePull => {
-                if now < self.since + PULL_ERROR {
-                    return false;
-                }
-                self.enter(Stage::ImagePullBackOff, now);
-                for (c, img) in self.containers.clone() {
-                    let msg = format!("Back-off pulling image \"{img}\"");
-                    self.kubelet_event(p, ev, Some(&c), "Normal", "BackOff", &msg);
-                    let msg = "Error: ImagePullBackOff";
-                    self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", msg);
-                }
-                true
-            }
+            Stage::ErrImagePull => self.pull_back_off(p, ev),
             Stage::ImagePullBackOff => {
                 if now < self.since + PULL_BACKOFF {
                     return false;
@@ -389,6 +313,93 @@ impl PodSim {
                 true
             }
         }
+    }
+
+    /// The scheduler's step: a node for the pod (its preset node, else round robin over the
+    /// fitting ones), or Unschedulable with a FailedScheduling event when the scenario says
+    /// so or no node fits. Always a transition.
+    fn schedule(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) -> bool {
+        let now = p.now;
+        let fitting: Vec<&(String, String)> = nodes
+            .list
+            .iter()
+            .filter(|(n, _)| node_fits(&self.placement, n, nodes.labels.get(n)))
+            .collect();
+        let unschedulable = match &self.plan {
+            Plan::Serve { rule } if self.preset_node.is_none() => {
+                p.rule(*rule).unschedulable.clone()
+            }
+            _ => None,
+        };
+        let unschedulable = unschedulable.or_else(|| {
+            (self.preset_node.is_none() && fitting.is_empty())
+                .then(|| unschedulable_message(nodes.list.len()))
+        });
+        if let Some(msg) = unschedulable {
+            self.stage = Stage::Unschedulable;
+            self.unschedulable = msg.clone();
+            self.version += 1;
+            ev.record(
+                p,
+                &self.involved(None),
+                "Warning",
+                "FailedScheduling",
+                &msg,
+                "default-scheduler",
+                None,
+            );
+            return true;
+        }
+        let (node, ip) = match &self.preset_node {
+            Some(n) => {
+                let ip = nodes
+                    .list
+                    .iter()
+                    .find(|(name, _)| name == n)
+                    .map(|x| x.1.clone());
+                (n.clone(), ip.unwrap_or_else(|| super::node_ip(0)))
+            }
+            None => {
+                ctr.node_rr += 1;
+                fitting[ctr.node_rr % fitting.len()].clone()
+            }
+        };
+        self.node = node;
+        self.host_ip = ip;
+        self.t_scheduled = p.wall.clone();
+        self.t_ready = p.wall.clone();
+        self.enter(Stage::Creating, now);
+        let msg = format!(
+            "Successfully assigned {}/{} to {}",
+            self.ns, self.name, self.node
+        );
+        ev.record(
+            p,
+            &self.involved(None),
+            "Normal",
+            "Scheduled",
+            &msg,
+            "default-scheduler",
+            None,
+        );
+        true
+    }
+
+    /// ErrImagePull has lasted PULL_ERROR: ImagePullBackOff, with the kubelet's BackOff and
+    /// Failed events per container. False while it is not due.
+    fn pull_back_off(&mut self, p: &Pass, ev: &mut Events) -> bool {
+        let now = p.now;
+        if now < self.since + PULL_ERROR {
+            return false;
+        }
+        self.enter(Stage::ImagePullBackOff, now);
+        for (c, img) in self.containers.clone() {
+            let msg = format!("Back-off pulling image \"{img}\"");
+            self.kubelet_event(p, ev, Some(&c), "Normal", "BackOff", &msg);
+            let msg = "Error: ImagePullBackOff";
+            self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", msg);
+        }
+        true
     }
 
     fn step_running(&mut self, p: &Pass, ev: &mut Events) -> bool {

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::cache::{Cache, Dirty};
 use super::kubelet::Plan;
 use super::{
-    CONTROLLER_REVISIONS, Controllers, PVCS, Pass, array_at, int_at, is_rolling, label, meta,
-    min_ready, owner_ref, pod_template, put_nonzero, spec_replicas,
+    CONTROLLER_REVISIONS, Controllers, Ident, PVCS, Pass, array_at, int_at, is_rolling, label,
+    meta, min_ready, owner_ref, pod_template, put_nonzero, spec_replicas,
 };
 use crate::resources::ids;
 
@@ -19,6 +19,48 @@ pub(crate) const REVISION_LABEL: &str = "controller-revision-hash";
 /// Where StatefulSets and DaemonSets keep their strategy's type.
 pub(crate) const UPDATE_STRATEGY: &str = "/spec/updateStrategy/type";
 const STS_CONTROLLER: &str = "statefulset-controller";
+
+/// One StatefulSet as this pass sees it: its spec, the revision of its current template,
+/// and its ControllerRevisions (older templates for pods below the partition).
+struct StsPass<'a> {
+    sts: &'a Value,
+    replicas: i64,
+    rolling: bool,
+    /// Ordinals below it keep the current revision (0 unless RollingUpdate).
+    partition: i64,
+    /// podManagementPolicy Parallel: no waiting for the previous ordinal.
+    parallel: bool,
+    template: Value,
+    /// The ControllerRevision name of `template`.
+    update_rev: String,
+    revisions: Vec<Arc<Value>>,
+    rule: Option<usize>,
+}
+
+impl StsPass<'_> {
+    /// The pod template of revision `rev`: the current one, or the one kept in its
+    /// ControllerRevision (the current template when that is gone).
+    fn template_of(&self, rev: &str) -> Value {
+        if rev == self.update_rev {
+            return self.template.clone();
+        }
+        self.revisions
+            .iter()
+            .find(|r| meta(r, "name") == rev)
+            .and_then(|r| r.pointer("/data/spec/template"))
+            .cloned()
+            .map(|mut t| {
+                t.as_object_mut().map(|o| o.remove("$patch"));
+                t
+            })
+            .unwrap_or_else(|| self.template.clone())
+    }
+
+    /// Whether `pod` runs the current template.
+    fn is_updated(&self, pod: &Value) -> bool {
+        label(pod, REVISION_LABEL) == Some(self.update_rev.as_str())
+    }
+}
 
 impl Controllers {
     /// Creates the ControllerRevision `name` holding `template`, unless it exists.
@@ -63,155 +105,212 @@ impl Controllers {
 
     pub(super) fn statefulsets_sync(&mut self, p: &Pass, snap: &Cache, dirty: &Dirty) {
         for sts in &self.work(&snap.statefulsets, dirty) {
-            let Some((id, rule_idx)) = self.observe(p, "StatefulSet", sts) else {
-                continue;
-            };
-            let (name, uid, ns, sts_gen) = (id.name, id.uid, id.ns, id.generation);
-            let rule = p.rule(rule_idx);
-            let replicas = spec_replicas(sts);
-            let rolling = is_rolling(sts, UPDATE_STRATEGY);
-            let partition = if rolling {
+            self.statefulset_sync(p, snap, sts);
+        }
+    }
+
+    /// One StatefulSet: record its revision, then at most one change per pass in order
+    /// (remove stray pods, scale down, create missing ordinals, roll one outdated pod), then
+    /// the status. A step that changed something ("busy") holds the rolling update back.
+    fn statefulset_sync(&mut self, p: &Pass, snap: &Cache, sts: &Value) {
+        let Some((id, rule)) = self.observe(p, "StatefulSet", sts) else {
+            return;
+        };
+        let rolling = is_rolling(sts, UPDATE_STRATEGY);
+        let (template, hash) = pod_template(sts);
+        let s = StsPass {
+            sts,
+            replicas: spec_replicas(sts),
+            rolling,
+            partition: if rolling {
                 int_at(sts, "/spec/updateStrategy/rollingUpdate/partition")
                     .unwrap_or(0)
                     .max(0)
             } else {
                 0
-            };
-            let parallel = sts
+            },
+            parallel: sts
                 .pointer("/spec/podManagementPolicy")
                 .and_then(Value::as_str)
-                == Some("Parallel");
-            let min = min_ready(sts);
-            let (template, hash) = pod_template(sts);
-            let update_rev = format!("{name}-{hash}");
-            let revisions: Vec<Arc<Value>> = snap.revisions_of(uid);
-            self.ensure_revision(p, sts, &update_rev, &hash, &template, &revisions);
-            let mut current_rev = sts
-                .pointer("/status/currentRevision")
-                .and_then(Value::as_str)
-                .filter(|r| !r.is_empty())
-                .unwrap_or(&update_rev)
-                .to_string();
+                == Some("Parallel"),
+            update_rev: format!("{}-{hash}", id.name),
+            revisions: snap.revisions_of(id.uid),
+            template,
+            rule,
+        };
+        self.ensure_revision(p, sts, &s.update_rev, &hash, &s.template, &s.revisions);
+        let current_rev = sts
+            .pointer("/status/currentRevision")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .unwrap_or(&s.update_rev)
+            .to_string();
 
-            let prefix = format!("{name}-");
-            let mut pods: BTreeMap<i64, Arc<Value>> = BTreeMap::new();
-            let mut busy = false;
-            for pod in snap.pods_of(uid) {
-                let ordinal = meta(pod, "name")
-                    .strip_prefix(&prefix)
-                    .and_then(|o| o.parse::<i64>().ok());
-                match ordinal {
-                    Some(o) if !self.pod_terminal(pod) => {
-                        pods.insert(o, pod.clone());
-                    }
-                    _ => {
-                        // A failed pod is replaced; a stray one removed.
-                        self.sts_delete(p, sts, pod);
-                        busy = true;
-                    }
-                }
-            }
-            let ready = |c: &Controllers, pod: &Value| {
-                c.pods.get(meta(pod, "uid")).is_some_and(|s| s.ready)
-            };
+        let (mut pods, mut busy) = self.sts_pods_by_ordinal(p, snap, &s, id.uid);
+        busy |= self.sts_scale_down(p, &s, &mut pods);
+        busy |= self.sts_create_missing(p, &s, &current_rev, &mut pods);
+        if !busy {
+            self.sts_roll(p, &s, &mut pods);
+        }
+        self.sts_status(p, &s, &id, current_rev, &pods);
+    }
 
-            // Scale down from the highest ordinal, one at a time.
-            if let Some((&o, pod)) = pods.iter().next_back().filter(|(o, _)| **o >= replicas) {
-                let pod = pod.clone();
-                self.sts_delete(p, sts, &pod);
-                pods.remove(&o);
-                busy = true;
-            }
-            // Create missing ordinals: in order, each once the one before it is Ready.
-            for i in 0..replicas {
-                if pods.contains_key(&i) {
-                    if !parallel && !ready(self, &pods[&i]) {
-                        break;
-                    }
-                    continue;
+    /// The StatefulSet's live pods by ordinal; finished pods (replaced later) and pods
+    /// without an ordinal of this set are deleted. Returns whether it deleted any.
+    fn sts_pods_by_ordinal(
+        &mut self,
+        p: &Pass,
+        snap: &Cache,
+        s: &StsPass,
+        uid: &str,
+    ) -> (BTreeMap<i64, Arc<Value>>, bool) {
+        let prefix = format!("{}-", meta(s.sts, "name"));
+        let mut pods: BTreeMap<i64, Arc<Value>> = BTreeMap::new();
+        let mut busy = false;
+        for pod in snap.pods_of(uid) {
+            let ordinal = meta(pod, "name")
+                .strip_prefix(&prefix)
+                .and_then(|o| o.parse::<i64>().ok());
+            match ordinal {
+                Some(o) if !self.pod_terminal(pod) => {
+                    pods.insert(o, pod.clone());
                 }
-                let rev = if i < partition {
-                    current_rev.clone()
-                } else {
-                    update_rev.clone()
-                };
-                let rev_template = if rev == update_rev {
-                    template.clone()
-                } else {
-                    revisions
-                        .iter()
-                        .find(|r| meta(r, "name") == rev)
-                        .and_then(|r| r.pointer("/data/spec/template"))
-                        .cloned()
-                        .map(|mut t| {
-                            t.as_object_mut().map(|o| o.remove("$patch"));
-                            t
-                        })
-                        .unwrap_or_else(|| template.clone())
-                };
-                if let Some(pod) = self.sts_create(p, sts, i, &rev, &rev_template, rule_idx) {
-                    pods.insert(i, pod);
+                _ => {
+                    // A failed pod is replaced; a stray one removed.
+                    self.sts_delete(p, s.sts, pod);
+                    busy = true;
                 }
-                busy = true;
-                if !parallel {
-                    break;
-                }
-            }
-            // Rolling update: with every pod there and Ready, replace the highest outdated
-            // ordinal at or above the partition.
-            let all_ready = (0..replicas).all(|i| pods.get(&i).is_some_and(|pod| ready(self, pod)));
-            if rolling && !busy && all_ready && pods.len() as i64 == replicas {
-                let outdated = (partition..replicas).rev().find(|i| {
-                    pods.get(i)
-                        .is_some_and(|pod| label(pod, REVISION_LABEL) != Some(update_rev.as_str()))
-                });
-                if let Some(i) = outdated {
-                    let pod = pods.remove(&i).expect("found above");
-                    self.sts_delete(p, sts, &pod);
-                }
-            }
-
-            let count = pods.len() as i64;
-            let mut n_ready = 0;
-            let mut available = 0;
-            for pod in pods.values() {
-                if let Some(s) = self.pods.get(meta(pod, "uid")) {
-                    n_ready += i64::from(s.ready);
-                    available += i64::from(s.available(p.now, min));
-                }
-            }
-            let at = |rev: &str| {
-                pods.values()
-                    .filter(|pod| label(pod, REVISION_LABEL) == Some(rev))
-                    .count() as i64
-            };
-            let updated = at(&update_rev);
-            let mut current = at(&current_rev);
-            if rolling
-                && !rule.revision_never_converges
-                && updated == count
-                && n_ready == count
-                && count == replicas
-            {
-                current_rev = update_rev.clone();
-                current = updated;
-            }
-            self.settle(uid, n_ready == available);
-            let mut status = json!({"observedGeneration": sts_gen, "replicas": count, "availableReplicas": available});
-            put_nonzero(&mut status, "readyReplicas", n_ready);
-            put_nonzero(&mut status, "currentReplicas", current);
-            put_nonzero(&mut status, "updatedReplicas", updated);
-            status["currentRevision"] = json!(current_rev);
-            status["updateRevision"] = json!(update_rev);
-            status["collisionCount"] = json!(0);
-            if sts.get("status") != Some(&status) {
-                p.sim
-                    .store
-                    .update_with(*ids::STATEFULSETS, Some(ns), name, |o| {
-                        o["status"] = status;
-                    });
             }
         }
+        (pods, busy)
+    }
+
+    /// Scale down from the highest ordinal, one at a time. Returns whether it deleted one.
+    fn sts_scale_down(
+        &mut self,
+        p: &Pass,
+        s: &StsPass,
+        pods: &mut BTreeMap<i64, Arc<Value>>,
+    ) -> bool {
+        let Some((&o, pod)) = pods.iter().next_back().filter(|(o, _)| **o >= s.replicas) else {
+            return false;
+        };
+        let pod = pod.clone();
+        self.sts_delete(p, s.sts, &pod);
+        pods.remove(&o);
+        true
+    }
+
+    /// Create missing ordinals: in order, each once the one before it is Ready (all at once
+    /// when Parallel). Ordinals below the partition get the current revision, the others the
+    /// update revision. Returns whether it tried to create any.
+    fn sts_create_missing(
+        &mut self,
+        p: &Pass,
+        s: &StsPass,
+        current_rev: &str,
+        pods: &mut BTreeMap<i64, Arc<Value>>,
+    ) -> bool {
+        let mut busy = false;
+        for i in 0..s.replicas {
+            if let Some(pod) = pods.get(&i) {
+                if !s.parallel && !self.pod_ready(pod) {
+                    break;
+                }
+                continue;
+            }
+            let rev = if i < s.partition {
+                current_rev
+            } else {
+                s.update_rev.as_str()
+            };
+            let rev_template = s.template_of(rev);
+            if let Some(pod) = self.sts_create(p, s.sts, i, rev, &rev_template, s.rule) {
+                pods.insert(i, pod);
+            }
+            busy = true;
+            if !s.parallel {
+                break;
+            }
+        }
+        busy
+    }
+
+    /// Rolling update: with every pod there and Ready, replace the highest outdated ordinal
+    /// at or above the partition (its deletion; the next pass creates it anew).
+    fn sts_roll(&mut self, p: &Pass, s: &StsPass, pods: &mut BTreeMap<i64, Arc<Value>>) {
+        let all_ready =
+            (0..s.replicas).all(|i| pods.get(&i).is_some_and(|pod| self.pod_ready(pod)));
+        if !(s.rolling && all_ready && pods.len() as i64 == s.replicas) {
+            return;
+        }
+        let outdated = (s.partition..s.replicas)
+            .rev()
+            .find(|i| pods.get(i).is_some_and(|pod| !s.is_updated(pod)));
+        if let Some(i) = outdated {
+            let pod = pods.remove(&i).expect("found above");
+            self.sts_delete(p, s.sts, &pod);
+        }
+    }
+
+    /// Counts the pods (ready, available, per revision), moves the current revision to the
+    /// update revision once a rolling update has converged (unless the scenario says it
+    /// never does), marks the set settled when every ready pod is available, and writes
+    /// the status when it changed.
+    fn sts_status(
+        &mut self,
+        p: &Pass,
+        s: &StsPass,
+        id: &Ident,
+        mut current_rev: String,
+        pods: &BTreeMap<i64, Arc<Value>>,
+    ) {
+        let min = min_ready(s.sts);
+        let count = pods.len() as i64;
+        let mut n_ready = 0;
+        let mut available = 0;
+        for pod in pods.values() {
+            if let Some(st) = self.pods.get(meta(pod, "uid")) {
+                n_ready += i64::from(st.ready);
+                available += i64::from(st.available(p.now, min));
+            }
+        }
+        let at = |rev: &str| {
+            pods.values()
+                .filter(|pod| label(pod, REVISION_LABEL) == Some(rev))
+                .count() as i64
+        };
+        let updated = at(&s.update_rev);
+        let mut current = at(&current_rev);
+        if s.rolling
+            && !p.rule(s.rule).revision_never_converges
+            && updated == count
+            && n_ready == count
+            && count == s.replicas
+        {
+            current_rev = s.update_rev.clone();
+            current = updated;
+        }
+        self.settle(id.uid, n_ready == available);
+        let mut status = json!({"observedGeneration": id.generation, "replicas": count, "availableReplicas": available});
+        put_nonzero(&mut status, "readyReplicas", n_ready);
+        put_nonzero(&mut status, "currentReplicas", current);
+        put_nonzero(&mut status, "updatedReplicas", updated);
+        status["currentRevision"] = json!(current_rev);
+        status["updateRevision"] = json!(s.update_rev);
+        status["collisionCount"] = json!(0);
+        if s.sts.get("status") != Some(&status) {
+            p.sim
+                .store
+                .update_with(*ids::STATEFULSETS, Some(id.ns), id.name, |o| {
+                    o["status"] = status;
+                });
+        }
+    }
+
+    /// Whether the kubelet reports `pod` Ready.
+    fn pod_ready(&self, pod: &Value) -> bool {
+        self.pods.get(meta(pod, "uid")).is_some_and(|s| s.ready)
     }
 
     fn sts_delete(&mut self, p: &Pass, sts: &Value, pod: &Value) {

@@ -1,0 +1,172 @@
+//! Scheduler and kubelet tests: crash, OOM and image-pull failures, readiness, scheduling and
+//! node selection, bare pods.
+
+use super::*;
+
+#[test]
+fn oom_killed_and_image_pull_backoff() {
+    let mut h = Harness::new(
+        "workloads:\n  - match: Deployment/api\n    oom_killed: true\n  - match: Deployment/img\n    image_pull_backoff: true\n",
+    );
+    h.create(*ids::DEPLOYMENTS, deployment("api", 1));
+    h.create(*ids::DEPLOYMENTS, deployment("img", 1));
+    h.run(Duration::from_secs(3));
+    let api = h.list(*ids::PODS, "api-").pop().unwrap();
+    assert_eq!(
+        api["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"],
+        "OOMKilled"
+    );
+    assert_eq!(
+        api["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"],
+        137
+    );
+    let img = h.list(*ids::PODS, "img-").pop().unwrap();
+    assert_eq!(img["status"]["phase"], "Pending");
+    assert_eq!(
+        img["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+        "ImagePullBackOff"
+    );
+    let failed: Vec<String> = h
+        .events(meta(&img, "name"), "Failed")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        failed.contains(&"Error: ErrImagePull".to_string()),
+        "{failed:?}"
+    );
+    assert!(
+        failed.contains(&"Error: ImagePullBackOff".to_string()),
+        "{failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .any(|m| m.starts_with("Failed to pull image \"web:1\"")),
+        "{failed:?}"
+    );
+    let backoff = h.events(meta(&img, "name"), "BackOff");
+    assert_eq!(backoff[0]["message"], "Back-off pulling image \"web:1\"");
+}
+
+#[test]
+fn readiness_never_runs_unready_with_unhealthy_events() {
+    let mut h = Harness::new("workloads:\n  - match: Deployment/web\n    readiness_never: true\n");
+    h.create(*ids::DEPLOYMENTS, deployment("web", 1));
+    h.run(Duration::from_secs(3));
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Running");
+    assert!(!pod_ready(&pod));
+    let ev = h.events(meta(&pod, "name"), "Unhealthy");
+    assert_eq!(
+        ev[0]["message"],
+        "Readiness probe failed: HTTP probe failed with statuscode: 503"
+    );
+    assert_eq!(ev[0]["type"], "Warning");
+    assert_eq!(
+        h.rollout(*ids::DEPLOYMENTS, "web"),
+        Rollout::Waiting("0 of 1 updated replicas are available...".into())
+    );
+}
+
+#[test]
+fn unschedulable_pod_stays_pending_with_a_failed_scheduling_event() {
+    let msg = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.";
+    let mut h = Harness::new(&format!(
+        "workloads:\n  - match: Deployment/gpu\n    unschedulable: \"{msg}\"\n"
+    ));
+    h.create(*ids::DEPLOYMENTS, deployment("gpu", 1));
+    h.run(Duration::from_secs(2));
+    let pod = h.list(*ids::PODS, "gpu-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending");
+    let c = condition(&pod, "PodScheduled").unwrap();
+    assert_eq!(
+        (
+            c["status"].as_str(),
+            c["reason"].as_str(),
+            c["message"].as_str()
+        ),
+        (Some("False"), Some("Unschedulable"), Some(msg))
+    );
+    assert!(pod["spec"].get("nodeName").is_none());
+    let ev = h.events(meta(&pod, "name"), "FailedScheduling");
+    assert_eq!(
+        (ev[0]["type"].as_str(), ev[0]["message"].as_str()),
+        (Some("Warning"), Some(msg))
+    );
+    assert_eq!(ev[0]["source"]["component"], "default-scheduler");
+}
+
+#[test]
+fn bare_pods_run_or_complete() {
+    let mut h = Harness::new(
+        "jobs:\n  - match: hook-*\n    outcome: fail\n    exit_code: 4\n    after: 300ms\n",
+    );
+    let pod = |name: &str, restart: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+               "spec": {"restartPolicy": restart, "containers": [{"name": "app", "image": "x:1"}]}})
+    };
+    h.create(*ids::PODS, pod("server", "Always"));
+    h.create(*ids::PODS, pod("hook-test", "Never"));
+    h.create(*ids::PODS, pod("smoke", "Never"));
+    h.run(Duration::from_secs(2));
+    assert!(pod_ready(&h.get(*ids::PODS, "server")));
+    let hook = h.get(*ids::PODS, "hook-test");
+    assert_eq!(hook["status"]["phase"], "Failed");
+    assert_eq!(
+        hook["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+        4
+    );
+    assert_eq!(h.get(*ids::PODS, "smoke")["status"]["phase"], "Succeeded");
+}
+
+#[test]
+fn a_node_selector_no_node_matches_leaves_the_pod_unschedulable() {
+    let mut h = Harness::new("nodes: 2\nnode_labels: {}\n");
+    let mut d = deployment("gpu", 1);
+    d["spec"]["template"]["spec"]["nodeSelector"] = json!({"nvidia.com/gpu.present": "true"});
+    h.create(*ids::DEPLOYMENTS, d);
+    h.run(Duration::from_secs(2));
+    let pod = h.list(*ids::PODS, "gpu-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending");
+    let msg = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. \
+               preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    let c = condition(&pod, "PodScheduled").unwrap();
+    assert_eq!(
+        (c["reason"].as_str(), c["message"].as_str()),
+        (Some("Unschedulable"), Some(msg))
+    );
+    assert!(pod["spec"].get("nodeName").is_none());
+    let ev = h.events(meta(&pod, "name"), "FailedScheduling");
+    assert_eq!(ev[0]["message"], msg);
+}
+
+#[test]
+fn node_selection_places_pods_only_on_matching_nodes() {
+    // Default node labels carry the GPU label: a GPU selector schedules.
+    let mut h = Harness::new("nodes: 3\n");
+    let mut gpu = deployment("gpu", 1);
+    gpu["spec"]["template"]["spec"]["nodeSelector"] = json!({"nvidia.com/gpu.present": "true"});
+    h.create(*ids::DEPLOYMENTS, gpu);
+    // Required affinity: node-2 by hostname label, not node-3 by name.
+    let mut pinned = deployment("pinned", 4);
+    pinned["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-2", "node-3"]}],
+             "matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-3"]}]}]}}});
+    h.create(*ids::DEPLOYMENTS, pinned);
+    let mut nowhere = deployment("nowhere", 1);
+    nowhere["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}}});
+    h.create(*ids::DEPLOYMENTS, nowhere);
+    h.run(Duration::from_secs(3));
+    assert!(pod_ready(&h.list(*ids::PODS, "gpu-")[0]));
+    let pinned = h.list(*ids::PODS, "pinned-");
+    assert_eq!(pinned.len(), 4);
+    for pod in &pinned {
+        assert_eq!(pod["spec"]["nodeName"], "node-2", "{pod}");
+    }
+    let pod = h.list(*ids::PODS, "nowhere-").pop().unwrap();
+    assert_eq!(pod["status"]["phase"], "Pending");
+}

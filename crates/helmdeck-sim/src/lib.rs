@@ -3,6 +3,7 @@
 //! unmodified.
 
 pub mod api_error;
+pub mod body;
 pub mod controllers;
 pub mod crd;
 pub mod defaults;

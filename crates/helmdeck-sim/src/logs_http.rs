@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::SimState;
 use super::api_error::ApiError;
+use super::body::Body;
 use super::resources::ids;
-use super::server::Body;
 
 fn render(lines: &[(String, String)], timestamps: bool) -> String {
     lines
@@ -132,6 +132,6 @@ fn text(s: String) -> Response<Body> {
     Response::builder()
         .status(200)
         .header("content-type", "text/plain")
-        .body(super::server::full(s))
+        .body(super::body::full(s))
         .expect("static response parts are valid")
 }

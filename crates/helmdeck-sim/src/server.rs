@@ -5,11 +5,10 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use bytes::Bytes;
 use color_eyre::eyre::{Result, WrapErr};
-use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
@@ -26,7 +25,7 @@ use super::selector::Selector;
 use super::store::{Part, PatchKind};
 use super::{SimState, Store, crd, discovery, logs_http, protobuf, scale, table, validate, watch};
 
-pub type Body = BoxBody<Bytes, Infallible>;
+pub use super::body::{Body, full};
 
 /// Largest request body accepted (a release Secret with a big chart fits easily).
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -89,10 +88,6 @@ pub struct Server {
     pub sim: Arc<SimState>,
     pub faults: Arc<Faults>,
     pub stats: Stats,
-}
-
-pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed()
 }
 
 pub fn json_response(code: u16, value: &Value) -> Response<Body> {
@@ -792,9 +787,6 @@ pub fn seed(sim: &SimState) -> Result<()> {
     }
     Ok(())
 }
-
-/// For the watch module: how long until a fault-free bookmark is due.
-pub const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {

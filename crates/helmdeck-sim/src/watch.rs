@@ -18,10 +18,13 @@ use tokio::sync::mpsc;
 
 use super::SimState;
 use super::api_error::ApiError;
+use super::body::Body;
 use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId};
 use super::selector::Selector;
-use super::server::{BOOKMARK_EVERY, Body};
+
+/// How long until a fault-free bookmark is due.
+pub const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
 use super::store::WatchEvent;
 
 /// Longest a watch stays open without `timeoutSeconds` (the API server picks 30–60 min).

@@ -325,19 +325,7 @@ fn xml_text(s: &str) -> String {
 /// Writes the document atomically, as the JSON report is written: a temporary file beside the
 /// path, synced, renamed over it.
 pub fn write(path: &Path, xml: &str) -> std::io::Result<()> {
-    let dir = crate::validate::parent_dir(path);
-    let mut file = tempfile::Builder::new()
-        .prefix(".helmdeck-junit-")
-        .suffix(".tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)?;
-    file.write_all(xml.as_bytes())?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::atomic::write(path, xml.as_bytes(), crate::atomic::Access::Shared, "junit")
 }
 
 #[cfg(test)]

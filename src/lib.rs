@@ -7,7 +7,8 @@
 //! under the paths the rest of the product uses.
 
 pub use helmdeck_core::{
-    advice, cli, cluster, config, engine, exit, helm, inspect, record, rollout, signals, validate,
+    advice, atomic, cli, cluster, config, engine, exit, helm, inspect, record, rollout, signals,
+    validate,
 };
 pub use helmdeck_formats::{glob, text, time};
 pub use helmdeck_sim as sim;

@@ -26,15 +26,16 @@ pub enum Mark {
 pub const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 
 impl Mark {
+    /// The marks a workload can have are the plain-text output's glyphs ([`Standing::glyph`]),
+    /// so the screen and headless lines never disagree; the screen adds a spinner.
     pub fn glyph(self, tick: u64) -> &'static str {
         match self {
-            Mark::Done => "✓",
+            Mark::Done => Standing::Ready.glyph(),
             Mark::Running => SPINNER[(tick % SPINNER.len() as u64) as usize],
-            Mark::Failed => "✗",
+            Mark::Failed | Mark::Cancelled => Standing::Failed.glyph(),
             Mark::Pending => "·",
             Mark::Skipped => "–",
-            Mark::Cancelled => "✗",
-            Mark::Optional => "░",
+            Mark::Optional => Standing::Optional.glyph(),
         }
     }
 }

@@ -3,7 +3,6 @@
 //! skipped cases. Built from the final state alone, so it says what the JSON report says and
 //! never more: no values, no Secret data (the state holds neither).
 
-use std::io::Write;
 use std::path::Path;
 
 use quick_xml::Writer;

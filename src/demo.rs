@@ -150,9 +150,7 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
         helm_version,
         cluster,
         helm_env: env,
-        plan_answer: None,
-        unlock_answer: None,
-        rollback_answer: None,
+        asks: Default::default(),
     };
     // Pulls a chart reference and checks the init toggle offline, as deploy does.
     prepared.resolve_inputs().await?;

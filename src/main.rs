@@ -287,9 +287,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             helm_version: String::new(),
             cluster: cluster.clone(),
             helm_env: vec![],
-            plan_answer: None,
-            unlock_answer: None,
-            rollback_answer: None,
+            asks: Default::default(),
         }
     };
     let summary = run::summary(&pass(None));
@@ -678,9 +676,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         helm_version,
         cluster,
         helm_env: vec![],
-        plan_answer: None,
-        unlock_answer: None,
-        rollback_answer: None,
+        asks: Default::default(),
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

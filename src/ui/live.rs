@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::engine::ask::{Answers, Asks, Question};
 use crate::engine::event::Event;
 use crate::engine::logs::{self, LogRequest};
 use crate::engine::run::{self, Prepared};
@@ -46,24 +47,17 @@ pub async fn run_deploy(
         return crate::headless::run(prepared, cancel, tap, true).await;
     };
 
-    // With an operator at the screen the upgrade waits for `y` on the plan.
-    let plan_answer = (prepared.plan.plan && !prepared.plan.plan_only).then(|| {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        prepared.plan_answer = Some(rx);
-        tx
-    });
-    // A stuck lock waits for `u` and `y` (never with --recover-lock, which needs no answer).
-    let unlock_answer = (!prepared.plan.recover_lock && prepared.plan.watch.is_none()).then(|| {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        prepared.unlock_answer = Some(rx);
-        tx
-    });
-    // After a failed verdict the engine waits for `R` and `y` until the screen drops this.
-    let rollback_answer = prepared.plan.watch.is_none().then(|| {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        prepared.rollback_answer = Some(rx);
-        tx
-    });
+    // With an operator at the screen the upgrade waits for `y` on the plan; a stuck lock for
+    // `u` and `y` (never with --recover-lock, which needs no answer); after a failed verdict the
+    // engine waits for `R` and `y` until the screen withdraws the question.
+    let asked = &prepared.plan;
+    let questions = [
+        (asked.plan && !asked.plan_only).then_some(Question::Plan),
+        (!asked.recover_lock && asked.watch.is_none()).then_some(Question::Unlock),
+        asked.watch.is_none().then_some(Question::Rollback),
+    ];
+    let (asks, answers) = Asks::ask(&questions.into_iter().flatten().collect::<Vec<_>>());
+    prepared.asks = asks;
     let pass = Pass::spawn(prepared, cancel.clone(), tap);
     let logs = Logs::start(client, namespace);
     let mut screen = DeployScreen {
@@ -78,9 +72,7 @@ pub async fn run_deploy(
         pass,
         finished: None,
         cancel,
-        plan_answer,
-        unlock_answer,
-        rollback_answer,
+        answers,
         quit: false,
         blind: false,
         input_open: true,
@@ -216,9 +208,7 @@ pub async fn run_follow(
         pass,
         finished: None,
         cancel: cancel.clone(),
-        plan_answer: None,
-        unlock_answer: None,
-        rollback_answer: None,
+        answers: Default::default(),
         quit: false,
         blind: false,
         input_open: true,
@@ -368,13 +358,10 @@ struct DeployScreen<'a> {
     pass: Pass,
     finished: Option<Result<DeployState>>,
     cancel: CancellationToken,
-    /// Where `y`/`n` on the plan goes (`--plan`; taken by the first answer).
-    plan_answer: Option<tokio::sync::oneshot::Sender<bool>>,
-    /// Where `y` on the lock prompt goes (taken by it).
-    unlock_answer: Option<tokio::sync::oneshot::Sender<bool>>,
-    /// Where `y` on the rollback prompt goes; dropped when the operator quits or the keyboard
-    /// is gone, which ends the engine's wait after the verdict.
-    rollback_answer: Option<tokio::sync::oneshot::Sender<bool>>,
+    /// Where `y`/`n` on the plan, `y` on the lock prompt and `y` on the rollback prompt go,
+    /// each taken by its answer; the rollback's is withdrawn when the operator quits or the
+    /// keyboard is gone, which ends the engine's wait after the verdict.
+    answers: Answers,
     quit: bool,
     /// The terminal is gone or unusable: the deploy is cancelled and runs to its verdict unseen.
     blind: bool,
@@ -405,7 +392,7 @@ impl DeployScreen<'_> {
                 match self.ui.on_key(key, &self.mirror) {
                     Effect::Cancel => self.cancel.cancel(),
                     effect @ (Effect::ApprovePlan | Effect::DeclinePlan) => {
-                        if let Some(answer) = self.plan_answer.take() {
+                        if let Some(answer) = self.answers.take(Question::Plan) {
                             // The engine may have ended meanwhile (a cancel): nobody to tell.
                             let _ = answer.send(effect == Effect::ApprovePlan);
                         }
@@ -413,9 +400,9 @@ impl DeployScreen<'_> {
                     Effect::Quit => {
                         self.quit = true;
                         // The engine may be waiting for `R`: it ends once nobody can ask.
-                        self.rollback_answer = None;
+                        self.answers.withdraw(Question::Rollback);
                     }
-                    Effect::Unlock => match self.unlock_answer.take() {
+                    Effect::Unlock => match self.answers.take(Question::Unlock) {
                         // The engine may have ended meanwhile (a cancel): nobody to tell.
                         Some(answer) if self.mirror.verdict.is_none() => {
                             let _ = answer.send(true);
@@ -430,7 +417,7 @@ impl DeployScreen<'_> {
                     },
                     Effect::Rollback(to) => {
                         let waiting = self.finished.is_none();
-                        let sent = match self.rollback_answer.take() {
+                        let sent = match self.answers.take(Question::Rollback) {
                             Some(answer) if waiting => answer.send(true).is_ok(),
                             _ => false,
                         };
@@ -462,7 +449,7 @@ impl DeployScreen<'_> {
             }
             TuiEvent::InputClosed => {
                 self.input_open = false;
-                self.rollback_answer = None;
+                self.answers.withdraw(Question::Rollback);
                 Flow::Same
             }
             TuiEvent::Resize => Flow::Redraw,
@@ -588,7 +575,7 @@ impl Screen for DeployScreen<'_> {
             self.follow.as_ref().map_or(&[], |f| &f.history),
             Some(jiff::Timestamp::now()),
         );
-        self.ui.rollback_waits = self.rollback_answer.is_some() && self.finished.is_none();
+        self.ui.rollback_waits = self.answers.waits(Question::Rollback) && self.finished.is_none();
         screen::draw(frame, &ctx, &mut self.ui);
     }
 

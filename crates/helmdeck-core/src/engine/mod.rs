@@ -2,6 +2,7 @@
 //! folds them; [`verdict::decide`] turns the state into one exit code. No terminal code here.
 
 pub mod advice;
+pub mod ask;
 // The events' old path, kept: every step, renderer and test names it.
 pub use model::event;
 pub mod emit;
@@ -9,6 +10,7 @@ pub mod inputs;
 pub mod logs;
 pub mod model;
 pub mod plan;
+pub mod prepared;
 pub mod report;
 pub mod run;
 pub mod state;

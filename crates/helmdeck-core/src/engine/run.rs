@@ -2,7 +2,6 @@
 //! on another, and ends with the verdict. Renderers (headless lines, the TUI) get every event
 //! with the state it produced.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use color_eyre::eyre::Result;
@@ -10,8 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Only;
-use crate::cluster::client::Cluster;
-use crate::config::DeployPlan;
+use crate::engine::ask::Question;
 use crate::engine::emit::Emitter;
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::model::event::RollbackStatus;
@@ -20,30 +18,9 @@ use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
 use crate::helm::process::redact_args;
 
-/// Everything needed to start, resolved before the first cluster request: the plan and the
-/// handles on helm and the cluster. The steps' [`Ctx`] is made of it.
-pub struct Prepared {
-    pub plan: DeployPlan,
-    pub helm: PathBuf,
-    pub helm_version: String,
-    pub cluster: Cluster,
-    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
-    pub helm_env: Vec<(String, String)>,
-    /// The screen's answer to the plan (`y`/`n`); None where nobody is asked (headless).
-    pub plan_answer: Option<steps::plan::Answer>,
-    /// The screen's answer to a stuck lock (`u`, then `y`); None where nobody is asked.
-    pub unlock_answer: Option<steps::plan::Answer>,
-    /// The screen's `R` then `y` after a failed verdict; None where nobody is asked
-    /// (headless never waits). Dropping the sender (the operator quit) ends the wait.
-    pub rollback_answer: Option<steps::plan::Answer>,
-}
+pub use crate::engine::prepared::Prepared;
 
 impl Prepared {
-    /// The release's namespace (the plan's, else the kube context's).
-    pub fn namespace(&self) -> &str {
-        self.plan.namespace_or(&self.cluster.default_namespace)
-    }
-
     /// Reads `-f -` and pulls a remote chart once, then checks the init Job offline; all before
     /// the first cluster request, so a failure here is a usage error (exit 2).
     pub async fn resolve_inputs(&mut self) -> Result<()> {
@@ -65,21 +42,17 @@ struct Unrolled {
     written: Option<i64>,
 }
 
-async fn run_steps(
-    ctx: &Ctx,
-    plan_answer: Option<steps::plan::Answer>,
-    unlock_answer: Option<steps::plan::Answer>,
-) -> Option<Unrolled> {
+async fn run_steps(ctx: &Ctx) -> Option<Unrolled> {
     if let Some(watching) = ctx.plan.watch {
         crate::engine::watch::run_steps(ctx, watching.after).await;
         return None;
     }
-    let (outcome, revision_before) = steps::preflight::run(ctx, unlock_answer).await;
+    let (outcome, revision_before) = steps::preflight::run(ctx).await;
     if outcome != StepOutcome::Succeeded {
         return None;
     }
     if ctx.plan.plan {
-        if steps::plan::run(ctx, plan_answer).await != StepOutcome::Succeeded {
+        if steps::plan::run(ctx).await != StepOutcome::Succeeded {
             return None;
         }
         if ctx.plan.plan_only {
@@ -244,27 +217,15 @@ pub async fn deploy(
     let started = Instant::now();
     let mut state = DeployState::new(summary(&prepared));
     let (tx, rx) = mpsc::unbounded_channel();
-    let Prepared {
-        plan,
-        helm,
-        helm_version,
-        cluster,
-        helm_env,
-        plan_answer,
-        unlock_answer,
-        rollback_answer,
-    } = prepared;
+    // Taken before the steps run: the wait for it comes after the verdict, outside them.
+    let rollback_answer = prepared.asks.take(Question::Rollback);
     let mut ctx = Ctx {
-        plan,
-        helm,
-        helm_version,
-        cluster,
-        helm_env,
+        deploy: prepared,
         emit: Emitter::new(tx),
         cancel,
     };
     let steps_task = tokio::spawn(async move {
-        let unrolled = run_steps(&ctx, plan_answer, unlock_answer).await;
+        let unrolled = run_steps(&ctx).await;
         // The fold ends once every sender is gone: the steps' one goes here, and a rollback
         // after the verdict gets a channel of its own.
         ctx.emit = Emitter::new(mpsc::unbounded_channel().0);

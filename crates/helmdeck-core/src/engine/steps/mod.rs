@@ -17,51 +17,26 @@ pub mod rollout;
 pub mod smoke;
 pub mod upgrade;
 
-use std::path::PathBuf;
-
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::client::Cluster;
-use crate::config::DeployPlan;
 use crate::engine::emit::Emitter;
 use crate::engine::event::{Step, StepOutcome};
+use crate::engine::prepared::Prepared;
 use crate::helm::HelmError;
 
-/// What every step gets: the plan (read, never copied), the handles a
-/// [`Prepared`](crate::engine::run::Prepared) deploy brought, the event sender and the cancel.
+/// What every step gets: the prepared deploy (read, never copied: `ctx.plan`, `ctx.helm`, ...
+/// reach it through `Deref`), the event sender and the cancel.
 pub struct Ctx {
-    pub plan: DeployPlan,
-    pub helm: PathBuf,
-    pub helm_version: String,
-    pub cluster: Cluster,
-    /// Environment for every helm invocation (the demo points helm at its own kubeconfig).
-    pub helm_env: Vec<(String, String)>,
+    pub deploy: Prepared,
     pub emit: Emitter,
     pub cancel: CancellationToken,
 }
 
-impl Ctx {
-    /// The release's namespace (the plan's, else the kube context's).
-    pub fn namespace(&self) -> &str {
-        self.plan.namespace_or(&self.cluster.default_namespace)
-    }
+impl std::ops::Deref for Ctx {
+    type Target = Prepared;
 
-    /// `-n NS [--kube-context CTX]`, for helm command lines.
-    pub fn scope_args(&self) -> Vec<String> {
-        crate::advice::helm_scope(self.namespace(), self.plan.context.as_deref())
-    }
-
-    /// A helm command with the deploy's environment.
-    pub fn helm_command(&self, args: &[String]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(&self.helm);
-        cmd.args(args)
-            .envs(self.helm_env.iter().cloned())
-            .stdin(std::process::Stdio::null());
-        cmd
-    }
-
-    pub fn selector(&self) -> String {
-        format!("app.kubernetes.io/instance={}", self.plan.release)
+    fn deref(&self) -> &Prepared {
+        &self.deploy
     }
 }
 
@@ -155,8 +130,11 @@ pub async fn skip(ctx: &Ctx, step: Step, reason: &str) -> StepOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::client::Cluster;
+    use crate::config::DeployPlan;
     use crate::engine::event::Event;
     use color_eyre::eyre::{WrapErr, eyre};
+    use std::path::PathBuf;
 
     /// A Ctx whose cluster is never contacted, and the receiving end of its events.
     fn ctx() -> (Ctx, tokio::sync::mpsc::UnboundedReceiver<Event>) {
@@ -177,11 +155,14 @@ mod tests {
         };
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = Ctx {
-            plan: DeployPlan::from_args(&args).expect("a plan"),
-            helm: PathBuf::from("helm"),
-            helm_version: "v4.1.4".into(),
-            cluster,
-            helm_env: vec![],
+            deploy: Prepared {
+                plan: DeployPlan::from_args(&args).expect("a plan"),
+                helm: PathBuf::from("helm"),
+                helm_version: "v4.1.4".into(),
+                cluster,
+                helm_env: vec![],
+                asks: Default::default(),
+            },
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),
         };

@@ -10,15 +10,15 @@ use kube::api::{ApiResource, DynamicObject};
 use serde_json::Value;
 
 use crate::cluster::releases;
+use crate::engine::ask::{Answer, Question};
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::plan::{self, ObjectKey};
 use crate::engine::steps::{Ctx, StepError};
 use crate::text;
 
-/// The operator's answer, when a screen will give one (`true`: go on with the upgrade).
-pub type Answer = tokio::sync::oneshot::Receiver<bool>;
-
-pub async fn run(ctx: &Ctx, answer: Option<Answer>) -> StepOutcome {
+/// With an operator at the screen, waits for the answer (`true`: go on with the upgrade).
+pub async fn run(ctx: &Ctx) -> StepOutcome {
+    let answer = ctx.asks.take(Question::Plan);
     super::run(ctx, Step::Plan, try_run(ctx, answer)).await
 }
 

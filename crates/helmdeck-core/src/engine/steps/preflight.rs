@@ -5,12 +5,14 @@ use kube::Api;
 
 use crate::cli::Only;
 use crate::cluster::{client, releases};
+use crate::engine::ask::{Answer, Question};
 use crate::engine::event::{Event, LockView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
 /// `unlock` is the screen's answer to a stuck lock (TUI only; headless never waits).
-pub async fn run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> (StepOutcome, Option<i64>) {
+pub async fn run(ctx: &Ctx) -> (StepOutcome, Option<i64>) {
+    let unlock = ctx.asks.take(Question::Unlock);
     let mut latest = None;
     let outcome = super::run(ctx, Step::Preflight, async {
         latest = try_run(ctx, unlock).await?;
@@ -56,7 +58,7 @@ fn description_of(record: &serde_json::Value) -> Option<String> {
 }
 
 /// The checks in order; the first that fails ends the step. Returns the latest revision.
-async fn try_run(ctx: &Ctx, unlock: Option<super::plan::Answer>) -> Result<Option<i64>, StepError> {
+async fn try_run(ctx: &Ctx, unlock: Option<Answer>) -> Result<Option<i64>, StepError> {
     check_cluster(ctx).await?;
     let revisions = read_release(ctx).await?;
     let mut latest = revisions.last().map(|r| r.version);
@@ -158,7 +160,7 @@ async fn past_the_lock(
     ctx: &Ctx,
     held: &releases::Lock,
     latest: Option<i64>,
-    unlock: Option<super::plan::Answer>,
+    unlock: Option<Answer>,
 ) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
     let attaching = ctx.plan.only == Some(Only::Rollout);
@@ -188,7 +190,7 @@ async fn ask_to_unlock(
     ctx: &Ctx,
     held: &releases::Lock,
     reason: String,
-    unlock: Option<super::plan::Answer>,
+    unlock: Option<Answer>,
 ) -> Result<(), StepError> {
     let view = lock_view(ctx, held).await;
     let refused = view.refusal.is_some();

@@ -4,6 +4,7 @@
 //! `error_policy`).
 
 pub mod budget;
+pub mod helm_run;
 pub mod hooks_live;
 pub mod init;
 pub mod init_apply;

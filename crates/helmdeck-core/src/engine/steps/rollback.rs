@@ -107,7 +107,7 @@ fn rollback_args(ctx: &Ctx, to: i64) -> Vec<String> {
 async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
     let args = rollback_args(ctx, to);
     ctx.emit.info(step, format!("helm {}", args.join(" ")));
-    let exit = super::upgrade::stream_helm(ctx, args, |_, _| {})
+    let exit = super::helm_run::stream_helm(ctx, args, |_, _| {})
         .await
         .map_err(|e| format!("could not run helm rollback: {e}"))?;
     if exit.cancelled {

@@ -158,7 +158,7 @@ async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError>
             stdout.push(text::plain(line));
         }
     };
-    let exit = super::upgrade::stream_helm(ctx, args, keep_stdout)
+    let exit = super::helm_run::stream_helm(ctx, args, keep_stdout)
         .await
         .map_err(StepError::HelmRun)?;
     if exit.cancelled {

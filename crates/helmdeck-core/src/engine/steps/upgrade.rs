@@ -13,9 +13,8 @@ use color_eyre::eyre::WrapErr;
 use crate::cluster::releases::{self, Revision};
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
-use crate::helm::HelmError;
 use crate::helm::hooks::{self, RunKind};
-use crate::helm::process::{self, HelmExit, HelmRun, Stream};
+use crate::helm::process::{self, HelmExit};
 use crate::helm::status::{self, ReleaseStatus};
 use crate::text;
 
@@ -103,33 +102,6 @@ fn this_runs<'a>(after: &'a [Revision], before: &BTreeSet<String>) -> Option<&'a
         .find(|r| !r.uid.is_empty() && !before.contains(&r.uid))
 }
 
-/// Runs helm with `args` under the deploy's environment and cancel (one SIGTERM, then a wait for
-/// helm to exit by itself: see [`process::run`]), each output line streamed into the helm pane.
-/// Helm's output is untrusted, so only SGR colours survive (the TUI shows them; headless strips
-/// them); `also` sees each line as it was sent, for a step that reads helm's output too. The
-/// upgrade, the rollbacks and `helm test` all run helm this way.
-pub(super) async fn stream_helm(
-    ctx: &Ctx,
-    args: Vec<String>,
-    mut also: impl FnMut(&Stream, &str) + Send,
-) -> Result<HelmExit, HelmError> {
-    let sender = ctx.emit.clone();
-    let on_line = move |stream: Stream, line: String| {
-        let text = text::sanitize_line(&line, text::Keep::Colours);
-        also(&stream, &text);
-        sender.send(Event::HelmLine {
-            stderr: stream == Stream::Stderr,
-            text,
-        });
-    };
-    let helm = HelmRun {
-        bin: ctx.helm.clone(),
-        args,
-        env: ctx.helm_env.clone(),
-    };
-    process::run(helm, on_line, ctx.cancel.clone()).await
-}
-
 async fn try_run(
     ctx: &Ctx,
     revision_before: Option<i64>,
@@ -210,7 +182,7 @@ async fn try_run(
 /// The live view stops before helm's end is told, so none of it can land after the record's.
 async fn upgrade_with_live_hooks(ctx: &Ctx, args: Vec<String>) -> Result<HelmExit, StepError> {
     let live_hooks = super::hooks_live::start(ctx).await;
-    let result = stream_helm(ctx, args, |_, _| {}).await;
+    let result = super::helm_run::stream_helm(ctx, args, |_, _| {}).await;
     if let Some(live_hooks) = live_hooks {
         live_hooks.abort();
         // Let the aborted watcher finish, so its last live view cannot land after the record's.

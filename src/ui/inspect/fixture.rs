@@ -15,6 +15,7 @@ use crate::ui::inspect::data::{InspectFrame, Inspected};
 use crate::ui::inspect::screen;
 use crate::ui::inspect::state::InspectUi;
 use crate::ui::theme::Theme;
+use helmdeck_core::helm::status::HistoryEntry;
 
 /// When the release was read.
 pub const NOW: &str = "2026-12-01T10:08:00Z";
@@ -35,12 +36,14 @@ fn at(hms: &str) -> String {
 
 fn history(revision: i64, updated: &str, status: &str, description: &str) -> HistoryRow {
     HistoryRow {
-        revision,
-        updated: at(updated),
-        status: status.into(),
-        chart: "deckapp-0.4.2".into(),
-        app_version: "1.4.2".into(),
-        description: description.into(),
+        entry: HistoryEntry {
+            revision,
+            updated: at(updated),
+            status: status.into(),
+            chart: "deckapp-0.4.2".into(),
+            app_version: "1.4.2".into(),
+            description: description.into(),
+        },
         storage: Storage::Secret,
         object: format!("sh.helm.release.v1.demo.v{revision}"),
         written_at: None,
@@ -318,10 +321,12 @@ pub fn hook_fails() -> Inspection {
 /// migrate hook ran: revision 3 is `pending-upgrade` and holds the lock.
 pub fn locked() -> Inspection {
     let mut i = hook_fails();
-    i.history.push(HistoryRow {
-        description: "Preparing upgrade".into(),
-        ..history(3, "09:48:00", "pending-upgrade", "")
-    });
+    i.history.push(history(
+        3,
+        "09:48:00",
+        "pending-upgrade",
+        "Preparing upgrade",
+    ));
     // Revision 3 came after revision 2, twenty minutes before the release was read.
     i.history[0].updated = at("09:30:10.521534127");
     i.history[1].updated = at("09:40:00.747860519");

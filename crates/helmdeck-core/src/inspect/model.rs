@@ -2,6 +2,7 @@
 //! JSON, and the TUI). Every string that came from the cluster is already sanitized
 //! (`crate::text::plain`); nothing here holds release values (`config`) or Secret data.
 
+use crate::helm::status::HistoryEntry;
 use serde::Serialize;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadView};
@@ -75,25 +76,33 @@ impl Storage {
     }
 }
 
-/// One stored revision: the columns of `helm history`, plus where it is stored and, when the
-/// record cannot be read, why (then `status` comes from the storage object's labels and the
-/// other columns are empty).
+/// One stored revision: the columns of `helm history` (helm's own [`HistoryEntry`], read
+/// through `Deref`), plus where it is stored and, when the record cannot be read, why (then
+/// `status` comes from the storage object's labels and the other columns are empty).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryRow {
-    pub revision: i64,
-    /// `info.last_deployed` (RFC 3339), as `helm history` shows it; empty when unknown.
-    pub updated: String,
-    pub status: String,
-    /// `<name>-<version>`, or `MISSING` when the record has no chart metadata (helm's word).
-    pub chart: String,
-    pub app_version: String,
-    pub description: String,
+    #[serde(flatten)]
+    pub entry: HistoryEntry,
     pub storage: Storage,
     /// The Secret or ConfigMap holding the record.
     pub object: String,
     /// Unix seconds of the object's last write (labels `modifiedAt`, else `createdAt`).
     pub written_at: Option<i64>,
     pub error: Option<String>,
+}
+
+impl std::ops::Deref for HistoryRow {
+    type Target = HistoryEntry;
+
+    fn deref(&self) -> &HistoryEntry {
+        &self.entry
+    }
+}
+
+impl std::ops::DerefMut for HistoryRow {
+    fn deref_mut(&mut self) -> &mut HistoryEntry {
+        &mut self.entry
+    }
 }
 
 impl HistoryRow {

@@ -42,12 +42,11 @@ pub fn decode(object: &StoredObject) -> Decoded {
         .or_else(|| revision_from_name(&object.name))
         .unwrap_or(0);
     let mut row = HistoryRow {
-        revision: fallback_revision,
-        updated: String::new(),
-        status: text::plain(label("status").unwrap_or_default()),
-        chart: String::new(),
-        app_version: String::new(),
-        description: String::new(),
+        entry: HistoryEntry {
+            revision: fallback_revision,
+            status: text::plain(label("status").unwrap_or_default()),
+            ..HistoryEntry::default()
+        },
         storage: object.storage,
         object: text::plain(&object.name),
         written_at: label_int("modifiedAt").or_else(|| label_int("createdAt")),
@@ -268,11 +267,7 @@ pub fn operation(release: &ReleaseStatus, all: &[Decoded]) -> Operation {
     let before: Vec<HistoryEntry> = by_revision(all)
         .into_iter()
         .filter(|x| x.row.revision < release.version)
-        .map(|x| HistoryEntry {
-            revision: x.row.revision,
-            status: x.row.status.clone(),
-            ..HistoryEntry::default()
-        })
+        .map(|x| x.row.entry.clone())
         .collect();
     match hooks::run_kind(&before) {
         RunKind::Install => Operation::Install,

@@ -3,32 +3,20 @@ use serde_json::json;
 use super::*;
 use crate::engine::event::{PodView, WorkloadView};
 use crate::helm::hooks::HookPhase;
-use crate::helm::status::HookRecord;
+use crate::helm::status::{HistoryEntry, HookRecord};
 use crate::inspect::model::{HookPod, LockState, Operation, RevisionInfo, Storage};
 
 fn row(revision: i64, status: &str, error: Option<&str>) -> HistoryRow {
+    let read = error.is_none();
+    let when_read = |text: String| if read { text } else { String::new() };
     HistoryRow {
-        revision,
-        updated: if error.is_none() {
-            format!("2026-01-01T1{revision}:00:00Z")
-        } else {
-            String::new()
-        },
-        status: status.into(),
-        chart: if error.is_none() {
-            "deckapp-0.4.2".into()
-        } else {
-            String::new()
-        },
-        app_version: if error.is_none() {
-            "1.4.2".into()
-        } else {
-            String::new()
-        },
-        description: if error.is_none() {
-            "Upgrade complete".into()
-        } else {
-            String::new()
+        entry: HistoryEntry {
+            revision,
+            updated: when_read(format!("2026-01-01T1{revision}:00:00Z")),
+            status: status.into(),
+            chart: when_read("deckapp-0.4.2".into()),
+            app_version: when_read("1.4.2".into()),
+            description: when_read("Upgrade complete".into()),
         },
         storage: Storage::Secret,
         object: format!("sh.helm.release.v1.demo.v{revision}"),

@@ -33,12 +33,12 @@ pub fn annotations(state: &DeployState) -> Vec<String> {
             escape_data("the deploy ended without a verdict (fail closed)")
         )];
     };
-    let level = match v.code {
+    let level = match v.code() {
         0 => "notice",
         3 => "warning",
         _ => "error",
     };
-    let problem_level = if v.code == 0 { "warning" } else { level };
+    let problem_level = if v.code() == 0 { "warning" } else { level };
     let mut lines: Vec<String> = v
         .evidence
         .iter()
@@ -60,7 +60,7 @@ pub fn annotations(state: &DeployState) -> Vec<String> {
             "helmdeck {}: {} (exit {})",
             state.plan.release,
             v.outcome.title(),
-            v.code
+            v.code()
         )),
         escape_data(&message)
     ));
@@ -89,7 +89,7 @@ pub fn summary(state: &DeployState) -> String {
         Some(v) => out.push_str(&format!(
             "**{}** (exit {}): {}\n\n",
             v.outcome.title(),
-            v.code,
+            v.code(),
             md(&v.reason)
         )),
         None => out.push_str("**FAILED** (exit 1): the deploy ended without a verdict\n\n"),
@@ -144,7 +144,6 @@ mod tests {
             ..PlanSummary::default()
         });
         state.verdict = Some(Verdict {
-            code: 1,
             outcome: Outcome::Failed,
             reason: "rollout failed: 1 workload not ready".into(),
             evidence: vec!["Deployment/web: 50% | CrashLoopBackOff, <b>x</b>".into()],
@@ -182,7 +181,6 @@ mod tests {
     fn the_annotation_level_follows_the_exit_code() {
         let mut state = failed();
         if let Some(v) = state.verdict.as_mut() {
-            v.code = 3;
             v.outcome = Outcome::LiveInitIncomplete;
         }
         assert!(
@@ -191,7 +189,6 @@ mod tests {
                 .all(|l| l.starts_with("::warning "))
         );
         if let Some(v) = state.verdict.as_mut() {
-            v.code = 0;
             v.outcome = Outcome::Landed;
             v.evidence.clear();
         }

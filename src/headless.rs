@@ -214,7 +214,7 @@ fn verdict_lines(v: &Verdict) -> Vec<String> {
     out.push(format!(
         "verdict: {} (exit {}): {}",
         v.outcome.title(),
-        v.code,
+        v.code(),
         v.reason
     ));
     if let Some(next) = &v.next {

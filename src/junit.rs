@@ -254,17 +254,17 @@ fn verdict_result(verdict: Option<&Verdict>) -> (Result_, String) {
     let mut out = format!(
         "verdict: {} (exit {}): {}",
         v.outcome.title(),
-        v.code,
+        v.code(),
         v.reason
     );
     if let Some(next) = &v.next {
         out.push_str(&format!("\nnext: {next}"));
     }
-    let result = if v.code == 0 {
+    let result = if v.code() == 0 {
         Result_::Passed
     } else {
         Result_::Failure {
-            kind: if v.code == 3 {
+            kind: if v.code() == 3 {
                 "live-init-incomplete"
             } else {
                 "failed"

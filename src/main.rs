@@ -544,7 +544,7 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         ));
         return Ok(exit::FAILED);
     }
-    Ok(state.verdict.map_or(exit::FAILED, |v| v.code))
+    Ok(state.verdict.map_or(exit::FAILED, |v| v.code()))
 }
 
 /// `--json` wins, then the TUI, else plain text. Errors before the first read are setup
@@ -612,7 +612,7 @@ fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> 
     let (code, mut final_report, xml) = match &state {
         Ok(state) => match &state.verdict {
             Some(verdict) => (
-                verdict.code,
+                verdict.code(),
                 report::build(state),
                 junit::build(&outputs.kept(state)),
             ),

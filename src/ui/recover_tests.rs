@@ -212,7 +212,7 @@ fn rollback_timeline_shows_both_revisions_and_the_verdict_says_rolled_back() {
         screen.contains("revision 4 → 5 ↺ 6") && screen.contains("rollback 5 → 4 as revision 6"),
         "{screen}"
     );
-    assert_eq!(story.state.verdict.as_ref().map(|v| v.code), Some(1));
+    assert_eq!(story.state.verdict.as_ref().map(|v| v.code()), Some(1));
     assert!(screen.contains("rolled back to 4"), "{screen}");
 }
 
@@ -226,7 +226,8 @@ fn failed_with(edit: impl Fn(&mut DeployState)) -> Option<i64> {
 fn r_is_offered_only_after_a_failure_that_wrote_the_latest_revision() {
     assert_eq!(failed_with(|_| {}), Some(4));
     assert_eq!(
-        failed_with(|s| s.verdict.as_mut().map_or((), |v| v.code = 3)),
+        failed_with(|s| s.verdict.as_mut().map_or((), |v| v.outcome =
+            helmdeck_core::engine::verdict::Outcome::LiveInitIncomplete)),
         None,
         "never after exit 3"
     );

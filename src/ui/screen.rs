@@ -115,7 +115,7 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
         return;
     }
     let quit = match &ctx.state.verdict {
-        Some(v) => format!("quit (exit {})", v.code),
+        Some(v) => format!("quit (exit {})", v.code()),
         None => "cancel".to_string(),
     };
     let answer = crate::ui::plan::awaiting(ctx.state) && !ui.plan.answered;

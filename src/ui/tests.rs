@@ -797,7 +797,6 @@ fn a_followed_watch_lists_each_revisions_verdict() {
         Judged {
             revision: Some(4),
             verdict: Verdict {
-                code: 0,
                 outcome: Outcome::Landed,
                 reason: "4/4 gating workloads ready".into(),
                 evidence: vec![],

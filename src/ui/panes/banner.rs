@@ -37,7 +37,7 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
     let head = wrap_spans(
         &[
             (t.banner_word(v.outcome), word),
-            (t.outcome(v.outcome), format!("  exit {}  ", v.code)),
+            (t.outcome(v.outcome), format!("  exit {}  ", v.code())),
             (t.bold(), fit::inert(&v.reason).into_owned()),
         ],
         width,

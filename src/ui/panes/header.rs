@@ -152,7 +152,7 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
             (
                 mark,
                 "verdict".to_string(),
-                format!("{} (exit {})", v.outcome.title(), v.code),
+                format!("{} (exit {})", v.outcome.title(), v.code()),
             )
         }
         None => (Mark::Pending, "verdict".to_string(), String::new()),

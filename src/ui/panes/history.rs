@@ -69,7 +69,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
                 "{} {revision:<12} {} exit {} {at}  ",
                 banner::glyph(v.outcome),
                 v.outcome.title(),
-                v.code
+                v.code()
             );
             let room = width.saturating_sub(fit::width(&head));
             Line::from(vec![

@@ -45,7 +45,7 @@ pub fn build(state: &DeployState) -> Value {
     json!({
         "reportVersion": REPORT_VERSION,
         "state": if verdict.is_some() { "finished" } else { "running" },
-        "verdict": verdict.map(|v| json!({"code": v.code, "outcome": v.outcome, "reason": v.reason, "evidence": v.evidence, "next": v.next})),
+        "verdict": verdict.map(|v| json!({"code": v.code(), "outcome": v.outcome, "reason": v.reason, "evidence": v.evidence, "next": v.next})),
         "release": state.plan.release,
         "namespace": state.plan.namespace,
         "chart": state.plan.chart,

@@ -20,13 +20,7 @@ fn verdict(
     evidence: Vec<String>,
     next: Option<String>,
 ) -> Verdict {
-    Verdict {
-        code: outcome.code(),
-        outcome,
-        reason: reason.into(),
-        evidence,
-        next,
-    }
+    Verdict::new(outcome, reason, evidence, next)
 }
 
 /// The steps that must end well for the release to count as live.
@@ -34,7 +28,7 @@ const LIVE_STEPS: [Step; 3] = [Step::Preflight, Step::Upgrade, Step::Rollout];
 
 pub fn decide(state: &DeployState) -> Verdict {
     let mut verdict = judge(state);
-    if verdict.code == 1
+    if verdict.code() == 1
         && let Some(rollback) = &state.rollback
     {
         // The deploy failed either way: the rollback only says where the release stands now.

@@ -30,7 +30,7 @@ pub fn entries(dir: &Path, release: Option<&str>) -> Vec<Entry> {
             Ok(r) => {
                 let verdict = match r.lines.last().map(|l| &l.event) {
                     Some(Event::Verdict(v)) if r.cut.is_none() => {
-                        format!("{} (exit {})", v.outcome.title(), v.code)
+                        format!("{} (exit {})", v.outcome.title(), v.code())
                     }
                     _ => "cut short (no verdict)".into(),
                 };
@@ -120,13 +120,7 @@ mod tests {
     use crate::record::{Header, Line};
 
     /// A record of `release` started at `started`, ending in `verdict` (or cut before it).
-    fn write(
-        dir: &Path,
-        name: &str,
-        release: &str,
-        started: &str,
-        verdict: Option<(Outcome, i32)>,
-    ) {
+    fn write(dir: &Path, name: &str, release: &str, started: &str, verdict: Option<Outcome>) {
         let mut header = Header::new(
             "helmdeck deploy".into(),
             None,
@@ -148,12 +142,11 @@ mod tests {
             },
         };
         text += &(serde_json::to_string(&start).unwrap() + "\n");
-        if let Some((outcome, code)) = verdict {
+        if let Some(outcome) = verdict {
             let line = Line {
                 t: 1.0,
                 wall: None,
                 event: Event::Verdict(Verdict {
-                    code,
                     outcome,
                     reason: "r".into(),
                     evidence: vec![],
@@ -183,14 +176,14 @@ mod tests {
             "c_apps_web_20261201T100000.000Z_a.ndjson",
             "web",
             "2026-12-01T10:00:00Z",
-            Some((Outcome::Landed, 0)),
+            Some(Outcome::Landed),
         );
         write(
             d,
             "c_apps_web_20261201T100500.900Z_a.ndjson",
             "web",
             "2026-12-01T10:05:00Z",
-            Some((Outcome::Failed, 1)),
+            Some(Outcome::Failed),
         );
         // The same second as the one above, later by the name's milliseconds.
         write(
@@ -198,7 +191,7 @@ mod tests {
             "c_apps_api_20261201T100500.950Z_a.ndjson",
             "api",
             "2026-12-01T10:05:00Z",
-            Some((Outcome::LiveInitIncomplete, 3)),
+            Some(Outcome::LiveInitIncomplete),
         );
         write(
             d,

@@ -50,9 +50,11 @@ impl Outcome {
     }
 }
 
+/// The exit code is the outcome's ([`Verdict::code`]), never a second fact beside it; the
+/// report (v2) and the record (schema 1) still carry it as `code`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "VerdictRecord", try_from = "VerdictRecord")]
 pub struct Verdict {
-    pub code: i32,
     pub outcome: Outcome,
     /// One sentence.
     pub reason: String,
@@ -60,6 +62,67 @@ pub struct Verdict {
     pub evidence: Vec<String>,
     /// What the operator should do next (a command), when there is something to do.
     pub next: Option<String>,
+}
+
+impl Verdict {
+    pub fn new(
+        outcome: Outcome,
+        reason: impl Into<String>,
+        evidence: Vec<String>,
+        next: Option<String>,
+    ) -> Verdict {
+        Verdict {
+            outcome,
+            reason: reason.into(),
+            evidence,
+            next,
+        }
+    }
+
+    /// The process's exit code: 0, 1, 3 or 4.
+    pub fn code(&self) -> i32 {
+        self.outcome.code()
+    }
+}
+
+/// A verdict as records and reports write it, with its code.
+#[derive(Serialize, Deserialize)]
+struct VerdictRecord {
+    code: i32,
+    outcome: Outcome,
+    reason: String,
+    evidence: Vec<String>,
+    next: Option<String>,
+}
+
+impl From<Verdict> for VerdictRecord {
+    fn from(v: Verdict) -> Self {
+        VerdictRecord {
+            code: v.code(),
+            outcome: v.outcome,
+            reason: v.reason,
+            evidence: v.evidence,
+            next: v.next,
+        }
+    }
+}
+
+impl TryFrom<VerdictRecord> for Verdict {
+    type Error = String;
+
+    /// A code that is not its outcome's is refused: a record that says `landed` with exit 1
+    /// is not evidence of either.
+    fn try_from(r: VerdictRecord) -> Result<Self, String> {
+        if r.code != r.outcome.code() {
+            return Err(format!(
+                "verdict code {} is not the code of outcome {:?} ({})",
+                r.code,
+                r.outcome,
+                r.outcome.code()
+            ));
+        }
+        Ok(Verdict::new(r.outcome, r.reason, r.evidence, r.next))
+    }
 }
 
 /// What the deploy was asked to do, as the views show it; fixed for the run. A deploy derives
@@ -118,5 +181,22 @@ pub fn reference(kind: &str, namespace: &str, name: &str, home: &str) -> String 
         format!("{kind}/{name}")
     } else {
         format!("{kind}/{namespace}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_is_written_with_its_code_and_read_back_only_when_they_agree() {
+        let v = Verdict::new(Outcome::LiveInitIncomplete, "init failed", vec![], None);
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["code"], 3, "report v2 and record schema 1 keep `code`");
+        assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);
+        let lying = serde_json::json!({"code": 0, "outcome": "failed", "reason": "r",
+                                       "evidence": [], "next": null});
+        let refused = serde_json::from_value::<Verdict>(lying).unwrap_err();
+        assert!(refused.to_string().contains("verdict code 0"), "{refused}");
     }
 }

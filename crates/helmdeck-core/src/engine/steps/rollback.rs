@@ -76,7 +76,8 @@ pub fn target(ours: Option<i64>, revisions: &[Revision]) -> Result<i64, String> 
 /// was deployed before it, and no rollback ran yet. [`target`] still re-reads the history
 /// before anything is rolled back.
 pub fn offer(state: &DeployState) -> Option<i64> {
-    if state.verdict.as_ref()?.code != 1 || state.rollback.is_some() || state.plan.only.is_some() {
+    if state.verdict.as_ref()?.code() != 1 || state.rollback.is_some() || state.plan.only.is_some()
+    {
         return None;
     }
     let failed = [Step::Upgrade, Step::Rollout]
@@ -335,7 +336,6 @@ mod tests {
             "t",
         );
         state.verdict = Some(Verdict {
-            code: 1,
             outcome: Outcome::Failed,
             reason: "rollout failed: timed out".into(),
             evidence: vec![],

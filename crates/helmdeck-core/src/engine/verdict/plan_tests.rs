@@ -66,10 +66,10 @@ fn plan_only_run(changes: Plan) -> DeployState {
 #[test]
 fn plan_only_is_4_with_changes_and_0_without() {
     let v = decide(&plan_only_run(some_change()));
-    assert_eq!((v.code, v.outcome), (4, Outcome::ChangesPending), "{v:?}");
+    assert_eq!((v.code(), v.outcome), (4, Outcome::ChangesPending), "{v:?}");
     assert!(v.reason.starts_with("changes pending: 1 added"), "{v:?}");
     let v = decide(&plan_only_run(Plan::default()));
-    assert_eq!((v.code, v.outcome), (0, Outcome::NoChanges), "{v:?}");
+    assert_eq!((v.code(), v.outcome), (0, Outcome::NoChanges), "{v:?}");
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn a_declined_plan_is_1_cancelled_plan_declined() {
     );
     let v = decide(&s);
     assert_eq!(
-        (v.code, v.reason.as_str()),
+        (v.code(), v.reason.as_str()),
         (1, "cancelled: plan declined"),
         "{v:?}"
     );
@@ -116,7 +116,7 @@ fn a_failed_plan_is_1_and_an_approved_one_leaves_the_verdict_to_the_deploy() {
     );
     let v = decide(&s);
     assert_eq!(
-        (v.code, v.reason.as_str()),
+        (v.code(), v.reason.as_str()),
         (1, "plan failed: helm's dry run failed: boom")
     );
     let mut s = planned(
@@ -130,7 +130,7 @@ fn a_failed_plan_is_1_and_an_approved_one_leaves_the_verdict_to_the_deploy() {
     s.apply(&Event::PlanAnswer { approved: true }, 2.0, "t");
     // The upgrade never reported: the deploy's own fail-closed rule speaks, not the plan.
     let v = decide(&s);
-    assert_eq!(v.code, 1);
+    assert_eq!(v.code(), 1);
     assert!(v.reason.starts_with("upgrade did not report"), "{v:?}");
 }
 
@@ -138,6 +138,6 @@ fn a_failed_plan_is_1_and_an_approved_one_leaves_the_verdict_to_the_deploy() {
 fn a_plan_that_never_ended_fails_closed() {
     let s = planned(false, &[(Step::Preflight, StepOutcome::Succeeded)], None);
     let v = decide(&s);
-    assert_eq!(v.code, 1);
+    assert_eq!(v.code(), 1);
     assert!(v.reason.contains("plan did not report"), "{v:?}");
 }

@@ -101,7 +101,7 @@ fn all_steps_succeeded_is_landed() {
         &[workload("web", false, true)],
     );
     let v = decide(&s);
-    assert_eq!((v.code, v.outcome), (0, Outcome::Landed));
+    assert_eq!((v.code(), v.outcome), (0, Outcome::Landed));
     assert_eq!(v.reason, "1/1 gating workloads ready");
     assert!(v.next.is_none());
 }
@@ -118,7 +118,7 @@ fn optional_not_ready_does_not_gate_but_is_reported() {
         &[workload("web", false, true), workload("gpu", true, false)],
     );
     let v = decide(&s);
-    assert_eq!(v.code, 0);
+    assert_eq!(v.code(), 0);
     assert!(v.reason.contains("1 optional not ready"), "{}", v.reason);
     assert!(
         v.evidence
@@ -137,7 +137,7 @@ fn each_failing_live_step_is_exit_1() {
             .map(|s| (*s, if *s == step { failed("boom") } else { ok() }))
             .collect();
         let v = decide(&state(&outcomes, &[workload("web", false, true)]));
-        assert_eq!(v.code, 1, "{step:?}");
+        assert_eq!(v.code(), 1, "{step:?}");
         assert!(
             v.reason.starts_with(step.name()) && v.reason.ends_with("boom"),
             "{}",
@@ -161,7 +161,7 @@ fn init_failure_after_a_good_rollout_is_exit_3_with_the_rerun_command() {
     s.plan.init_job = Some("demo-init".into());
     s.plan.timeout_secs = 600;
     let v = decide(&s);
-    assert_eq!((v.code, v.outcome), (3, Outcome::LiveInitIncomplete));
+    assert_eq!((v.code(), v.outcome), (3, Outcome::LiveInitIncomplete));
     // Runnable as printed: every init setting, no value (advice.rs has the whole rule).
     assert_eq!(
         v.next.as_deref(),
@@ -190,7 +190,7 @@ fn a_rollback_is_told_after_the_failure_and_never_changes_the_code() {
     s.rollback = Some(view("rolled-back", None));
     let v = decide(&s);
     assert_eq!(
-        (v.code, v.reason.as_str()),
+        (v.code(), v.reason.as_str()),
         (1, "rollout failed: boom; rolled back to 2")
     );
     s.rollback = Some(view("failed", Some("revision 4 did not roll out: x")));
@@ -242,7 +242,7 @@ fn cancel_is_1_except_during_init_where_it_is_3() {
         &[(Preflight, ok()), (Upgrade, StepOutcome::Cancelled)],
         &[],
     ));
-    assert_eq!((v.code, v.reason.as_str()), (1, "cancelled"));
+    assert_eq!((v.code(), v.reason.as_str()), (1, "cancelled"));
     let v = decide(&state(
         &[
             (Preflight, ok()),
@@ -252,7 +252,7 @@ fn cancel_is_1_except_during_init_where_it_is_3() {
         ],
         &[workload("w", false, true)],
     ));
-    assert_eq!((v.code, v.reason.as_str()), (3, "cancelled during init"));
+    assert_eq!((v.code(), v.reason.as_str()), (3, "cancelled during init"));
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn a_step_without_an_outcome_fails_closed() {
             .map(|s| (*s, ok()))
             .collect();
         let v = decide(&state(&outcomes, &[workload("web", false, true)]));
-        assert_eq!(v.code, 1, "missing {missing:?}");
+        assert_eq!(v.code(), 1, "missing {missing:?}");
         assert!(v.reason.contains("evidence missing"), "{}", v.reason);
     }
 }
@@ -278,14 +278,14 @@ fn a_rollout_success_contradicted_by_the_workloads_fails_closed() {
         (Init, ok()),
     ];
     let v = decide(&state(&all_ok, &[workload("web", false, false)]));
-    assert_eq!(v.code, 1);
+    assert_eq!(v.code(), 1);
     assert!(
         v.reason.contains("Deployment/web not ready"),
         "{}",
         v.reason
     );
     let v = decide(&state(&all_ok, &[workload("gpu", true, true)]));
-    assert_eq!(v.code, 1, "only optional workloads: nothing gated");
+    assert_eq!(v.code(), 1, "only optional workloads: nothing gated");
     assert!(v.reason.contains("no gating workload"), "{}", v.reason);
 }
 
@@ -303,7 +303,7 @@ fn a_dry_run_is_its_own_outcome_never_landed() {
     let mut s = state(&all_ok(), &[workload("web", false, true)]);
     s.plan.dry_run = true;
     let v = decide(&s);
-    assert_eq!((v.code, v.outcome), (0, Outcome::DryRun));
+    assert_eq!((v.code(), v.outcome), (0, Outcome::DryRun));
     assert_eq!(
         (v.outcome.title(), v.reason.as_str()),
         ("DRY RUN", "nothing was written")
@@ -351,7 +351,7 @@ fn on_delete_pods_left_on_the_old_revision_are_said_after_an_upgrade_only() {
     sts.notes = vec![crate::rollout::readiness::ON_DELETE_NOTE.into()];
     let upgraded = state(&all_ok(), &[sts.clone()]);
     let v = decide(&upgraded);
-    assert_eq!(v.code, 0);
+    assert_eq!(v.code(), 0);
     assert_eq!(
         v.reason,
         "1/1 gating workloads ready; 2 pods still on the old revision until deleted"
@@ -440,7 +440,7 @@ fn skipped_steps_count_as_done_for_only_modes() {
         ],
         &[],
     ));
-    assert_eq!(v.code, 0);
+    assert_eq!(v.code(), 0);
     assert_eq!(v.reason, "every step succeeded");
 }
 
@@ -472,7 +472,7 @@ fn evidence_names_blockers_failed_and_skipped_hooks() {
         "t",
     );
     let v = decide(&s);
-    assert_eq!(v.code, 1);
+    assert_eq!(v.code(), 1);
     assert!(
         v.evidence
             .contains(&"hook seed (post-upgrade) failed".to_string()),
@@ -613,7 +613,7 @@ fn a_blocker_outside_the_release_namespace_is_named_with_its_own() {
         ],
         &[workload("web", false, true), elsewhere],
     ));
-    assert_eq!(v.code, 1);
+    assert_eq!(v.code(), 1);
     assert!(
         v.reason
             .contains("Deployment/monitoring/exporter not ready"),

@@ -540,7 +540,7 @@ fn records_are_kept_in_the_state_dir_listed_and_pruned() {
     let sim = Sim::start("all-green");
     let dir = sim.home().join(".local/state/helmdeck");
     std::fs::create_dir_all(&dir).unwrap();
-    // src/sim/run.rs names the simulator's context so.
+    // crates/helmdeck-sim/src/run.rs names the simulator's context so.
     let prefix = "helmdeck-sim_apps_demo_";
     for i in 0..100 {
         std::fs::write(

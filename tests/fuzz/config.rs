@@ -1,4 +1,4 @@
-//! `helmdeck.toml` beside the chart (src/config.rs), read through `DeployPlan::from_args` as a
+//! `helmdeck.toml` beside the chart (crates/helmdeck-core/src/config.rs), read through `DeployPlan::from_args` as a
 //! deploy reads it: any file gives a plan or a usage error, never a panic, and a plan keeps the
 //! promises the deploy relies on.
 

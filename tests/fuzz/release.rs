@@ -1,4 +1,4 @@
-//! The release-record decoder (src/helm/release.rs): base64 → gzip → JSON, from a Secret or a
+//! The release-record decoder (crates/helmdeck-formats/src/release.rs): base64 → gzip → JSON, from a Secret or a
 //! ConfigMap. Any input gives a JSON object or an error, never a panic; what the encoder writes
 //! decodes to the same value.
 

@@ -1,4 +1,4 @@
-//! Scenario files (src/sim/scenario.rs): any text gives a validated scenario or an error that
+//! Scenario files (crates/helmdeck-sim/src/scenario.rs): any text gives a validated scenario or an error that
 //! names the file, never a panic. Inputs: hostile text, the shipped scenarios with edits, and
 //! scenarios built field by field (as JSON, which is YAML) with sane or wrong values.
 

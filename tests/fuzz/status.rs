@@ -1,4 +1,4 @@
-//! `helm status -o json` and `helm history -o json` (src/helm/status.rs): any bytes give a
+//! `helm status -o json` and `helm history -o json` (crates/helmdeck-core/src/helm/status.rs): any bytes give a
 //! typed value or a `StatusError`, never a panic; well-typed JSON always parses, and the byte
 //! and the value parsers agree.
 

@@ -1,4 +1,4 @@
-//! The sanitizer (src/text.rs) and the width cuts (src/ui/fit.rs): whatever goes in, what comes
+//! The sanitizer (crates/helmdeck-formats/src/text.rs) and the width cuts (src/ui/fit.rs): whatever goes in, what comes
 //! out is inert (no ESC, C0, C1 or BiDi control) and bounded, and nothing panics.
 
 use helmdeck::text::{self, Keep, MAX_LINE_CHARS};

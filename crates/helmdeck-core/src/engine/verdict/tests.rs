@@ -626,3 +626,47 @@ fn a_blocker_outside_the_release_namespace_is_named_with_its_own() {
         v.evidence
     );
 }
+
+#[test]
+fn a_landed_deploy_whose_test_step_fails_is_cancelled_or_never_ends_is_1() {
+    let landed = [
+        (Preflight, ok()),
+        (Upgrade, ok()),
+        (Rollout, ok()),
+        (Init, ok()),
+    ];
+    let with_test = |test: Option<StepOutcome>| {
+        let mut s = state(&landed, &[workload("web", false, true)]);
+        s.apply(&Event::StepStarted { step: Test }, 1.0, "t");
+        if let Some(outcome) = test {
+            s.apply(
+                &Event::StepEnded {
+                    step: Test,
+                    outcome,
+                },
+                2.0,
+                "t",
+            );
+        }
+        decide(&s)
+    };
+    let failed = with_test(Some(StepOutcome::Failed {
+        reason: "test-connection failed".into(),
+    }));
+    assert_eq!(
+        (failed.code(), failed.reason.as_str()),
+        (1, "test failed: test-connection failed")
+    );
+    let cancelled = with_test(Some(StepOutcome::Cancelled));
+    assert_eq!(
+        (cancelled.code(), cancelled.reason.as_str()),
+        (1, "cancelled during test")
+    );
+    let unfinished = with_test(None);
+    assert_eq!(
+        (unfinished.code(), unfinished.reason.as_str()),
+        (1, "test did not report an outcome (evidence missing)")
+    );
+    let passed = with_test(Some(ok()));
+    assert_eq!((passed.code(), passed.outcome), (0, Outcome::Landed));
+}

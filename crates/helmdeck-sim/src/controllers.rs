@@ -17,6 +17,7 @@ mod daemonset;
 mod deployment;
 mod job;
 mod kubelet;
+mod scheduler;
 mod statefulset;
 #[cfg(test)]
 mod tests;

@@ -175,10 +175,23 @@ pub fn pod_causes_at(pod: &Pod, events: &[Event], now: Timestamp) -> Vec<PodCaus
     let containers = init
         .chain(main)
         .filter_map(|(c, kind)| container_cause(pod, c, kind, &events, now));
-    unschedulable(status, &events)
+    let mut causes: Vec<PodCause> = unschedulable(status, &events)
         .into_iter()
         .chain(containers)
-        .collect()
+        .collect();
+    // One volume that cannot mount holds every container: say it once.
+    let mut seen_volume_events = Vec::new();
+    causes.retain(|cause| match cause {
+        PodCause::ContainerWaiting {
+            reason, message, ..
+        } if reason == "FailedMount" || reason == "FailedAttachVolume" => {
+            let first = !seen_volume_events.contains(message);
+            seen_volume_events.push(message.clone());
+            first
+        }
+        _ => true,
+    });
+    causes
 }
 
 /// The event is about this pod: same uid, or same name and namespace when a uid is missing.
@@ -291,12 +304,36 @@ fn container_cause(
             Some(image_pull(pod, c, waiting_message, &events))
         }
         "" => readiness_probe(pod, c, kind, &events, now),
+        "ContainerCreating" | "PodInitializing"
+            if kind == Kind::Init || reason == "ContainerCreating" =>
+        {
+            Some(
+                volume_setup(&container, &events).unwrap_or(PodCause::ContainerWaiting {
+                    container,
+                    reason: reason.to_string(),
+                    message: waiting_message,
+                }),
+            )
+        }
         _ => Some(PodCause::ContainerWaiting {
             container,
             reason: reason.to_string(),
             message: waiting_message,
         }),
     }
+}
+
+/// A container still being created, with volumes that failed to mount or attach: the kubelet's
+/// (or attach-detach controller's) latest event says why, the waiting reason alone does not.
+fn volume_setup(container: &str, events: &[&Event]) -> Option<PodCause> {
+    let event = latest(events, |e| {
+        reason_is(e, "FailedMount") || reason_is(e, "FailedAttachVolume")
+    })?;
+    Some(PodCause::ContainerWaiting {
+        container: container.to_string(),
+        reason: event.reason.clone().unwrap_or_default(),
+        message: event.message.clone().unwrap_or_default(),
+    })
 }
 
 fn crash_loop(c: &ContainerStatus, last: Option<&ContainerStateTerminated>) -> PodCause {

@@ -534,3 +534,42 @@ fn a_readiness_probe_waits_for_its_initial_delay_and_the_default_period() {
         [PodCause::ReadinessProbeFailing { .. }]
     ));
 }
+
+/// A Secret volume that does not exist keeps every container in ContainerCreating; the pod's
+/// FailedMount event is the cause, said once for the pod, not a bare "ContainerCreating".
+#[test]
+fn a_volume_that_cannot_mount_is_named_from_its_event_once() {
+    let mut v = raw(CONFIG_ERROR);
+    let status = &mut v["pod"]["status"];
+    status["initContainerStatuses"][0]["state"] = json!({"waiting": {"reason": "PodInitializing"}});
+    status["initContainerStatuses"][0]["ready"] = json!(false);
+    status["containerStatuses"][0]["state"] = json!({"waiting": {"reason": "PodInitializing"}});
+    let (pod, _) = typed(v.clone());
+    let bare = pod_causes(&pod, &[]);
+    assert_eq!(bare[0].summary(), "PodInitializing", "{bare:?}");
+    let uid = v["pod"]["metadata"]["uid"].clone();
+    let name = v["pod"]["metadata"]["name"].clone();
+    let namespace = v["pod"]["metadata"]["namespace"].clone();
+    let message = "MountVolume.SetUp failed for volume \"creds\" : secret \"db-creds\" not found";
+    let event: Event = serde_json::from_value(json!({
+        "metadata": {"name": "e1", "namespace": namespace},
+        "involvedObject": {"kind": "Pod", "name": name, "namespace": namespace, "uid": uid},
+        "reason": "FailedMount", "type": "Warning", "message": message,
+        "lastTimestamp": "2026-12-01T10:02:30Z"
+    }))
+    .expect("event");
+    let causes = pod_causes(&pod, std::slice::from_ref(&event));
+    let mounts: Vec<_> = causes
+        .iter()
+        .filter(|c| c.summary() == format!("FailedMount: {message}"))
+        .collect();
+    assert_eq!(mounts.len(), 1, "{causes:?}");
+    assert_eq!(causes[0].summary(), format!("FailedMount: {message}"));
+    // Two containers still being created by the same failed mount: one cause, not two.
+    let mut two = v;
+    two["pod"]["status"]["containerStatuses"][0]["state"] =
+        json!({"waiting": {"reason": "ContainerCreating"}});
+    let (pod, _) = typed(two);
+    let causes = pod_causes(&pod, &[event]);
+    assert_eq!(causes.len(), 1, "{causes:?}");
+}

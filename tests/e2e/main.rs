@@ -28,6 +28,7 @@ mod sim_http;
 mod sim_kinds;
 mod sim_kubectl;
 mod sim_watcher;
+mod stories;
 mod tui;
 mod usage;
 mod watch;

@@ -19,9 +19,9 @@ mod job;
 mod kubelet;
 mod scheduler;
 mod statefulset;
-mod volume_binding;
 #[cfg(test)]
 mod tests;
+mod volume_binding;
 
 use std::collections::{HashMap, HashSet};
 

@@ -113,7 +113,8 @@ mod tests {
         shape_node(&s, &mut n2);
         assert_eq!(n2["status"]["allocatable"]["nvidia.com/gpu"], NODE_GPUS);
         assert!(n2["spec"].get("taints").is_none());
-        let mut plain = json!({"metadata": {"name": "node-3", "labels": {}}, "spec": {}, "status": {}});
+        let mut plain =
+            json!({"metadata": {"name": "node-3", "labels": {}}, "spec": {}, "status": {}});
         shape_node(&s, &mut plain);
         assert!(plain["status"]["capacity"].get("nvidia.com/gpu").is_none());
     }

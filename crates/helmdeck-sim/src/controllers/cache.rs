@@ -230,7 +230,8 @@ impl Cache {
                     .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
                 self.node_ips.insert(name.clone(), ip);
             }
-            self.sched.node_changed(&name, (!deleted).then_some(obj.as_ref()));
+            self.sched
+                .node_changed(&name, (!deleted).then_some(obj.as_ref()));
             self.nodes = self
                 .node_ips
                 .iter()
@@ -259,7 +260,8 @@ impl Cache {
             }
             Slot::Pvc => {
                 let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
-                self.sched.claim_changed(key, (!deleted).then_some(obj.as_ref()));
+                self.sched
+                    .claim_changed(key, (!deleted).then_some(obj.as_ref()));
             }
             _ => {}
         }

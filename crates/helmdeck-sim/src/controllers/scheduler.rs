@@ -18,7 +18,7 @@ use serde_json::Value;
 
 pub(crate) use book::NodeBook;
 use book::{has_pod_affinity, holder};
-use filters::{PodView, Rejection, fit_error, filter};
+use filters::{PodView, Rejection, filter, fit_error};
 use quantity::{Res, pod_requests};
 
 use super::cache::Cache;
@@ -151,11 +151,15 @@ impl PodSim {
         if self.rule_unschedulable(p).is_some() {
             return false;
         }
-        let due = ctr.sched.tried.get(&self.uid).is_none_or(|(changes, at, n)| {
-            let backoff = (BACKOFF_MIN * 2u32.pow(n.saturating_sub(1).min(4))).min(BACKOFF_MAX);
-            p.now >= *at + backoff
-                && (*changes != nodes.book.changes || p.now >= *at + RETRY_PERIOD)
-        });
+        let due = ctr
+            .sched
+            .tried
+            .get(&self.uid)
+            .is_none_or(|(changes, at, n)| {
+                let backoff = (BACKOFF_MIN * 2u32.pow(n.saturating_sub(1).min(4))).min(BACKOFF_MAX);
+                p.now >= *at + backoff
+                    && (*changes != nodes.book.changes || p.now >= *at + RETRY_PERIOD)
+            });
         if !due {
             return false;
         }

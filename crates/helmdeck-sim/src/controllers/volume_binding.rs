@@ -65,9 +65,7 @@ impl Controllers {
         for pvc in dirty.changed(&dirty.pvcs, &cache.pvcs) {
             let uid = meta(pvc, "uid");
             if !bound(pvc) && !self.binder.waiting.contains_key(uid) {
-                self.binder
-                    .waiting
-                    .insert(uid.to_string(), (p.now, p.now));
+                self.binder.waiting.insert(uid.to_string(), (p.now, p.now));
             }
         }
         for (uid, _, _, is_pod) in &dirty.gone {
@@ -155,7 +153,15 @@ fn provision(p: &Pass, events: &mut Events, pvc: &Value, class: &str, provisione
         .unwrap_or(json!(["ReadWriteOnce"]));
     let involved = Involved::of(pvc);
     let msg = format!("External provisioner is provisioning volume for claim \"{ns}/{name}\"");
-    events.record(p, &involved, "Normal", "Provisioning", &msg, provisioner, None);
+    events.record(
+        p,
+        &involved,
+        "Normal",
+        "Provisioning",
+        &msg,
+        provisioner,
+        None,
+    );
     let pv = json!({"apiVersion": "v1", "kind": "PersistentVolume",
         "metadata": {"name": volume, "annotations": {"pv.kubernetes.io/provisioned-by": provisioner}},
         "spec": {"capacity": {"storage": storage}, "accessModes": modes,
@@ -185,8 +191,17 @@ fn provision(p: &Pass, events: &mut Events, pvc: &Value, class: &str, provisione
         a["pv.kubernetes.io/bound-by-controller"] = json!("yes");
         a["volume.beta.kubernetes.io/storage-provisioner"] = json!(provisioner);
         a["volume.kubernetes.io/storage-provisioner"] = json!(provisioner);
-        o["status"] = json!({"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}});
+        o["status"] =
+            json!({"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}});
     });
     let msg = format!("Successfully provisioned volume {volume}");
-    events.record(p, &involved, "Normal", "ProvisioningSucceeded", &msg, provisioner, None);
+    events.record(
+        p,
+        &involved,
+        "Normal",
+        "ProvisioningSucceeded",
+        &msg,
+        provisioner,
+        None,
+    );
 }

@@ -100,7 +100,9 @@ impl Storage {
 
 impl NodeRule {
     pub fn matches(&self, node: &str) -> bool {
-        self.pattern.as_deref().is_none_or(|g| glob_matches(g, node))
+        self.pattern
+            .as_deref()
+            .is_none_or(|g| glob_matches(g, node))
     }
 }
 
@@ -154,7 +156,10 @@ mod tests {
         assert!(s.storage.keeps_pending("apps", "data-x"));
         assert!(!s.storage.keeps_pending("default", "data-x"));
         assert!(s.storage.default_class);
-        let err = Scenario::parse("node_rules: [{taints: [{key: k, effect: Sometimes}]}]\n", "t");
+        let err = Scenario::parse(
+            "node_rules: [{taints: [{key: k, effect: Sometimes}]}]\n",
+            "t",
+        );
         assert!(err.is_err());
     }
 }

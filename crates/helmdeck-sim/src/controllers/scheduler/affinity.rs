@@ -161,9 +161,8 @@ impl Domains {
         if !affinity_ok {
             return Some((true, "node(s) didn't match pod affinity rules"));
         }
-        let hit = |set: &HashSet<(String, String)>| {
-            set.iter().any(|(k, v)| value(k) == Some(v.as_str()))
-        };
+        let hit =
+            |set: &HashSet<(String, String)>| set.iter().any(|(k, v)| value(k) == Some(v.as_str()));
         if hit(&self.anti) {
             return Some((false, "node(s) didn't match pod anti-affinity rules"));
         }

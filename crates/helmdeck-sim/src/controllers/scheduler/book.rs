@@ -163,11 +163,19 @@ mod tests {
         b.pod_changed("a", None, Some(&unbound));
         assert_eq!(b.free("n1", None).unwrap().cpu, 4000);
         b.pod_changed("a", Some(&unbound), Some(&pod("n1", "Pending")));
-        b.pod_changed("a", Some(&pod("n1", "Pending")), Some(&pod("n1", "Running")));
+        b.pod_changed(
+            "a",
+            Some(&pod("n1", "Pending")),
+            Some(&pod("n1", "Running")),
+        );
         let free = b.free("n1", None).unwrap();
         assert_eq!((free.cpu, free.pods), (3000, 109));
         let changes = b.changes;
-        b.pod_changed("a", Some(&pod("n1", "Running")), Some(&pod("n1", "Succeeded")));
+        b.pod_changed(
+            "a",
+            Some(&pod("n1", "Running")),
+            Some(&pod("n1", "Succeeded")),
+        );
         assert_eq!(b.free("n1", None).unwrap().cpu, 4000);
         assert!(b.changes > changes, "a pod that ends frees room: retry");
         b.pod_changed("b", None, Some(&pod("n1", "Running")));

@@ -86,10 +86,12 @@ pub(crate) fn filter(
     {
         return Some(r);
     }
-    pv.domains.reject(labels).map(|(unresolvable, reason)| Rejection {
-        unresolvable,
-        reasons: vec![reason.to_string()],
-    })
+    pv.domains
+        .reject(labels)
+        .map(|(unresolvable, reason)| Rejection {
+            unresolvable,
+            reasons: vec![reason.to_string()],
+        })
 }
 
 /// NodeResourcesFit: every resource the pod asks more of than is free, in upstream's order;
@@ -106,7 +108,12 @@ fn insufficient(req: &Res, alloc: &Res, free: &Res) -> Option<Rejection> {
     let checks = [
         ("cpu", req.cpu, free.cpu, alloc.cpu),
         ("memory", req.memory, free.memory, alloc.memory),
-        ("ephemeral-storage", req.storage, free.storage, alloc.storage),
+        (
+            "ephemeral-storage",
+            req.storage,
+            free.storage,
+            alloc.storage,
+        ),
         (GPU, req.gpu, free.gpu, alloc.gpu),
     ];
     for (name, want, free, total) in checks {
@@ -218,7 +225,9 @@ mod tests {
 
     #[test]
     fn tolerations_match_as_upstream() {
-        let t = [json!({"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})];
+        let t = [
+            json!({"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}),
+        ];
         assert!(tolerated(&t, "dedicated", "gpu", "NoSchedule"));
         assert!(!tolerated(&t, "dedicated", "cpu", "NoSchedule"));
         assert!(!tolerated(&t, "dedicated", "gpu", "NoExecute"));
@@ -264,7 +273,11 @@ mod tests {
              1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
         );
         assert_eq!(
-            fit_error(2, Some("pod has unbound immediate PersistentVolumeClaims"), &[]),
+            fit_error(
+                2,
+                Some("pod has unbound immediate PersistentVolumeClaims"),
+                &[]
+            ),
             "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. no new claims \
              to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         );
@@ -288,7 +301,10 @@ mod tests {
             ..Res::default()
         };
         let r = insufficient(&req, &alloc, &free).unwrap();
-        assert_eq!(r.reasons, ["Insufficient cpu", "Insufficient nvidia.com/gpu"]);
+        assert_eq!(
+            r.reasons,
+            ["Insufficient cpu", "Insufficient nvidia.com/gpu"]
+        );
         assert!(r.unresolvable, "no GPU at all: preemption cannot help");
         let small = Res {
             cpu: 50,
@@ -298,6 +314,9 @@ mod tests {
         assert!(insufficient(&small, &alloc, &free).is_none());
         free.pods = 0;
         let r = insufficient(&small, &alloc, &free).unwrap();
-        assert_eq!((r.reasons[0].as_str(), r.unresolvable), ("Too many pods", false));
+        assert_eq!(
+            (r.reasons[0].as_str(), r.unresolvable),
+            ("Too many pods", false)
+        );
     }
 }

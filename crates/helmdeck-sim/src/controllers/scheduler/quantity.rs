@@ -65,7 +65,11 @@ impl Res {
 /// 350.00000000000006) round a whole number up.
 fn round_up(v: f64) -> i64 {
     let r = v.round();
-    if (v - r).abs() < 1e-6 { r as i64 } else { v.ceil() as i64 }
+    if (v - r).abs() < 1e-6 {
+        r as i64
+    } else {
+        v.ceil() as i64
+    }
 }
 
 /// A Kubernetes quantity as a number of units (`100m` = 0.1, `1Ki` = 1024); None when it

@@ -21,7 +21,10 @@ const GPU_FULL: &str = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. 
 fn gpus_are_counted_per_node_and_a_freed_gpu_lets_the_waiting_pod_in() {
     let mut h = Harness::new("nodes: 3\n");
     for i in 1..=4 {
-        h.create(*ids::PODS, bare_pod(&format!("train-{i}"), json!({"nvidia.com/gpu": 4})));
+        h.create(
+            *ids::PODS,
+            bare_pod(&format!("train-{i}"), json!({"nvidia.com/gpu": 4})),
+        );
         h.step();
     }
     h.run(Duration::from_secs(2));
@@ -37,7 +40,10 @@ fn gpus_are_counted_per_node_and_a_freed_gpu_lets_the_waiting_pod_in() {
     assert_eq!(scheduled(&last), Some(("False", GPU_FULL)));
     let ev = h.events("train-4", "FailedScheduling");
     assert_eq!(ev[0]["message"], GPU_FULL);
-    h.sim.store.delete_leaf(*ids::PODS, Some(NS), "train-2").unwrap();
+    h.sim
+        .store
+        .delete_leaf(*ids::PODS, Some(NS), "train-2")
+        .unwrap();
     let runs = h.run_until(Duration::from_secs(5), |h| {
         h.get(*ids::PODS, "train-4")["status"]["phase"] == "Running"
     });
@@ -71,8 +77,7 @@ fn taints_keep_pods_without_a_toleration_off() {
     );
     h.create(*ids::PODS, bare_pod("plain", json!({})));
     let mut tolerant = bare_pod("tolerant", json!({}));
-    tolerant["spec"]["tolerations"] =
-        json!([{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]);
+    tolerant["spec"]["tolerations"] = json!([{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]);
     h.create(*ids::PODS, tolerant);
     h.run(Duration::from_secs(2));
     assert_eq!(
@@ -178,14 +183,26 @@ fn claims_must_exist_and_be_bound_before_the_pod_schedules() {
             .starts_with("Waiting for a volume to be created either by the external provisioner 'k8s.io/minikube-hostpath'"),
         "{waiting:?}"
     );
-    assert!(waiting[0]["count"].as_i64().unwrap() >= 2, "repeated as the controller resyncs");
+    assert!(
+        waiting[0]["count"].as_i64().unwrap() >= 2,
+        "repeated as the controller resyncs"
+    );
     let failed = h.events("odd-data", "ProvisioningFailed");
-    assert_eq!(failed[0]["message"], "storageclass.storage.k8s.io \"fast\" not found");
+    assert_eq!(
+        failed[0]["message"],
+        "storageclass.storage.k8s.io \"fast\" not found"
+    );
     assert_eq!(failed[0]["type"], "Warning");
 
-    h.sim.store.delete_leaf(*PVCS, Some(NS), "slow-data").unwrap();
+    h.sim
+        .store
+        .delete_leaf(*PVCS, Some(NS), "slow-data")
+        .unwrap();
     h.run(Duration::from_millis(300));
-    assert!(h.sim.store.get(pv_res, None, &volume).is_err(), "reclaim policy Delete");
+    assert!(
+        h.sim.store.get(pv_res, None, &volume).is_err(),
+        "reclaim policy Delete"
+    );
 }
 
 #[test]
@@ -206,7 +223,11 @@ fn the_default_nodes_show_capacity_and_gpus() {
     let sc = h
         .sim
         .store
-        .get(*super::super::volume_binding::STORAGE_CLASSES, None, "standard")
+        .get(
+            *super::super::volume_binding::STORAGE_CLASSES,
+            None,
+            "standard",
+        )
         .unwrap();
     assert_eq!(
         sc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"],

@@ -252,19 +252,7 @@ impl Cache {
             }
         }
         let owner = controller_uid(obj).map(String::from);
-        match slot {
-            Slot::Pod => {
-                let old = self.pods.get(&uid).cloned();
-                let new = (!deleted).then_some(obj.as_ref());
-                self.sched.pod_changed(&uid, old.as_deref(), new);
-            }
-            Slot::Pvc => {
-                let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
-                self.sched
-                    .claim_changed(key, (!deleted).then_some(obj.as_ref()));
-            }
-            _ => {}
-        }
+        self.tell_scheduler(slot, &uid, obj, deleted);
         if deleted {
             self.map_mut(slot).remove(&uid);
             self.owners.remove(&uid);
@@ -321,6 +309,22 @@ impl Cache {
                 }
             }
             Slot::Pvc if !deleted => dirty.pvcs.push(uid),
+            _ => {}
+        }
+    }
+
+    /// Keeps the scheduler's book: a pod's change against its cached object, a claim's.
+    fn tell_scheduler(&mut self, slot: Slot, uid: &str, obj: &Value, deleted: bool) {
+        match slot {
+            Slot::Pod => {
+                let old = self.pods.get(uid).cloned();
+                let new = (!deleted).then_some(obj);
+                self.sched.pod_changed(uid, old.as_deref(), new);
+            }
+            Slot::Pvc => {
+                let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
+                self.sched.claim_changed(key, (!deleted).then_some(obj));
+            }
             _ => {}
         }
     }

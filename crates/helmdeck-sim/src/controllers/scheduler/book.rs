@@ -42,14 +42,14 @@ pub(crate) fn holder(pod: &Value) -> Option<&str> {
 }
 
 pub(crate) fn has_pod_affinity(pod: &Value) -> bool {
-    let req = |kind: &str| {
-        pod.pointer(&format!(
-            "/spec/affinity/{kind}/requiredDuringSchedulingIgnoredDuringExecution"
-        ))
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty())
+    let Some(affinity) = pod.pointer("/spec/affinity") else {
+        return false;
     };
-    req("podAffinity") || req("podAntiAffinity")
+    ["podAffinity", "podAntiAffinity"].iter().any(|kind| {
+        affinity[*kind]["requiredDuringSchedulingIgnoredDuringExecution"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    })
 }
 
 impl NodeBook {
@@ -85,27 +85,22 @@ impl NodeBook {
     pub fn pod_changed(&mut self, uid: &str, old: Option<&Value>, new: Option<&Value>) {
         let before = old.and_then(holder);
         let after = new.and_then(holder);
-        if before != after {
-            let requests = pod_requests(new.or(old).unwrap_or(&Value::Null));
-            if let Some(n) = before {
-                self.used.entry(n.to_string()).or_default().sub(&requests);
-                self.changes += 1;
-            }
-            if let Some(n) = after {
-                self.used.entry(n.to_string()).or_default().add(&requests);
-            }
+        if before == after {
+            return;
         }
-        match new {
-            Some(p) if after.is_some() && has_pod_affinity(p) => {
-                if self.affine.insert(uid.to_string()) {
-                    self.changes += 1;
-                }
-            }
-            _ => {
-                if self.affine.remove(uid) {
-                    self.changes += 1;
-                }
-            }
+        let requests = pod_requests(new.or(old).unwrap_or(&Value::Null));
+        if let Some(n) = before {
+            self.used.entry(n.to_string()).or_default().sub(&requests);
+            self.changes += 1;
+        }
+        if let Some(n) = after {
+            self.used.entry(n.to_string()).or_default().add(&requests);
+        }
+        // The affinity terms cannot change; only binding and ending move a pod in or out.
+        if after.is_some() && new.is_some_and(has_pod_affinity) {
+            self.affine.insert(uid.to_string());
+        } else if self.affine.remove(uid) {
+            self.changes += 1;
         }
     }
 

@@ -21,6 +21,7 @@ mod scheduler;
 mod statefulset;
 #[cfg(test)]
 mod tests;
+mod volume_binding;
 
 use std::collections::{HashMap, HashSet};
 
@@ -85,7 +86,12 @@ pub fn seed_nodes(sim: &SimState) {
         for (k, v) in &sim.scenario.node_labels {
             node["metadata"]["labels"][k] = json!(v);
         }
+        super::seed::shape_node(&sim.scenario, &mut node);
         let _ = sim.store.ensure(*ids::NODES, node);
+    }
+    if sim.scenario.storage.default_class {
+        let class = volume_binding::default_class();
+        let _ = sim.store.ensure(*volume_binding::STORAGE_CLASSES, class);
     }
 }
 
@@ -136,6 +142,7 @@ pub struct Controllers {
     unsettled: HashSet<String>,
     /// Job uid → when a refused pod creation may be tried again.
     create_retry: HashMap<String, Instant>,
+    binder: volume_binding::Binder,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
@@ -166,6 +173,7 @@ impl Controllers {
             cache: Cache::default(),
             unsettled: HashSet::new(),
             create_retry: HashMap::new(),
+            binder: volume_binding::Binder::default(),
         }
     }
 
@@ -180,6 +188,7 @@ impl Controllers {
             wall: self.wall(now),
         };
         self.forget_gone(&p, &cache, &dirty);
+        self.bind_claims(&p, &mut cache, &dirty);
         self.kubelet_pass(&p, &cache, &mut dirty);
         let plans = self.deployments_plan(&p, &cache, &dirty);
         let counts = self.replicasets_sync(&p, &cache, &dirty, &plans);
@@ -187,7 +196,6 @@ impl Controllers {
         self.statefulsets_sync(&p, &cache, &dirty);
         self.daemonsets_sync(&p, &cache, &dirty);
         self.jobs_sync(&p, &cache, &dirty);
-        bind_pvcs(&p, &cache, &dirty);
         self.cache = cache;
     }
 
@@ -531,24 +539,6 @@ impl<'a> Pass<'a> {
     fn job_rule(&self, idx: Option<usize>) -> &'a JobRule {
         idx.and_then(|i| self.sim.scenario.jobs.get(i))
             .unwrap_or(&DEFAULT_JOB)
-    }
-}
-
-/// PVC binder: every claim becomes Bound to a made-up volume of the requested size.
-fn bind_pvcs(p: &Pass, cache: &Cache, dirty: &Dirty) {
-    for pvc in dirty.changed(&dirty.pvcs, &cache.pvcs) {
-        if pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound") {
-            continue;
-        }
-        let volume = format!("pvc-{}", meta(pvc, "uid"));
-        p.sim.store.update_with(*PVCS, Some(meta(pvc, "namespace")), meta(pvc, "name"), |o| {
-            let storage = o.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("1Gi"));
-            let modes = o.pointer("/spec/accessModes").cloned().unwrap_or(json!(["ReadWriteOnce"]));
-            if o["spec"].is_object() && o["spec"].get("volumeName").is_none() {
-                o["spec"]["volumeName"] = json!(volume);
-            }
-            o["status"] = json!({"phase": "Bound", "accessModes": modes, "capacity": {"storage": storage}});
-        });
     }
 }
 

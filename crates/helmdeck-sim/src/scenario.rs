@@ -13,6 +13,9 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde::{Deserialize, Deserializer};
 
+mod nodes;
+pub use nodes::{NodeRule, NodeTaint, Storage, TaintEffect, glob_matches};
+
 /// Scenario files shipped in the binary, by name (`--scenario NAME`).
 pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
 
@@ -54,6 +57,12 @@ pub struct Scenario {
     /// How `helmdeck demo` tells this story.
     #[serde(default)]
     pub demo: DemoSettings,
+    /// Capacity, labels and taints of chosen nodes (see `scenario/nodes.rs`).
+    #[serde(default)]
+    pub node_rules: Vec<NodeRule>,
+    /// How PersistentVolumeClaims bind.
+    #[serde(default)]
+    pub storage: Storage,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.

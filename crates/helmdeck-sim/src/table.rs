@@ -101,6 +101,24 @@ fn columns(kind: &str) -> Vec<(&'static str, &'static str)> {
             ("Object", ""),
             ("Message", ""),
         ],
+        "PersistentVolumeClaim" => vec![
+            ("Name", "name"),
+            ("Status", ""),
+            ("Volume", ""),
+            ("Capacity", ""),
+            ("Access Modes", ""),
+            ("StorageClass", ""),
+            ("VolumeAttributesClass", ""),
+            ("Age", ""),
+        ],
+        "StorageClass" => vec![
+            ("Name", "name"),
+            ("Provisioner", ""),
+            ("ReclaimPolicy", ""),
+            ("VolumeBindingMode", ""),
+            ("AllowVolumeExpansion", ""),
+            ("Age", ""),
+        ],
         _ => vec![("Name", "name"), ("Age", "")],
     }
 }
@@ -159,8 +177,72 @@ fn cells(kind: &str, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
             )),
             json!(s(o, "/message")),
         ],
+        "PersistentVolumeClaim" => claim_cells(o, name, age_cell),
+        "StorageClass" => {
+            let default = o
+                .pointer("/metadata/annotations/storageclass.kubernetes.io~1is-default-class")
+                == Some(&json!("true"));
+            let name = format!(
+                "{}{}",
+                s(o, "/metadata/name"),
+                if default { " (default)" } else { "" }
+            );
+            let or = |p: &str, d: &'static str| match s(o, p) {
+                "" => d,
+                v => v,
+            };
+            vec![
+                json!(name),
+                json!(s(o, "/provisioner")),
+                json!(or("/reclaimPolicy", "Delete")),
+                json!(or("/volumeBindingMode", "Immediate")),
+                json!(
+                    o.pointer("/allowVolumeExpansion")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
+                ),
+                age_cell,
+            ]
+        }
         _ => vec![name, age_cell],
     }
+}
+
+/// A claim's row as kubectl prints it: STATUS, VOLUME, CAPACITY, ACCESS MODES (RWO, ...),
+/// STORAGECLASS, VOLUMEATTRIBUTESCLASS.
+fn claim_cells(o: &Value, name: Value, age_cell: Value) -> Vec<Value> {
+    let modes: Vec<&str> = o
+        .pointer("/status/accessModes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|m| match m {
+            "ReadWriteOnce" => "RWO",
+            "ReadOnlyMany" => "ROX",
+            "ReadWriteMany" => "RWX",
+            "ReadWriteOncePod" => "RWOP",
+            other => other,
+        })
+        .collect();
+    let phase = match s(o, "/status/phase") {
+        "" => "Pending",
+        p => p,
+    };
+    let class = match s(o, "/spec/volumeAttributesClassName") {
+        "" => "<unset>",
+        c => c,
+    };
+    vec![
+        name,
+        json!(phase),
+        json!(s(o, "/spec/volumeName")),
+        json!(s(o, "/status/capacity/storage")),
+        json!(modes.join(",")),
+        json!(s(o, "/spec/storageClassName")),
+        json!(class),
+        age_cell,
+    ]
 }
 
 /// A pod's row: NAME, READY (ready/total containers), STATUS (as kubectl shows it),

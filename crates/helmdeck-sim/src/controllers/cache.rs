@@ -118,11 +118,14 @@ pub(crate) struct Cache {
     indexed_under: HashMap<String, String>,
     /// uid → kind, name, generation and controller owner of every workload object.
     pub owners: HashMap<String, OwnerInfo>,
+    // The scheduler's view (node allocatable and taints, requests bound per node, claims).
+    pub sched: super::scheduler::NodeBook,
 }
 
 impl Cache {
     /// Brings the cache up to date and records what changed in `dirty`.
     pub fn drain(&mut self, sim: &SimState, dirty: &mut Dirty) {
+        self.sched.drains += 1;
         if self.rx.is_none() {
             self.relist(sim, dirty);
             return;
@@ -151,7 +154,9 @@ impl Cache {
     }
 
     fn relist(&mut self, sim: &SimState, dirty: &mut Dirty) {
+        let drains = self.sched.drains;
         *self = Cache::default();
+        self.sched.drains = drains;
         self.rx = sim
             .store
             .subscribe(*ids::PODS, None, None, None)
@@ -223,8 +228,10 @@ impl Cache {
                     .and_then(|x| x["address"].as_str())
                     .map(String::from)
                     .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
-                self.node_ips.insert(name, ip);
+                self.node_ips.insert(name.clone(), ip);
             }
+            self.sched
+                .node_changed(&name, (!deleted).then_some(obj.as_ref()));
             self.nodes = self
                 .node_ips
                 .iter()
@@ -245,6 +252,7 @@ impl Cache {
             }
         }
         let owner = controller_uid(obj).map(String::from);
+        self.tell_scheduler(slot, &uid, obj, deleted);
         if deleted {
             self.map_mut(slot).remove(&uid);
             self.owners.remove(&uid);
@@ -301,6 +309,22 @@ impl Cache {
                 }
             }
             Slot::Pvc if !deleted => dirty.pvcs.push(uid),
+            _ => {}
+        }
+    }
+
+    /// Keeps the scheduler's book: a pod's change against its cached object, a claim's.
+    fn tell_scheduler(&mut self, slot: Slot, uid: &str, obj: &Value, deleted: bool) {
+        match slot {
+            Slot::Pod => {
+                let old = self.pods.get(uid).cloned();
+                let new = (!deleted).then_some(obj);
+                self.sched.pod_changed(uid, old.as_deref(), new);
+            }
+            Slot::Pvc => {
+                let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
+                self.sched.claim_changed(key, (!deleted).then_some(obj));
+            }
             _ => {}
         }
     }

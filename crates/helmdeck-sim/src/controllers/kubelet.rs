@@ -281,7 +281,8 @@ impl PodSim {
         let now = p.now;
         match self.stage {
             Stage::Unscheduled => self.schedule(p, nodes, ev, ctr),
-            Stage::Unschedulable | Stage::Succeeded | Stage::Failed | Stage::External => false,
+            Stage::Unschedulable => self.retry_schedule(p, nodes, ev, ctr),
+            Stage::Succeeded | Stage::Failed | Stage::External => false,
             Stage::Creating => {
                 if now < self.created + self.start_delay(p) {
                     return false;
@@ -626,6 +627,7 @@ pub(crate) fn shell_exit(pod: &Value) -> Option<i32> {
 pub(crate) struct Counters {
     pub node_rr: usize,
     pub ip_seq: u64,
+    pub sched: super::scheduler::Assumed,
 }
 
 impl Controllers {
@@ -651,10 +653,7 @@ impl Controllers {
             ..
         } = self;
         for sp in pods.values_mut() {
-            let nodes = Nodes {
-                list: &cache.nodes,
-                labels: &cache.node_labels,
-            };
+            let nodes = Nodes::of(cache);
             sp.advance(p, &nodes, events, counters);
             if sp.version == sp.written {
                 continue;

@@ -1,17 +1,97 @@
 //! The scheduler: picks a node for a pod, or leaves it Unschedulable with the scheduler's
-//! FailedScheduling message.
+//! FailedScheduling message, and tries again when the cluster changes.
+//!
+//! What it knows of the nodes and bound pods lives in the cache ([`NodeBook`], kept from the
+//! change feed); the pods it binds during a pass are "assumed" ([`Assumed`]) until the next
+//! drain of the feed shows them bound, as the real scheduler's cache assumes pods.
+
+mod affinity;
+mod book;
+mod filters;
+mod quantity;
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub(crate) use book::NodeBook;
+use book::{has_pod_affinity, holder};
+use filters::{PodView, Rejection, filter, fit_error};
+use quantity::{Res, pod_requests};
+
+use super::cache::Cache;
 use super::kubelet::{Counters, Plan, PodSim, Stage};
 use super::{Events, Pass};
 
+/// An Unschedulable pod is tried again at the latest after this long, as the scheduling
+/// queue flushes pods that stayed unschedulable for 5 minutes.
+const RETRY_PERIOD: Duration = Duration::from_secs(300);
+/// The back-off between attempts: 1 s doubling to 10 s (the queue's defaults).
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+/// The scheduler's own memory, kept with the kubelet's counters.
+#[derive(Default)]
+pub(crate) struct Assumed {
+    /// The feed drain these assumptions were made after; the next drain shows them.
+    drain: u64,
+    /// Requests of the pods bound since that drain, per node.
+    used: HashMap<String, Res>,
+    /// Those pods, for inter-pod affinity.
+    pods: Vec<(String, Arc<Value>)>,
+    /// Unschedulable pods: the book's change count at the last attempt, when, attempts.
+    tried: HashMap<String, (u64, Instant, u32)>,
+}
+
+impl Assumed {
+    fn sync(&mut self, drains: u64, pods: &HashMap<String, Arc<Value>>) {
+        if self.drain != drains {
+            self.drain = drains;
+            self.used.clear();
+            self.pods.clear();
+        }
+        if self.tried.len() > 1024 {
+            self.tried.retain(|uid, _| pods.contains_key(uid));
+        }
+    }
+}
+
+/// The nodes the scheduler picks from, and what it knows of them and of the pods.
+pub(super) struct Nodes<'a> {
+    /// (name, InternalIP) of each node.
+    pub list: &'a [(String, String)],
+    pub labels: &'a HashMap<String, Value>,
+    pub book: &'a NodeBook,
+    pub pods: &'a HashMap<String, Arc<Value>>,
+}
+
+impl<'a> Nodes<'a> {
+    pub fn of(cache: &'a Cache) -> Self {
+        Nodes {
+            list: &cache.nodes,
+            labels: &cache.node_labels,
+            book: &cache.sched,
+            pods: &cache.pods,
+        }
+    }
+}
+
 impl PodSim {
+    /// The message of a scenario rule that keeps this pod from ever scheduling.
+    fn rule_unschedulable(&self, p: &Pass) -> Option<String> {
+        match &self.plan {
+            Plan::Serve { rule } if self.preset_node.is_none() => {
+                p.rule(*rule).unschedulable.clone()
+            }
+            _ => None,
+        }
+    }
+
     /// The scheduler's step: a node for the pod (its preset node, else round robin over the
-    /// fitting ones), or Unschedulable with a FailedScheduling event when the scenario says
-    /// so or no node fits. Always a transition.
+    /// fitting ones), or Unschedulable with a FailedScheduling event when the scenario says so
+    /// or no node fits. False only while the pod is not yet in the cache.
     pub(super) fn schedule(
         &mut self,
         p: &Pass,
@@ -19,56 +99,100 @@ impl PodSim {
         ev: &mut Events,
         ctr: &mut Counters,
     ) -> bool {
-        let now = p.now;
-        let fitting: Vec<&(String, String)> = nodes
-            .list
-            .iter()
-            .filter(|(n, _)| node_fits(&self.placement, n, nodes.labels.get(n)))
-            .collect();
-        let unschedulable = match &self.plan {
-            Plan::Serve { rule } if self.preset_node.is_none() => {
-                p.rule(*rule).unschedulable.clone()
-            }
-            _ => None,
-        };
-        let unschedulable = unschedulable.or_else(|| {
-            (self.preset_node.is_none() && fitting.is_empty())
-                .then(|| unschedulable_message(nodes.list.len()))
-        });
-        if let Some(msg) = unschedulable {
-            self.stage = Stage::Unschedulable;
-            self.unschedulable = msg.clone();
-            self.version += 1;
-            ev.record(
-                p,
-                &self.involved(None),
-                "Warning",
-                "FailedScheduling",
-                &msg,
-                "default-scheduler",
-                None,
-            );
+        if let Some(msg) = self.rule_unschedulable(p) {
+            self.fail(p, ev, msg);
             return true;
         }
-        let (node, ip) = match &self.preset_node {
-            Some(n) => {
-                let ip = nodes
-                    .list
-                    .iter()
-                    .find(|(name, _)| name == n)
-                    .map(|x| x.1.clone());
-                (n.clone(), ip.unwrap_or_else(|| super::node_ip(0)))
-            }
-            None => {
-                ctr.node_rr += 1;
-                fitting[ctr.node_rr % fitting.len()].clone()
-            }
+        if let Some(n) = self.preset_node.clone() {
+            let ip = nodes.list.iter().find(|(name, _)| *name == n);
+            let ip = ip.map_or_else(|| super::node_ip(0), |x| x.1.clone());
+            self.bind(p, ev, n, ip);
+            return true;
+        }
+        let Some(pod) = nodes.pods.get(&self.uid).cloned() else {
+            return false;
         };
+        let sched = &mut ctr.sched;
+        sched.sync(nodes.book.drains, nodes.pods);
+        let placement = (&self.placement.0, &self.placement.1);
+        match choose(&pod, placement, nodes, sched) {
+            Ok(fitting) => {
+                ctr.node_rr += 1;
+                let (node, ip) = nodes.list[fitting[ctr.node_rr % fitting.len()]].clone();
+                let sched = &mut ctr.sched;
+                sched.tried.remove(&self.uid);
+                sched
+                    .used
+                    .entry(node.clone())
+                    .or_default()
+                    .add(&pod_requests(&pod));
+                sched.pods.push((node.clone(), pod));
+                self.bind(p, ev, node, ip);
+            }
+            Err(msg) => {
+                let attempts = sched.tried.get(&self.uid).map_or(0, |t| t.2);
+                let entry = (nodes.book.changes, p.now, attempts + 1);
+                sched.tried.insert(self.uid.clone(), entry);
+                self.fail(p, ev, msg);
+            }
+        }
+        true
+    }
+
+    /// An Unschedulable pod is tried again after its back-off when the cluster changed, or
+    /// after [`RETRY_PERIOD`]; never when a scenario rule keeps it unschedulable.
+    pub(super) fn retry_schedule(
+        &mut self,
+        p: &Pass,
+        nodes: &Nodes,
+        ev: &mut Events,
+        ctr: &mut Counters,
+    ) -> bool {
+        if self.rule_unschedulable(p).is_some() {
+            return false;
+        }
+        let due = ctr
+            .sched
+            .tried
+            .get(&self.uid)
+            .is_none_or(|(changes, at, n)| {
+                let backoff = (BACKOFF_MIN * 2u32.pow(n.saturating_sub(1).min(4))).min(BACKOFF_MAX);
+                p.now >= *at + backoff
+                    && (*changes != nodes.book.changes || p.now >= *at + RETRY_PERIOD)
+            });
+        if !due {
+            return false;
+        }
+        let was = self.version;
+        self.schedule(p, nodes, ev, ctr);
+        self.version != was
+    }
+
+    /// Unschedulable with `msg`: the PodScheduled condition and a FailedScheduling event
+    /// (a repeat bumps its count, as the scheduler's recorder does).
+    fn fail(&mut self, p: &Pass, ev: &mut Events, msg: String) {
+        ev.record(
+            p,
+            &self.involved(None),
+            "Warning",
+            "FailedScheduling",
+            &msg,
+            "default-scheduler",
+            None,
+        );
+        if self.stage != Stage::Unschedulable || self.unschedulable != msg {
+            self.stage = Stage::Unschedulable;
+            self.unschedulable = msg;
+            self.version += 1;
+        }
+    }
+
+    fn bind(&mut self, p: &Pass, ev: &mut Events, node: String, ip: String) {
         self.node = node;
         self.host_ip = ip;
         self.t_scheduled = p.wall.clone();
         self.t_ready = p.wall.clone();
-        self.enter(Stage::Creating, now);
+        self.enter(Stage::Creating, p.now);
         let msg = format!(
             "Successfully assigned {}/{} to {}",
             self.ns, self.name, self.node
@@ -82,87 +206,94 @@ impl PodSim {
             "default-scheduler",
             None,
         );
-        true
     }
 }
 
-/// The nodes the scheduler picks from: (name, InternalIP) and each one's labels.
-pub(super) struct Nodes<'a> {
-    pub list: &'a [(String, String)],
-    pub labels: &'a HashMap<String, Value>,
-}
-
-/// The real scheduler's answer when no node passes its filters (here: only node
-/// selection, the one filter the simulator models).
-fn unschedulable_message(total: usize) -> String {
+/// The indexes of the nodes that pass every filter, or the FitError message.
+fn choose(
+    pod: &Value,
+    placement: (&Value, &Value),
+    nodes: &Nodes,
+    assumed: &Assumed,
+) -> Result<Vec<usize>, String> {
+    let total = nodes.list.len();
     if total == 0 {
-        return "0/0 nodes are available: no nodes available to schedule pods.".to_string();
+        return Err("0/0 nodes are available: no nodes available to schedule pods.".to_string());
     }
-    format!(
-        "0/{total} nodes are available: {total} node(s) didn't match Pod's node affinity/selector. \
-         preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
-    )
+    if let Some(pre) = volume_prefilter(pod, nodes.book) {
+        return Err(fit_error(total, Some(&pre), &[]));
+    }
+    let pv = PodView {
+        placement,
+        requests: pod_requests(pod),
+        tolerations: pod
+            .pointer("/spec/tolerations")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice),
+        domains: domains(pod, nodes, assumed),
+    };
+    let mut fitting = Vec::new();
+    let mut rejected: Vec<Rejection> = Vec::new();
+    for (i, (name, _)) in nodes.list.iter().enumerate() {
+        let facts = nodes.book.nodes.get(name);
+        let free = nodes.book.free(name, assumed.used.get(name));
+        match filter(&pv, name, nodes.labels.get(name), facts, free) {
+            None => fitting.push(i),
+            Some(r) => rejected.push(r),
+        }
+    }
+    if fitting.is_empty() {
+        Err(fit_error(total, None, &rejected))
+    } else {
+        Ok(fitting)
+    }
 }
 
-/// Whether a node passes the pod's `nodeSelector` (every pair) and required node affinity
-/// (any term, every expression of it), as the scheduler's NodeAffinity filter does.
-fn node_fits(placement: &(Value, Value), node: &str, labels: Option<&Value>) -> bool {
-    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    let selector_ok = placement.0.as_object().is_none_or(|sel| {
-        sel.iter()
-            .all(|(k, v)| v.as_str().is_some_and(|v| label(k) == Some(v)))
-    });
-    let Some(terms) = placement
-        .1
-        .get("nodeSelectorTerms")
-        .and_then(Value::as_array)
-    else {
-        return selector_ok;
-    };
-    let matches = |req: &Value, value: Option<&str>| {
-        let values: Vec<&str> = req["values"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        match req["operator"].as_str().unwrap_or("") {
-            "In" => value.is_some_and(|v| values.contains(&v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(&v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            "Gt" | "Lt" => {
-                let (Some(v), Some(bound)) = (
-                    value.and_then(|v| v.parse::<i64>().ok()),
-                    values.first().and_then(|b| b.parse::<i64>().ok()),
-                ) else {
-                    return false;
-                };
-                if req["operator"] == "Gt" {
-                    v > bound
-                } else {
-                    v < bound
-                }
-            }
-            _ => false,
-        }
-    };
-    let term_ok = |t: &Value| {
-        let exprs = t["matchExpressions"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let fields = t["matchFields"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        // A term with no requirement matches nothing, as in the API's NodeSelectorTerm.
-        (!exprs.is_empty() || !fields.is_empty())
-            && exprs
+/// The inter-pod affinity domains for `pod`, from the bound pods and the ones assumed.
+fn domains(pod: &Value, nodes: &Nodes, assumed: &Assumed) -> affinity::Domains {
+    let labels = |n: &str| nodes.labels.get(n);
+    let bound = nodes
+        .pods
+        .values()
+        .filter_map(|o| holder(o).map(|n| (o.as_ref(), labels(n))))
+        .chain(assumed.pods.iter().map(|(n, o)| (o.as_ref(), labels(n))));
+    let with_terms = nodes
+        .book
+        .affine
+        .iter()
+        .filter_map(|u| nodes.pods.get(u))
+        .filter_map(|o| holder(o).map(|n| (o.as_ref(), labels(n))))
+        .chain(
+            assumed
+                .pods
                 .iter()
-                .all(|r| matches(r, r["key"].as_str().and_then(label)))
-            && fields.iter().all(|r| {
-                let value = (r["key"] == "metadata.name").then_some(node);
-                matches(r, value)
-            })
-    };
-    selector_ok && terms.iter().any(term_ok)
+                .filter(|(_, o)| has_pod_affinity(o))
+                .map(|(n, o)| (o.as_ref(), labels(n))),
+        );
+    affinity::Domains::collect(pod, bound, with_terms)
+}
+
+/// VolumeBinding's PreFilter: every claim the pod names must exist and be bound (the
+/// simulated StorageClasses bind immediately, none waits for the first consumer).
+fn volume_prefilter(pod: &Value, book: &NodeBook) -> Option<String> {
+    let ns = pod
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let mut unbound = false;
+    let volumes = pod.pointer("/spec/volumes").and_then(Value::as_array);
+    for v in volumes.into_iter().flatten() {
+        let Some(name) = v
+            .pointer("/persistentVolumeClaim/claimName")
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        match book.claims.get(&format!("{ns}/{name}")) {
+            None => return Some(format!("persistentvolumeclaim \"{name}\" not found")),
+            Some(false) => unbound = true,
+            Some(true) => {}
+        }
+    }
+    unbound.then(|| "pod has unbound immediate PersistentVolumeClaims".to_string())
 }

@@ -15,6 +15,7 @@ mod deployment;
 mod job;
 mod kubelet;
 mod passes;
+mod scheduler;
 mod statefulset;
 
 const NS: &str = "apps";

@@ -130,7 +130,7 @@ fn a_node_selector_no_node_matches_leaves_the_pod_unschedulable() {
     let pod = h.list(*ids::PODS, "gpu-").pop().unwrap();
     assert_eq!(pod["status"]["phase"], "Pending");
     let msg = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. \
-               preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+               no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
     let c = condition(&pod, "PodScheduled").unwrap();
     assert_eq!(
         (c["reason"].as_str(), c["message"].as_str()),

@@ -17,6 +17,7 @@ mod daemonset;
 mod deployment;
 mod job;
 mod kubelet;
+mod refs;
 mod scheduler;
 mod statefulset;
 #[cfg(test)]
@@ -136,6 +137,8 @@ pub struct Controllers {
     unsettled: HashSet<String>,
     /// Job uid → when a refused pod creation may be tried again.
     create_retry: HashMap<String, Instant>,
+    /// The kubelet's checks of what pods refer to (issue 21).
+    refs: refs::Refs,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
@@ -166,6 +169,7 @@ impl Controllers {
             cache: Cache::default(),
             unsettled: HashSet::new(),
             create_retry: HashMap::new(),
+            refs: refs::Refs::default(),
         }
     }
 

@@ -13,6 +13,9 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde::{Deserialize, Deserializer};
 
+mod host;
+pub use host::{HostPathKind, HostPaths};
+
 /// Scenario files shipped in the binary, by name (`--scenario NAME`).
 pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
 
@@ -54,6 +57,11 @@ pub struct Scenario {
     /// How `helmdeck demo` tells this story.
     #[serde(default)]
     pub demo: DemoSettings,
+    /// What exists on each node for `hostPath` volumes with a `type` (node name or `*` →
+    /// path → `Directory`, `File`, `Socket`, `CharDevice`, `BlockDevice`). Unset: the kubelet
+    /// checks no hostPath type; set: a path listed nowhere does not exist.
+    #[serde(default)]
+    pub host_paths: Option<HostPaths>,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.

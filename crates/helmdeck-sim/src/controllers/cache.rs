@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
+use super::refs::keys::RefObjects;
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
 use crate::SimState;
 use crate::resources::{ResourceId, ids};
@@ -67,6 +68,9 @@ pub(crate) struct Dirty {
     pub pvcs: Vec<String>,
     /// Deleted objects: (uid, namespace, name, is a pod).
     pub gone: Vec<(String, String, String, bool)>,
+    /// Namespaces where a Secret or ConfigMap was written or deleted (pods held back on a
+    /// missing one look again).
+    pub refs_ns: HashSet<String>,
 }
 
 impl Dirty {
@@ -118,6 +122,8 @@ pub(crate) struct Cache {
     indexed_under: HashMap<String, String>,
     /// uid → kind, name, generation and controller owner of every workload object.
     pub owners: HashMap<String, OwnerInfo>,
+    /// Secrets' and ConfigMaps' key names and claims' volumes, for the kubelet's checks.
+    pub refs: RefObjects,
 }
 
 impl Cache {
@@ -168,6 +174,8 @@ impl Cache {
             *ids::DAEMONSETS,
             *ids::JOBS,
             *PVCS,
+            *ids::SECRETS,
+            *ids::CONFIGMAPS,
             *ids::PODS,
         ] {
             for obj in sim.store.list(res, None, |_| true).0 {
@@ -206,6 +214,17 @@ impl Cache {
         added: bool,
         dirty: &mut Dirty,
     ) {
+        let ref_kind = match res {
+            r if r == *ids::SECRETS => Some("Secret"),
+            r if r == *ids::CONFIGMAPS => Some("ConfigMap"),
+            r if r == *PVCS => Some("PersistentVolumeClaim"),
+            _ => None,
+        };
+        if let Some(kind) = ref_kind
+            && let Some(ns) = self.refs.apply(kind, obj, deleted)
+        {
+            dirty.refs_ns.insert(ns);
+        }
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
             let name = meta(obj, "name").to_string();

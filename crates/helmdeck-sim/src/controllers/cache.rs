@@ -214,17 +214,7 @@ impl Cache {
         added: bool,
         dirty: &mut Dirty,
     ) {
-        let ref_kind = match res {
-            r if r == *ids::SECRETS => Some("Secret"),
-            r if r == *ids::CONFIGMAPS => Some("ConfigMap"),
-            r if r == *PVCS => Some("PersistentVolumeClaim"),
-            _ => None,
-        };
-        if let Some(kind) = ref_kind
-            && let Some(ns) = self.refs.apply(kind, obj, deleted)
-        {
-            dirty.refs_ns.insert(ns);
-        }
+        self.apply_ref(res, obj, deleted, dirty);
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
             let name = meta(obj, "name").to_string();
@@ -321,6 +311,19 @@ impl Cache {
             }
             Slot::Pvc if !deleted => dirty.pvcs.push(uid),
             _ => {}
+        }
+    }
+
+    /// Keeps what the kubelet's reference checks need of Secrets, ConfigMaps and claims.
+    fn apply_ref(&mut self, res: ResourceId, obj: &Value, deleted: bool, dirty: &mut Dirty) {
+        let kind = match res {
+            r if r == *ids::SECRETS => "Secret",
+            r if r == *ids::CONFIGMAPS => "ConfigMap",
+            r if r == *PVCS => "PersistentVolumeClaim",
+            _ => return,
+        };
+        if let Some(ns) = self.refs.apply(kind, obj, deleted) {
+            dirty.refs_ns.insert(ns);
         }
     }
 

@@ -340,7 +340,10 @@ fn config(
             ..sp.involved(None)
         };
         let host = Some(sp.node.as_str());
-        let pulled = format!("Container image \"{image}\" already present on machine");
+        // A 1.35 kubelet's words (image_manager.go, since KubeletEnsureSecretPulledImages).
+        let pulled = format!(
+            "Container image \"{image}\" already present on machine and can be accessed by the pod"
+        );
         ev.record(p, &involved, "Normal", "Pulled", &pulled, "kubelet", host);
         let failed = format!("Error: {msg}");
         ev.record(p, &involved, "Warning", "Failed", &failed, "kubelet", host);

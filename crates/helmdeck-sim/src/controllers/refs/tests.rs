@@ -117,6 +117,11 @@ fn a_missing_secret_holds_the_container_until_it_appears() {
     assert_eq!(e["type"], "Warning");
     assert_eq!(e["involvedObject"]["fieldPath"], "spec.containers{app}");
     assert_eq!(e["source"]["component"], "kubelet");
+    let pulled = h.events("web", "Pulled");
+    assert_eq!(
+        pulled[0]["message"],
+        "Container image \"web:1\" already present on machine and can be accessed by the pod"
+    );
     // Retried as the pod worker does (every 10s), not on every pass.
     assert_eq!(e["count"], 3, "{e}");
     // A Secret without the key: another message.

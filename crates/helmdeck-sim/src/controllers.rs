@@ -17,6 +17,7 @@ mod daemonset;
 mod deployment;
 mod job;
 mod kubelet;
+mod refs;
 mod scheduler;
 mod statefulset;
 #[cfg(test)]
@@ -143,6 +144,8 @@ pub struct Controllers {
     /// Job uid → when a refused pod creation may be tried again.
     create_retry: HashMap<String, Instant>,
     binder: volume_binding::Binder,
+    /// The kubelet's checks of what pods refer to (issue 21).
+    refs: refs::Refs,
 }
 
 /// The Job behaviour when no scenario rule matches: succeed after 500ms, no logs.
@@ -174,6 +177,7 @@ impl Controllers {
             unsettled: HashSet::new(),
             create_retry: HashMap::new(),
             binder: volume_binding::Binder::default(),
+            refs: refs::Refs::default(),
         }
     }
 

@@ -15,6 +15,8 @@ use serde::{Deserialize, Deserializer};
 
 mod nodes;
 pub use nodes::{NodeRule, NodeTaint, Storage, TaintEffect, glob_matches};
+mod host;
+pub use host::{HostPathKind, HostPaths};
 
 /// Scenario files shipped in the binary, by name (`--scenario NAME`).
 pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
@@ -63,6 +65,11 @@ pub struct Scenario {
     /// How PersistentVolumeClaims bind.
     #[serde(default)]
     pub storage: Storage,
+    /// What exists on each node for `hostPath` volumes with a `type` (node name or `*` →
+    /// path → `Directory`, `File`, `Socket`, `CharDevice`, `BlockDevice`). Unset: the kubelet
+    /// checks no hostPath type; set: a path listed nowhere does not exist.
+    #[serde(default)]
+    pub host_paths: Option<HostPaths>,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.

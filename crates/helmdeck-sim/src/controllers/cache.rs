@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
+use super::refs::keys::RefObjects;
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
 use crate::SimState;
 use crate::resources::{ResourceId, ids};
@@ -67,6 +68,9 @@ pub(crate) struct Dirty {
     pub pvcs: Vec<String>,
     /// Deleted objects: (uid, namespace, name, is a pod).
     pub gone: Vec<(String, String, String, bool)>,
+    /// Namespaces where a Secret or ConfigMap was written or deleted (pods held back on a
+    /// missing one look again).
+    pub refs_ns: HashSet<String>,
 }
 
 impl Dirty {
@@ -120,6 +124,8 @@ pub(crate) struct Cache {
     pub owners: HashMap<String, OwnerInfo>,
     // The scheduler's view (node allocatable and taints, requests bound per node, claims).
     pub sched: super::scheduler::NodeBook,
+    /// Secrets' and ConfigMaps' key names and claims' volumes, for the kubelet's checks.
+    pub refs: RefObjects,
 }
 
 impl Cache {
@@ -173,6 +179,8 @@ impl Cache {
             *ids::DAEMONSETS,
             *ids::JOBS,
             *PVCS,
+            *ids::SECRETS,
+            *ids::CONFIGMAPS,
             *ids::PODS,
         ] {
             for obj in sim.store.list(res, None, |_| true).0 {
@@ -211,6 +219,7 @@ impl Cache {
         added: bool,
         dirty: &mut Dirty,
     ) {
+        self.apply_ref(res, obj, deleted, dirty);
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
             let name = meta(obj, "name").to_string();
@@ -326,6 +335,19 @@ impl Cache {
                 self.sched.claim_changed(key, (!deleted).then_some(obj));
             }
             _ => {}
+        }
+    }
+
+    /// Keeps what the kubelet's reference checks need of Secrets, ConfigMaps and claims.
+    fn apply_ref(&mut self, res: ResourceId, obj: &Value, deleted: bool, dirty: &mut Dirty) {
+        let kind = match res {
+            r if r == *ids::SECRETS => "Secret",
+            r if r == *ids::CONFIGMAPS => "ConfigMap",
+            r if r == *PVCS => "PersistentVolumeClaim",
+            _ => return,
+        };
+        if let Some(ns) = self.refs.apply(kind, obj, deleted) {
+            dirty.refs_ns.insert(ns);
         }
     }
 

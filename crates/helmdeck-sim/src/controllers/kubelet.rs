@@ -253,7 +253,7 @@ impl PodSim {
         self.version += 1;
     }
 
-    fn start_delay(&self, p: &Pass) -> Duration {
+    pub(super) fn start_delay(&self, p: &Pass) -> Duration {
         match &self.plan {
             Plan::Serve { rule } => p.rule(*rule).start_after.unwrap_or(DEFAULT_START),
             Plan::Run { .. } => RUN_START,
@@ -415,7 +415,7 @@ impl PodSim {
         }
     }
 
-    fn sandbox(&mut self, p: &Pass, ctr: &mut Counters) {
+    pub(super) fn sandbox(&mut self, p: &Pass, ctr: &mut Counters) {
         if self.pod_ip.is_none() {
             ctr.ip_seq += 1;
             let n = ctr.ip_seq;
@@ -650,11 +650,16 @@ impl Controllers {
             pods,
             events,
             counters,
+            refs,
             ..
         } = self;
+        refs.forget_gone(cache, dirty); // refs hook 1/3 (issue 21)
         for sp in pods.values_mut() {
             let nodes = Nodes::of(cache);
-            sp.advance(p, &nodes, events, counters);
+            // refs hook 2/3 (issue 21): a pod whose references are missing does not start.
+            if !refs.hold(p, cache, dirty, sp, events, counters) {
+                sp.advance(p, &nodes, events, counters);
+            }
             if sp.version == sp.written {
                 continue;
             }
@@ -662,7 +667,8 @@ impl Controllers {
             if let Some(o) = &sp.owner {
                 dirty.mark_up(o, &cache.owners);
             }
-            let status = sp.status();
+            let mut status = sp.status();
+            refs.decorate(&sp.uid, &mut status); // refs hook 3/3 (issue 21)
             let node = sp.node.clone();
             p.sim
                 .store

@@ -13,6 +13,9 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use serde::{Deserialize, Deserializer};
 
+mod kubelet;
+pub use kubelet::{InitRule, TimeScale};
+
 /// Scenario files shipped in the binary, by name (`--scenario NAME`).
 pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
 
@@ -54,6 +57,12 @@ pub struct Scenario {
     /// How `helmdeck demo` tells this story.
     #[serde(default)]
     pub demo: DemoSettings,
+    /// Simulated seconds per real second for the kubelet's back-offs and waits (default 10).
+    #[serde(default)]
+    pub time_scale: TimeScale,
+    /// Rules for initContainers, by pod name glob and container name.
+    #[serde(default)]
+    pub init_containers: Vec<InitRule>,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.
@@ -317,7 +326,7 @@ impl Scenario {
         if self.tick.is_zero() {
             return Err(eyre!("tick must be more than 0"));
         }
-        Ok(())
+        kubelet::validate(&self.init_containers)
     }
 
     /// The rule for a workload of this kind, name and generation: the first matching entry of
@@ -333,6 +342,13 @@ impl Scenario {
                     })
             })
             .unwrap_or(&self.defaults)
+    }
+
+    /// Index into `init_containers` of the rule for initContainer `container` of pod `pod`.
+    pub fn init_rule(&self, pod: &str, container: &str) -> Option<usize> {
+        self.init_containers
+            .iter()
+            .position(|r| r.matches(pod, container))
     }
 
     pub fn job_rule(&self, name: &str) -> Option<&JobRule> {

@@ -1,6 +1,14 @@
-//! The kubelet: each pod's simulated lifecycle after scheduling (image pulls,
-//! container starts, readiness, crashes, completion), its status as the real kubelet writes it,
-//! its Events and its container logs.
+//! The kubelet: each pod's simulated lifecycle after scheduling (image pulls, initContainers,
+//! container starts, readiness, crashes and restarts with back-off, completion), its status as
+//! the real kubelet writes it, its Events and its container logs.
+//!
+//! `backoff.rs` holds the restart back-off, `init.rs` the initContainers, `status.rs` the pod
+//! status JSON and `images.rs` what is derived from the spec alone.
+
+mod backoff;
+mod images;
+mod init;
+mod status;
 
 use std::time::{Duration, Instant};
 
@@ -10,18 +18,20 @@ use super::cache::{Cache, Dirty};
 use super::scheduler::Nodes;
 use super::{Controllers, Events, Involved, Pass, controller_uid, fnv, meta};
 use crate::resources::ids;
+use crate::scenario::{JobOutcome, JobRule};
+use backoff::Backoff;
+pub(crate) use images::{qos_class, shell_exit};
 
-/// Defaults when the scenario rule leaves a time unset.
+/// Defaults when the scenario rule leaves a time unset (real time, as scenario times are).
 const DEFAULT_START: Duration = Duration::from_millis(300);
 const DEFAULT_READY: Duration = Duration::from_millis(300);
 /// A run-to-completion pod's container starts this long after creation.
 const RUN_START: Duration = Duration::from_millis(200);
-/// How long a crash-looping container runs before it exits.
-const CRASH_RUN: Duration = Duration::from_secs(1);
-/// ErrImagePull lasts this long, then ImagePullBackOff this long, then another pull.
-const PULL_ERROR: Duration = Duration::from_secs(1);
-const PULL_BACKOFF: Duration = Duration::from_secs(4);
-/// How often a failing readiness probe repeats its Event.
+/// Simulated: how long a crash-looping container runs before it exits.
+const CRASH_RUN: Duration = Duration::from_secs(10);
+/// Simulated: how long ErrImagePull shows before the kubelet's next sync says ImagePullBackOff.
+const PULL_ERROR: Duration = Duration::from_secs(5);
+/// Simulated: a readiness probe's default `periodSeconds` (how often Unhealthy repeats).
 const PROBE_PERIOD: Duration = Duration::from_secs(10);
 
 /// What a pod does.
@@ -30,13 +40,62 @@ pub(crate) enum Plan {
     /// A long-running workload pod, behaving as a scenario workload rule says
     /// (index into `workloads`, None = `defaults`).
     Serve { rule: Option<usize> },
-    /// A pod that runs to completion (Job pods): ends after the job rule's `after` with exit
-    /// code `exit` (None = success), or never when `hang`.
+    /// A pod that runs to completion (Job pods): each run ends after the job rule's `after`
+    /// with exit code `exit` (None = success), or never when `hang`. `ordinal` is the pod's
+    /// place among its Job's pods: with restartPolicy OnFailure the k-th run ends as the
+    /// rule says of attempt `ordinal + k` (unless `fixed`: the command decided the code).
     Run {
         rule: Option<usize>,
         exit: Option<i32>,
         hang: bool,
+        ordinal: u32,
+        fixed: bool,
     },
+}
+
+/// How the `n`-th (0-based) run of a run-to-completion workload ends: (exit code if it fails,
+/// hangs).
+pub(crate) fn run_outcome(r: &JobRule, n: u32) -> (Option<i32>, bool) {
+    let exit = match r.exit_code.unwrap_or(1) {
+        0 => 1,
+        code => code,
+    };
+    let (fail, hang) = match r.fail_first {
+        Some(k) => (n < k, false),
+        None => match r.outcome {
+            JobOutcome::Succeed => (false, false),
+            JobOutcome::Fail => (true, false),
+            JobOutcome::Hang => (false, true),
+        },
+    };
+    (fail.then_some(exit), hang)
+}
+
+/// The pod's `spec.restartPolicy`, as the kubelet applies it to every container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Restart {
+    Always,
+    OnFailure,
+    Never,
+}
+
+impl Restart {
+    fn of(pod: &Value) -> Self {
+        match pod.pointer("/spec/restartPolicy").and_then(Value::as_str) {
+            Some("Never") => Restart::Never,
+            Some("OnFailure") => Restart::OnFailure,
+            _ => Restart::Always,
+        }
+    }
+
+    /// Whether a container that exited with `code` is started again.
+    fn restarts(self, code: i32) -> bool {
+        match self {
+            Restart::Always => true,
+            Restart::OnFailure => code != 0,
+            Restart::Never => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +103,8 @@ pub(crate) enum Stage {
     Unscheduled,
     Unschedulable,
     Creating,
+    /// The initContainers run (which one, and how, is in `PodSim::init`).
+    Initializing,
     ErrImagePull,
     ImagePullBackOff,
     Running,
@@ -52,6 +113,14 @@ pub(crate) enum Stage {
     Failed,
     /// A pod that already had a status when first seen (seeded): left alone.
     External,
+}
+
+/// A container of the pod: `Main(i)` is `spec.containers[i]`, `Init(i)` is
+/// `spec.initContainers[i]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Main(usize),
+    Init(usize),
 }
 
 pub(crate) struct PodSim {
@@ -63,6 +132,7 @@ pub(crate) struct PodSim {
     pub(super) containers: Vec<(String, String)>,
     pub(super) init_containers: Vec<(String, String)>,
     pub(super) plan: Plan,
+    pub(super) restart: Restart,
     pub(super) created: Instant,
     pub stage: Stage,
     /// When the current stage began (for Running: the container's start).
@@ -75,6 +145,8 @@ pub(crate) struct PodSim {
     pub(super) host_ip: String,
     pub(super) pod_ip: Option<String>,
     pub restarts: u32,
+    /// The back-off of the containers' restarts (or of the image pull).
+    pub(super) backoff: Backoff,
     pub(super) last_term: Option<Value>,
     pub(super) final_term: Option<Value>,
     pub ready: bool,
@@ -87,6 +159,8 @@ pub(crate) struct PodSim {
     pub(super) unschedulable: String,
     pub(super) ever_started: bool,
     pub(super) qos: String,
+    /// The initContainers' progress; None for a pod without any (most pods: no cost).
+    pub(super) init: Option<Box<init::Inits>>,
     pub(super) version: u64,
     pub(super) written: u64,
 }
@@ -94,9 +168,16 @@ pub(crate) struct PodSim {
 impl PodSim {
     pub fn new(pod: &Value, mut plan: Plan, now: Instant) -> Self {
         // What the container's command says beats the scenario's job rule.
-        if let (Plan::Run { exit, hang, .. }, Some(code)) = (&mut plan, shell_exit(pod)) {
+        if let (
+            Plan::Run {
+                exit, hang, fixed, ..
+            },
+            Some(code),
+        ) = (&mut plan, shell_exit(pod))
+        {
             *exit = (code != 0).then_some(code);
             *hang = false;
+            *fixed = true;
         }
         let list = |key: &str| -> Vec<(String, String)> {
             pod.pointer(&format!("/spec/{key}"))
@@ -127,14 +208,17 @@ impl PodSim {
                         .any(|c| c["type"] == "Ready" && c["status"] == "True")
                 });
         let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+        let init_containers = list("initContainers");
         PodSim {
             ns: meta(pod, "namespace").to_string(),
             name: meta(pod, "name").to_string(),
             uid: meta(pod, "uid").to_string(),
             owner: controller_uid(pod).map(String::from),
             containers: list("containers"),
-            init_containers: list("initContainers"),
+            init: init::Inits::for_pod(init_containers.len()),
+            init_containers,
             plan,
+            restart: Restart::of(pod),
             created: now,
             stage: if external {
                 Stage::External
@@ -162,6 +246,7 @@ impl PodSim {
             host_ip: String::new(),
             pod_ip: None,
             restarts: 0,
+            backoff: Backoff::default(),
             last_term: None,
             final_term: None,
             ready,
@@ -189,6 +274,7 @@ impl PodSim {
             Stage::Unscheduled
             | Stage::Unschedulable
             | Stage::Creating
+            | Stage::Initializing
             | Stage::ErrImagePull
             | Stage::ImagePullBackOff => "Pending",
             Stage::Running | Stage::CrashLoopBackOff | Stage::External => "Running",
@@ -201,12 +287,26 @@ impl PodSim {
         matches!(self.stage, Stage::Succeeded | Stage::Failed)
     }
 
+    /// Container restarts as the Job controller sums them: app and init containers.
+    pub fn restarts_all(&self) -> u32 {
+        self.restarts + self.init.as_ref().map_or(0, |i| i.restarts())
+    }
+
     /// Ready for at least `min_ready` (what controllers call available).
     pub fn available(&self, now: Instant, min_ready: Duration) -> bool {
         self.ready
             && self
                 .ready_since
                 .is_some_and(|t| now.saturating_duration_since(t) >= min_ready)
+    }
+
+    fn container(&self, w: Which) -> &(String, String) {
+        static NONE: (String, String) = (String::new(), String::new());
+        match w {
+            Which::Main(i) => self.containers.get(i),
+            Which::Init(i) => self.init_containers.get(i),
+        }
+        .unwrap_or(&NONE)
     }
 
     pub(super) fn involved(&self, container: Option<&str>) -> Involved<'_> {
@@ -220,18 +320,24 @@ impl PodSim {
         }
     }
 
+    /// An Event from this pod's kubelet, about container `w` (None: the pod).
     fn kubelet_event(
         &self,
         p: &Pass,
         ev: &mut Events,
-        c: Option<&str>,
+        w: Option<Which>,
         type_: &str,
         reason: &str,
         msg: &str,
     ) {
+        let mut involved = self.involved(None);
+        involved.field_path = w.map(|w| match w {
+            Which::Main(_) => format!("spec.containers{{{}}}", self.container(w).0),
+            Which::Init(_) => format!("spec.initContainers{{{}}}", self.container(w).0),
+        });
         ev.record(
             p,
-            &self.involved(c),
+            &involved,
             type_,
             reason,
             msg,
@@ -240,17 +346,16 @@ impl PodSim {
         );
     }
 
-    /// The kubelet starts pulling `img` for container `c`.
-    fn pulling(&self, p: &Pass, ev: &mut Events, c: &str, img: &str) {
-        let msg = format!("Pulling image \"{img}\"");
-        self.kubelet_event(p, ev, Some(c), "Normal", "Pulling", &msg);
-    }
-
     /// Moves to `stage` as of `now`: a new status to write.
     pub(super) fn enter(&mut self, stage: Stage, now: Instant) {
         self.stage = stage;
         self.since = now;
         self.version += 1;
+    }
+
+    /// A simulated kubelet duration in real time, at the scenario's time scale.
+    fn real(p: &Pass, simulated: Duration) -> Duration {
+        backoff::real(p.sim.scenario.time_scale, simulated)
     }
 
     fn start_delay(&self, p: &Pass) -> Duration {
@@ -269,7 +374,7 @@ impl PodSim {
 
     /// Advances the lifecycle to `now` (several steps if due), recording Events and logs.
     fn advance(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) {
-        for _ in 0..8 {
+        for _ in 0..8 + 3 * self.init_containers.len() {
             if !self.step(p, nodes, ev, ctr) {
                 break;
             }
@@ -286,19 +391,20 @@ impl PodSim {
                 if now < self.created + self.start_delay(p) {
                     return false;
                 }
+                self.volumes_ready(p);
                 self.sandbox(p, ctr);
-                let pull_fails =
-                    matches!(&self.plan, Plan::Serve { rule } if p.rule(*rule).image_pull_backoff);
-                if pull_fails {
-                    self.pull_failed(p, ev);
+                if self.init.is_some() {
+                    self.enter(Stage::Initializing, now);
+                    self.init_begin(p, ev, 0);
                 } else {
-                    self.start_containers(p, ev, true);
+                    self.start_app(p, ev);
                 }
                 true
             }
+            Stage::Initializing => self.step_init(p, ev),
             Stage::ErrImagePull => self.pull_back_off(p, ev),
             Stage::ImagePullBackOff => {
-                if now < self.since + PULL_BACKOFF {
+                if now < self.since + Self::real(p, self.backoff.delay()) {
                     return false;
                 }
                 self.pull_failed(p, ev);
@@ -306,30 +412,93 @@ impl PodSim {
             }
             Stage::Running => self.step_running(p, ev),
             Stage::CrashLoopBackOff => {
-                if now < self.since + crash_backoff(self.restarts) {
+                if now < self.since + Self::real(p, self.backoff.delay()) {
                     return false;
                 }
+                self.backoff.next();
+                self.restarts += 1;
                 self.start_containers(p, ev, false);
                 true
             }
         }
     }
 
-    /// ErrImagePull has lasted PULL_ERROR: ImagePullBackOff, with the kubelet's BackOff and
+    /// The pod's volumes are set up: the point between scheduling and the first container
+    /// (init or app) where a volume that cannot mount would keep the pod ContainerCreating.
+    /// Every volume mounts in this simulation.
+    fn volumes_ready(&mut self, _p: &Pass) {}
+
+    /// The initContainers are done (or there are none): the app containers' images are
+    /// pulled (or fail to) and they start.
+    fn start_app(&mut self, p: &Pass, ev: &mut Events) {
+        let pull_fails =
+            matches!(&self.plan, Plan::Serve { rule } if p.rule(*rule).image_pull_backoff);
+        if pull_fails {
+            self.pull_failed(p, ev);
+        } else {
+            self.start_containers(p, ev, true);
+        }
+    }
+
+    /// ErrImagePull has shown for PULL_ERROR: ImagePullBackOff, with the kubelet's BackOff and
     /// Failed events per container. False while it is not due.
     fn pull_back_off(&mut self, p: &Pass, ev: &mut Events) -> bool {
         let now = p.now;
-        if now < self.since + PULL_ERROR {
+        if now < self.since + Self::real(p, PULL_ERROR) {
             return false;
         }
         self.enter(Stage::ImagePullBackOff, now);
-        for (c, img) in self.containers.clone() {
-            let msg = format!("Back-off pulling image \"{img}\"");
-            self.kubelet_event(p, ev, Some(&c), "Normal", "BackOff", &msg);
+        for i in 0..self.containers.len() {
+            let w = Some(Which::Main(i));
+            let msg = format!("Back-off pulling image \"{}\"", self.containers[i].1);
+            self.kubelet_event(p, ev, w, "Normal", "BackOff", &msg);
             let msg = "Error: ImagePullBackOff";
-            self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", msg);
+            self.kubelet_event(p, ev, w, "Warning", "Failed", msg);
         }
         true
+    }
+
+    /// The container (of a serving pod, or a run-to-completion pod's run) exits with `code`;
+    /// `reason` is the terminated reason, `line` a last log line. Restarted (at once for the
+    /// first exit of a back-off series, else after the back-off) or the pod ends, as the
+    /// restart policy says.
+    fn container_exit(&mut self, p: &Pass, ev: &mut Events, code: i32, reason: &str, line: &str) {
+        let now = p.now;
+        if let (Some((c, _)), false) = (self.containers.first(), line.is_empty()) {
+            p.sim.logs.append(&self.ns, &self.name, c, line);
+        }
+        self.stop_logs(p);
+        let term = self.terminated(p, code, reason);
+        if !self.restart.restarts(code) {
+            self.final_term = Some(term);
+            let end = if code == 0 {
+                Stage::Succeeded
+            } else {
+                Stage::Failed
+            };
+            self.enter(end, now);
+            self.set_ready(p, false);
+            return;
+        }
+        self.last_term = Some(term);
+        self.set_ready(p, false);
+        let ran = now.saturating_duration_since(self.since);
+        if ran >= Self::real(p, backoff::FORGET) {
+            self.backoff.reset();
+        }
+        if !self.backoff.started() {
+            self.backoff.next();
+            self.restarts += 1;
+            self.start_containers(p, ev, false);
+            return;
+        }
+        self.enter(Stage::CrashLoopBackOff, now);
+        let pod = format!("{}_{}({})", self.name, self.ns, self.uid);
+        for i in 0..self.containers.len() {
+            let c = &self.containers[i].0;
+            let msg = format!("Back-off restarting failed container {c} in pod {pod}");
+            self.kubelet_event(p, ev, Some(Which::Main(i)), "Warning", "BackOff", &msg);
+        }
     }
 
     fn step_running(&mut self, p: &Pass, ev: &mut Events) -> bool {
@@ -339,42 +508,25 @@ impl PodSim {
                 let rule = p.rule(rule);
                 let ready_after = rule.ready_after.unwrap_or(DEFAULT_READY);
                 if rule.oom_killed || rule.crash_loop.is_some() {
-                    if now < self.since + CRASH_RUN {
+                    if now < self.since + Self::real(p, CRASH_RUN) {
                         return false;
                     }
-                    let (exit, reason, last_line) = if rule.oom_killed {
-                        (
-                            137,
-                            "OOMKilled",
-                            "fatal: out of memory (container killed, exit code 137)".to_string(),
-                        )
+                    if rule.oom_killed {
+                        let line = "fatal: out of memory (container killed, exit code 137)";
+                        self.container_exit(p, ev, 137, "OOMKilled", line);
                     } else {
                         let code = rule.crash_loop.unwrap_or(1);
-                        (
-                            code,
-                            if code == 0 { "Completed" } else { "Error" },
-                            format!("fatal: exit status {code}"),
-                        )
-                    };
-                    if let Some((c, _)) = self.containers.first() {
-                        p.sim.logs.append(&self.ns, &self.name, c, &last_line);
-                    }
-                    self.stop_logs(p);
-                    self.last_term = Some(self.terminated(p, exit, reason));
-                    self.restarts += 1;
-                    self.enter(Stage::CrashLoopBackOff, now);
-                    let pod = format!("{}_{}({})", self.name, self.ns, self.uid);
-                    for (c, _) in self.containers.clone() {
-                        let msg = format!("Back-off restarting failed container {c} in pod {pod}");
-                        self.kubelet_event(p, ev, Some(&c), "Warning", "BackOff", &msg);
+                        let reason = if code == 0 { "Completed" } else { "Error" };
+                        let line = format!("fatal: exit status {code}");
+                        self.container_exit(p, ev, code, reason, &line);
                     }
                     true
                 } else if rule.readiness_never {
                     if now >= self.since + ready_after && now >= self.next_probe {
-                        self.next_probe = now + PROBE_PERIOD;
-                        let c = self.containers.first().map(|c| c.0.clone());
+                        self.next_probe = now + Self::real(p, PROBE_PERIOD);
+                        let w = (!self.containers.is_empty()).then_some(Which::Main(0));
                         let msg = "Readiness probe failed: HTTP probe failed with statuscode: 503";
-                        self.kubelet_event(p, ev, c.as_deref(), "Warning", "Unhealthy", msg);
+                        self.kubelet_event(p, ev, w, "Warning", "Unhealthy", msg);
                     }
                     false
                 } else if !self.ready && now >= self.since + ready_after {
@@ -384,22 +536,26 @@ impl PodSim {
                     false
                 }
             }
-            Plan::Run { rule, exit, hang } => {
-                let after = p.job_rule(rule).after.unwrap_or(Duration::from_millis(500));
+            Plan::Run {
+                rule,
+                exit,
+                hang,
+                ordinal,
+                fixed,
+            } => {
+                let job_rule = p.job_rule(rule);
+                let (exit, hang) = if fixed || self.restarts == 0 {
+                    (exit, hang)
+                } else {
+                    run_outcome(job_rule, ordinal.saturating_add(self.restarts))
+                };
+                let after = job_rule.after.unwrap_or(Duration::from_millis(500));
                 if hang || now < self.since + after {
                     return false;
                 }
                 let code = exit.unwrap_or(0);
-                self.stop_logs(p);
-                self.final_term =
-                    Some(self.terminated(p, code, if code == 0 { "Completed" } else { "Error" }));
-                let end = if exit.is_some() {
-                    Stage::Failed
-                } else {
-                    Stage::Succeeded
-                };
-                self.enter(end, now);
-                self.set_ready(p, false);
+                let reason = if code == 0 { "Completed" } else { "Error" };
+                self.container_exit(p, ev, code, reason, "");
                 true
             }
         }
@@ -423,41 +579,56 @@ impl PodSim {
         }
     }
 
+    /// The image pull fails: ErrImagePull, and the next pull waits one more back-off step.
     fn pull_failed(&mut self, p: &Pass, ev: &mut Events) {
         self.enter(Stage::ErrImagePull, p.now);
-        for (c, img) in self.containers.clone() {
-            self.pulling(p, ev, &c, &img);
-            self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", &pull_error(&img));
-            self.kubelet_event(p, ev, Some(&c), "Warning", "Failed", "Error: ErrImagePull");
+        self.backoff.next();
+        for i in 0..self.containers.len() {
+            let w = Some(Which::Main(i));
+            let img = self.containers[i].1.clone();
+            let msg = format!("Pulling image \"{img}\"");
+            self.kubelet_event(p, ev, w, "Normal", "Pulling", &msg);
+            let msg = images::pull_error(&img);
+            self.kubelet_event(p, ev, w, "Warning", "Failed", &msg);
+            self.kubelet_event(p, ev, w, "Warning", "Failed", "Error: ErrImagePull");
         }
     }
 
-    fn start_containers(&mut self, p: &Pass, ev: &mut Events, first: bool) {
-        for (c, img) in self.containers.clone() {
-            if first {
-                self.pulling(p, ev, &c, &img);
-                let size = 20_000_000 + fnv(img.as_bytes()) % 80_000_000;
-                let msg = format!(
-                    "Successfully pulled image \"{img}\" in 812ms (812ms including waiting). Image size: {size} bytes."
-                );
-                self.kubelet_event(p, ev, Some(&c), "Normal", "Pulled", &msg);
-            } else {
-                let msg = format!("Container image \"{img}\" already present on machine");
-                self.kubelet_event(p, ev, Some(&c), "Normal", "Pulled", &msg);
-            }
-            let msg = format!("Created container: {c}");
-            self.kubelet_event(p, ev, Some(&c), "Normal", "Created", &msg);
-            let msg = format!("Started container {c}");
-            self.kubelet_event(p, ev, Some(&c), "Normal", "Started", &msg);
+    /// Starts one container, app or init: the kubelet's Pulling/Pulled (`first`: the image is
+    /// pulled now, else it is already present), Created and Started Events, and a new log
+    /// run with `lines`. The one place a container starts: a check that makes a container
+    /// wait instead (a missing Secret) belongs here.
+    fn start_container(&self, p: &Pass, ev: &mut Events, w: Which, first: bool, lines: &[String]) {
+        let (c, img) = self.container(w).clone();
+        let at = Some(w);
+        if first {
+            let msg = format!("Pulling image \"{img}\"");
+            self.kubelet_event(p, ev, at, "Normal", "Pulling", &msg);
+            let size = 20_000_000 + fnv(img.as_bytes()) % 80_000_000;
+            let msg = format!(
+                "Successfully pulled image \"{img}\" in 812ms (812ms including waiting). Image size: {size} bytes."
+            );
+            self.kubelet_event(p, ev, at, "Normal", "Pulled", &msg);
+        } else {
+            let msg = format!("Container image \"{img}\" already present on machine");
+            self.kubelet_event(p, ev, at, "Normal", "Pulled", &msg);
         }
+        let msg = format!("Created container: {c}");
+        self.kubelet_event(p, ev, at, "Normal", "Created", &msg);
+        let msg = format!("Started container {c}");
+        self.kubelet_event(p, ev, at, "Normal", "Started", &msg);
+        p.sim.logs.start(&self.ns, &self.name, &c);
+        for line in lines {
+            p.sim.logs.append(&self.ns, &self.name, &c, line);
+        }
+    }
+
+    /// Starts every app container (the first writes the rule's log lines): Running.
+    fn start_containers(&mut self, p: &Pass, ev: &mut Events, first: bool) {
         let lines = self.log_lines(p);
-        for (i, (c, _)) in self.containers.iter().enumerate() {
-            p.sim.logs.start(&self.ns, &self.name, c);
-            if i == 0 {
-                for line in lines {
-                    p.sim.logs.append(&self.ns, &self.name, c, line);
-                }
-            }
+        for i in 0..self.containers.len() {
+            let lines = if i == 0 { lines } else { &[] };
+            self.start_container(p, ev, Which::Main(i), first, lines);
         }
         self.ever_started = true;
         self.enter(Stage::Running, p.now);
@@ -489,136 +660,6 @@ impl PodSim {
             b.rotate_left(29)
         )
     }
-
-    /// The pod's `.status` as the kubelet (or scheduler) would write it now.
-    fn status(&self) -> Value {
-        let mut st = json!({"phase": self.phase(), "qosClass": self.qos});
-        if matches!(self.stage, Stage::Unscheduled | Stage::Unschedulable) {
-            if self.stage == Stage::Unschedulable {
-                st["conditions"] = json!([{"type": "PodScheduled", "status": "False", "lastProbeTime": null,
-                    "lastTransitionTime": self.t_created, "reason": "Unschedulable",
-                    "message": self.unschedulable}]);
-            }
-            return st;
-        }
-        let terminal = self.terminal();
-        let names: Vec<&str> = self.containers.iter().map(|c| c.0.as_str()).collect();
-        let ready_cond = |t: &str| {
-            if self.ready {
-                json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": self.t_ready})
-            } else if terminal {
-                json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": self.t_ready,
-                       "reason": "PodCompleted"})
-            } else {
-                json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": self.t_ready,
-                       "reason": "ContainersNotReady",
-                       "message": format!("containers with unready status: [{}]", names.join(" "))})
-            }
-        };
-        let sandbox_ready = self.pod_ip.is_some() && !terminal;
-        st["conditions"] = json!([
-            {"type": "PodReadyToStartContainers", "status": if sandbox_ready { "True" } else { "False" },
-             "lastProbeTime": null,
-             "lastTransitionTime": if self.t_sandbox.is_empty() { &self.t_scheduled } else { &self.t_sandbox }},
-            {"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": self.t_scheduled},
-            ready_cond("Ready"),
-            ready_cond("ContainersReady"),
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": self.t_scheduled},
-        ]);
-        st["hostIP"] = json!(self.host_ip);
-        st["hostIPs"] = json!([{"ip": self.host_ip}]);
-        if let Some(ip) = &self.pod_ip {
-            st["podIP"] = json!(ip);
-            st["podIPs"] = json!([{"ip": ip}]);
-        }
-        st["startTime"] = json!(self.t_scheduled);
-        if !self.init_containers.is_empty() {
-            let inits: Vec<Value> = self
-                .init_containers
-                .iter()
-                .map(|(c, img)| {
-                    json!({"name": c, "image": img, "imageID": image_id(img), "containerID": self.container_id(c),
-                           "ready": true, "started": false, "restartCount": 0, "lastState": {},
-                           "state": {"terminated": {"exitCode": 0, "reason": "Completed",
-                                     "startedAt": self.t_scheduled, "finishedAt": self.t_scheduled}}})
-                })
-                .collect();
-            st["initContainerStatuses"] = json!(inits);
-        }
-        let statuses: Vec<Value> = self
-            .containers
-            .iter()
-            .map(|(c, img)| {
-                let mut cs = json!({"name": c, "image": img, "imageID": "", "ready": self.ready,
-                    "started": self.stage == Stage::Running, "restartCount": self.restarts,
-                    "state": self.container_state(c, img),
-                    "lastState": self.last_term.as_ref().map_or(json!({}), |t| json!({"terminated": t}))});
-                if self.ever_started {
-                    cs["imageID"] = json!(image_id(img));
-                    cs["containerID"] = json!(self.container_id(c));
-                }
-                cs
-            })
-            .collect();
-        st["containerStatuses"] = json!(statuses);
-        st
-    }
-
-    fn container_state(&self, c: &str, img: &str) -> Value {
-        match self.stage {
-            Stage::Creating | Stage::Unscheduled | Stage::Unschedulable | Stage::External => {
-                json!({"waiting": {"reason": "ContainerCreating"}})
-            }
-            Stage::ErrImagePull => {
-                json!({"waiting": {"reason": "ErrImagePull", "message": pull_error_detail(img)}})
-            }
-            Stage::ImagePullBackOff => {
-                json!({"waiting": {"reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{img}\"")}})
-            }
-            Stage::Running => json!({"running": {"startedAt": self.run_wall}}),
-            Stage::CrashLoopBackOff => {
-                json!({"waiting": {"reason": "CrashLoopBackOff", "message": format!(
-                "back-off {} restarting failed container={c} pod={}_{}({})",
-                backoff_display(self.restarts), self.name, self.ns, self.uid)}})
-            }
-            Stage::Succeeded | Stage::Failed => {
-                let mut t = self
-                    .final_term
-                    .clone()
-                    .unwrap_or_else(|| json!({"exitCode": 0}));
-                t["containerID"] = json!(self.container_id(c));
-                json!({"terminated": t})
-            }
-        }
-    }
-}
-
-/// The exit code a run-to-completion pod's first container ends with when its command is a
-/// shell whose script ends in `exit N` (`["sh","-c","exit 3"]`, or `sh -c` with the script in
-/// `args`), as busybox would on a real cluster: the kubelet runs no images, so this is the one
-/// command it honours. None: the scenario's job rule decides.
-pub(crate) fn shell_exit(pod: &Value) -> Option<i32> {
-    let c = pod.pointer("/spec/containers/0")?;
-    let strs = |k: &str| -> Vec<&str> {
-        c[k].as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
-    };
-    let argv: Vec<&str> = strs("command").into_iter().chain(strs("args")).collect();
-    let [shell, "-c", script, ..] = argv.as_slice() else {
-        return None;
-    };
-    let shell = shell.rsplit('/').next().unwrap_or(shell);
-    if !matches!(shell, "sh" | "bash" | "ash" | "dash") {
-        return None;
-    }
-    let last = script
-        .split(['\n', ';'])
-        .map(str::trim)
-        .rfind(|s| !s.is_empty())?;
-    let code = last.strip_prefix("exit")?.trim();
-    // `exit` alone keeps the last command's status, which the simulator cannot know.
-    code.parse::<i32>().ok().map(|n| n & 0xff)
 }
 
 /// Mutable counters the scheduler and the kubelet share.
@@ -678,94 +719,5 @@ impl Controllers {
                     o["status"] = status;
                 });
         }
-    }
-}
-
-/// Simulated crash back-off after the n-th crash: 1s, 2s, then 4s.
-fn crash_backoff(restarts: u32) -> Duration {
-    Duration::from_secs(1 << restarts.saturating_sub(1).min(2))
-}
-
-/// The back-off the message shows, as the real kubelet grows it (10s doubling to 5m).
-fn backoff_display(restarts: u32) -> String {
-    let secs = (10u64 << restarts.saturating_sub(1).min(5)).min(300);
-    if secs >= 60 {
-        format!("{}m{}s", secs / 60, secs % 60)
-    } else {
-        format!("{secs}s")
-    }
-}
-
-fn full_image(img: &str) -> String {
-    let first = img.split('/').next().unwrap_or("");
-    let mut full = if !img.contains('/') {
-        format!("docker.io/library/{img}")
-    } else if first.contains('.') || first.contains(':') || first == "localhost" {
-        img.to_string()
-    } else {
-        format!("docker.io/{img}")
-    };
-    let last = full.rsplit('/').next().unwrap_or("");
-    if !last.contains(':') && !last.contains('@') {
-        full.push_str(":latest");
-    }
-    full
-}
-
-fn pull_error_detail(img: &str) -> String {
-    let full = full_image(img);
-    format!(
-        "rpc error: code = NotFound desc = failed to pull and unpack image \"{full}\": failed to resolve reference \"{full}\": {full}: not found"
-    )
-}
-
-fn pull_error(img: &str) -> String {
-    format!("Failed to pull image \"{img}\": {}", pull_error_detail(img))
-}
-
-fn image_id(img: &str) -> String {
-    let full = full_image(img);
-    let repo = full
-        .rsplit_once(':')
-        .filter(|(_, tag)| !tag.contains('/'))
-        .map_or(full.as_str(), |(r, _)| r);
-    let h = fnv(img.as_bytes());
-    format!(
-        "{repo}@sha256:{h:016x}{:016x}{:016x}{:016x}",
-        h.rotate_left(13),
-        h.rotate_left(29),
-        h.rotate_left(41)
-    )
-}
-
-/// The pod QoS class from its containers' requests and limits.
-pub(crate) fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["containers", "initContainers"]
-        .iter()
-        .filter_map(|k| spec.get(*k).and_then(Value::as_array))
-        .flatten()
-        .collect();
-    let mut any = false;
-    let mut guaranteed = !containers.is_empty();
-    for c in &containers {
-        let req = c.pointer("/resources/requests").and_then(Value::as_object);
-        let lim = c.pointer("/resources/limits").and_then(Value::as_object);
-        if req.is_some_and(|r| !r.is_empty()) || lim.is_some_and(|l| !l.is_empty()) {
-            any = true;
-        }
-        for res in ["cpu", "memory"] {
-            let l = lim.and_then(|l| l.get(res));
-            let r = req.and_then(|r| r.get(res));
-            if l.is_none() || r.is_some_and(|r| Some(r) != l) {
-                guaranteed = false;
-            }
-        }
-    }
-    if !any {
-        "BestEffort"
-    } else if guaranteed {
-        "Guaranteed"
-    } else {
-        "Burstable"
     }
 }

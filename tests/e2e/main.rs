@@ -27,6 +27,7 @@ mod sim_helm;
 mod sim_http;
 mod sim_kinds;
 mod sim_kubectl;
+mod sim_kubelet;
 mod sim_watcher;
 mod tui;
 mod usage;

@@ -8,16 +8,14 @@
 mod backoff;
 mod images;
 mod init;
+mod pass;
 mod status;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::cache::{Cache, Dirty};
-use super::scheduler::Nodes;
-use super::{Controllers, Events, Involved, Pass, controller_uid, fnv, meta};
-use crate::resources::ids;
+use super::{Events, Involved, Pass, controller_uid, fnv, meta};
 use crate::scenario::{JobOutcome, JobRule};
 use backoff::Backoff;
 pub(crate) use images::{qos_class, shell_exit};
@@ -372,20 +370,22 @@ impl PodSim {
         }
     }
 
-    /// Advances the lifecycle to `now` (several steps if due), recording Events and logs.
-    fn advance(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) {
+    /// Advances the lifecycle of a scheduled pod to `now` (several steps if due), recording
+    /// Events and logs.
+    fn advance(&mut self, p: &Pass, ev: &mut Events, ctr: &mut Counters) {
         for _ in 0..8 + 3 * self.init_containers.len() {
-            if !self.step(p, nodes, ev, ctr) {
+            if !self.step(p, ev, ctr) {
                 break;
             }
         }
     }
 
     /// One transition if one is due; false when nothing changed.
-    fn step(&mut self, p: &Pass, nodes: &Nodes, ev: &mut Events, ctr: &mut Counters) -> bool {
+    fn step(&mut self, p: &Pass, ev: &mut Events, ctr: &mut Counters) -> bool {
         let now = p.now;
         match self.stage {
-            Stage::Unscheduled => self.schedule(p, nodes, ev, ctr),
+            // The scheduler's (see pass.rs).
+            Stage::Unscheduled => false,
             Stage::Unschedulable | Stage::Succeeded | Stage::Failed | Stage::External => false,
             Stage::Creating => {
                 if now < self.created + self.start_delay(p) {
@@ -667,57 +667,4 @@ impl PodSim {
 pub(crate) struct Counters {
     pub node_rr: usize,
     pub ip_seq: u64,
-}
-
-impl Controllers {
-    /// Registers new pods, advances every pod and writes the statuses that changed; the
-    /// owners of changed pods are marked dirty.
-    pub(super) fn kubelet_pass(&mut self, p: &Pass, cache: &Cache, dirty: &mut Dirty) {
-        for pod in dirty.changed(&dirty.pods, &cache.pods) {
-            let uid = meta(pod, "uid");
-            if self.pods.contains_key(uid) {
-                continue;
-            }
-            let plan = self.plan_for_unknown_pod(p.sim, cache, pod);
-            let mut fresh = PodSim::new(pod, plan, p.now);
-            if fresh.stage == Stage::External {
-                fresh.written = fresh.version;
-            }
-            self.pods.insert(uid.to_string(), fresh);
-        }
-        let Controllers {
-            pods,
-            events,
-            counters,
-            ..
-        } = self;
-        for sp in pods.values_mut() {
-            let nodes = Nodes {
-                list: &cache.nodes,
-                labels: &cache.node_labels,
-            };
-            sp.advance(p, &nodes, events, counters);
-            if sp.version == sp.written {
-                continue;
-            }
-            sp.written = sp.version;
-            if let Some(o) = &sp.owner {
-                dirty.mark_up(o, &cache.owners);
-            }
-            let status = sp.status();
-            let node = sp.node.clone();
-            p.sim
-                .store
-                .update_with(*ids::PODS, Some(&sp.ns), &sp.name, |o| {
-                    let unset = o
-                        .pointer("/spec/nodeName")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty);
-                    if unset && !node.is_empty() && o["spec"].is_object() {
-                        o["spec"]["nodeName"] = json!(node);
-                    }
-                    o["status"] = status;
-                });
-        }
-    }
 }

@@ -109,8 +109,10 @@ impl PodSim {
             Stage::ErrImagePull => {
                 json!({"waiting": {"reason": "ErrImagePull", "message": pull_error_detail(img)}})
             }
+            // The kubelet wraps the last pull's error into the back-off message.
             Stage::ImagePullBackOff => {
-                json!({"waiting": {"reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{img}\"")}})
+                json!({"waiting": {"reason": "ImagePullBackOff", "message": format!(
+                "Back-off pulling image \"{img}\": ErrImagePull: {}", pull_error_detail(img))}})
             }
             Stage::Running => json!({"running": {"startedAt": self.run_wall}}),
             Stage::CrashLoopBackOff => {

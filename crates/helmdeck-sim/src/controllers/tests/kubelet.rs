@@ -45,6 +45,15 @@ fn oom_killed_and_image_pull_backoff() {
             .any(|m| m.starts_with("Failed to pull image \"web:1\"")),
         "{failed:?}"
     );
+    let msg = img["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        msg.starts_with(
+            "Back-off pulling image \"web:1\": ErrImagePull: rpc error: code = NotFound"
+        ),
+        "{msg}"
+    );
     let backoff = h.events(meta(&img, "name"), "BackOff");
     assert_eq!(backoff[0]["message"], "Back-off pulling image \"web:1\"");
 }

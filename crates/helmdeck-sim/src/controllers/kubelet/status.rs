@@ -57,8 +57,14 @@ impl PodSim {
             if self.ready {
                 json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": self.t_ready})
             } else if terminal {
+                // The kubelet's words for an ended pod (pkg/kubelet/status/generate.go).
+                let reason = if self.stage == Stage::Failed {
+                    "PodFailed"
+                } else {
+                    "PodCompleted"
+                };
                 json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": self.t_ready,
-                       "reason": "PodCompleted"})
+                       "reason": reason})
             } else {
                 json!({"type": t, "status": "False", "lastProbeTime": null, "lastTransitionTime": self.t_ready,
                        "reason": "ContainersNotReady",
@@ -74,6 +80,10 @@ impl PodSim {
                 json!({"type": "Initialized", "status": "False", "lastProbeTime": null,
                        "lastTransitionTime": self.t_scheduled, "reason": "ContainersNotInitialized",
                        "message": format!("containers with incomplete status: [{}]", incomplete.join(" "))})
+            }
+            Some(inits) if self.stage == Stage::Succeeded => {
+                json!({"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": inits.t_done,
+                       "reason": "PodCompleted"})
             }
             Some(inits) => {
                 json!({"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": inits.t_done})

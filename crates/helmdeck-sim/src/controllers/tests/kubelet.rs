@@ -281,6 +281,11 @@ fn a_failing_init_container_fails_a_never_pod_and_back_offs_an_always_pod() {
         once["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
         "PodInitializing"
     );
+    assert_eq!(condition(&once, "Ready").unwrap()["reason"], "PodFailed");
+    assert_eq!(
+        condition(&once, "Initialized").unwrap()["message"],
+        "containers with incomplete status: [migrate]"
+    );
     // Always: restarted at once, then after 1 s (10 s simulated), then 2 s...
     let pod = h.list(*ids::PODS, "web-").pop().unwrap();
     let st = &pod["status"]["initContainerStatuses"][1];

@@ -116,3 +116,48 @@ pub(super) fn validate(rules: &[InitRule]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Scenario;
+    use super::*;
+
+    #[test]
+    fn time_scale_defaults_to_10_and_refuses_what_is_not_a_speed() {
+        assert_eq!(
+            Scenario::parse("{}", "t").unwrap().time_scale,
+            TimeScale(10.0)
+        );
+        assert_eq!(
+            Scenario::parse("time_scale: 1\n", "t").unwrap().time_scale,
+            TimeScale(1.0)
+        );
+        for bad in ["0", "-2", ".inf", ".nan", "fast"] {
+            let err = Scenario::parse(&format!("time_scale: {bad}\n"), "t.yaml").expect_err(bad);
+            assert!(format!("{err:#}").contains("time_scale"), "{bad}: {err:#}");
+        }
+    }
+
+    #[test]
+    fn init_rules_match_pod_and_container_and_count_runs() {
+        let s = Scenario::parse(
+            "init_containers:\n  - match: web-*\n    container: migrate\n    exit_code: 2\n    fail_first: 1\n  - match: '*'\n    run_for: 2s\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(s.init_rule("web-abc12", "migrate"), Some(0));
+        assert_eq!(s.init_rule("web-abc12", "wait-db"), Some(1));
+        assert_eq!(s.init_rule("api-abc12", "migrate"), Some(1));
+        let r = &s.init_containers[0];
+        assert_eq!((r.exit_of(0), r.exit_of(1)), (2, 0));
+        assert_eq!(s.init_containers[1].exit_of(5), 0);
+        let err = Scenario::parse(
+            "init_containers:\n  - match: x\n    hang: true\n    exit_code: 1\n",
+            "t",
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("init_containers[0]"), "{err:#}");
+        let err = Scenario::parse("init_containers:\n  - container: x\n", "t").unwrap_err();
+        assert!(format!("{err:?}").contains("match"), "{err:?}");
+    }
+}

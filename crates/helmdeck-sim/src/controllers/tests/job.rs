@@ -240,3 +240,34 @@ fn active_deadline_fails_the_job_and_deletes_its_pods() {
     assert!(h.list(*ids::PODS, "slow-").is_empty());
     assert_eq!(h.events("slow", "DeadlineExceeded").len(), 1);
 }
+
+#[test]
+fn a_run_longer_than_ten_minutes_forgets_the_back_off() {
+    // Real time: runs of 10 min 1 s. The second exit would wait 10 s in CrashLoopBackOff, but
+    // the run before it lasted over 10 min, so the kubelet restarts it at once, as the first.
+    let mut h =
+        Harness::new("time_scale: 1\njobs:\n  - match: long\n    outcome: fail\n    after: 601s\n");
+    h.create(*ids::JOBS, on_failure(job("long", 10)));
+    h.run(Duration::from_secs(1204));
+    let pod = h.list(*ids::PODS, "long-").pop().unwrap();
+    let cs = &pod["status"]["containerStatuses"][0];
+    assert!(cs["state"]["running"].is_object(), "{cs}");
+    assert_eq!(cs["restartCount"], 2, "{cs}");
+}
+
+#[test]
+fn a_short_run_waits_out_the_back_off() {
+    let mut h =
+        Harness::new("time_scale: 1\njobs:\n  - match: short\n    outcome: fail\n    after: 1s\n");
+    h.create(*ids::JOBS, on_failure(job("short", 10)));
+    h.run(Duration::from_secs(4));
+    let pod = h.list(*ids::PODS, "short-").pop().unwrap();
+    let cs = &pod["status"]["containerStatuses"][0];
+    assert_eq!(cs["state"]["waiting"]["reason"], "CrashLoopBackOff", "{cs}");
+    assert_eq!(cs["restartCount"], 1, "{cs}");
+    let msg = cs["state"]["waiting"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("back-off 10s restarting failed container=app pod=short-"),
+        "{msg}"
+    );
+}

@@ -391,7 +391,9 @@ impl PodSim {
                 if now < self.created + self.start_delay(p) {
                     return false;
                 }
-                self.volumes_ready(p);
+                if !self.volumes_ready(p, ev) {
+                    return false;
+                }
                 self.sandbox(p, ctr);
                 if self.init.is_some() {
                     self.enter(Stage::Initializing, now);
@@ -423,10 +425,13 @@ impl PodSim {
         }
     }
 
-    /// The pod's volumes are set up: the point between scheduling and the first container
-    /// (init or app) where a volume that cannot mount would keep the pod ContainerCreating.
-    /// Every volume mounts in this simulation.
-    fn volumes_ready(&mut self, _p: &Pass) {}
+    /// Whether the pod's volumes are set up: the point between scheduling and the first
+    /// container (init or app) where a volume that cannot mount keeps the pod
+    /// ContainerCreating (false: not yet, look again on a later pass). Every volume mounts
+    /// in this simulation so far.
+    fn volumes_ready(&mut self, _p: &Pass, _ev: &mut Events) -> bool {
+        true
+    }
 
     /// The initContainers are done (or there are none): the app containers' images are
     /// pulled (or fail to) and they start.

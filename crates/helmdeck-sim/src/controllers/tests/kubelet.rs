@@ -322,3 +322,20 @@ fn crash_back_off_doubles_in_simulated_time() {
         "{cs}"
     );
 }
+
+#[test]
+fn an_init_container_start_after_keeps_it_waiting_first() {
+    let mut h = Harness::new(
+        "init_containers:\n  - match: web-*\n    container: wait-db\n    start_after: 1s\n",
+    );
+    h.create(
+        *ids::DEPLOYMENTS,
+        with_inits(deployment("web", 1), "Always"),
+    );
+    h.run(Duration::from_millis(900));
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    let st = &pod["status"]["initContainerStatuses"][0];
+    assert_eq!(st["state"]["waiting"]["reason"], "PodInitializing", "{st}");
+    assert!(h.events(meta(&pod, "name"), "Started").is_empty());
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 5));
+}

@@ -29,6 +29,7 @@ mod sim_kinds;
 mod sim_kubectl;
 mod sim_scheduler;
 mod sim_refs;
+mod sim_kubelet;
 mod sim_watcher;
 mod stories;
 mod tui;

@@ -502,27 +502,16 @@ impl Controllers {
 
     /// How the `ordinal`-th (0-based) pod of a run-to-completion workload ends.
     fn run_plan(&self, sim: &SimState, rule: Option<usize>, ordinal: u32) -> kubelet::Plan {
-        use super::scenario::JobOutcome;
         let r = rule
             .and_then(|i| sim.scenario.jobs.get(i))
             .unwrap_or(&DEFAULT_JOB);
-        let exit = r.exit_code.unwrap_or(1);
-        let (fail, hang) = match r.fail_first {
-            Some(k) => (ordinal < k, false),
-            None => match r.outcome {
-                JobOutcome::Succeed => (false, false),
-                JobOutcome::Fail => (true, false),
-                JobOutcome::Hang => (false, true),
-            },
-        };
+        let (exit, hang) = kubelet::run_outcome(r, ordinal);
         kubelet::Plan::Run {
             rule,
-            exit: if fail {
-                Some(if exit == 0 { 1 } else { exit })
-            } else {
-                None
-            },
+            exit,
             hang,
+            ordinal,
+            fixed: false,
         }
     }
 }

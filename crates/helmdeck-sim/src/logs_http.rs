@@ -28,26 +28,51 @@ fn render(lines: &[(String, String)], timestamps: bool) -> String {
         .collect()
 }
 
-/// The container a log request means: `?container=`, or the pod's only container.
-fn container_of(pod: &Value, name: &str, asked: Option<&String>) -> Result<String, ApiError> {
-    let names: Vec<&str> = pod
-        .pointer("/spec/containers")
+fn names<'v>(pod: &'v Value, key: &str) -> Vec<&'v str> {
+    pod.pointer(&format!("/spec/{key}"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|c| c["name"].as_str())
-        .collect();
+        .collect()
+}
+
+/// The container a log request means: `?container=` (an app or init container), or the pod's
+/// only app container, in the API server's words when neither.
+fn container_of(pod: &Value, name: &str, asked: Option<&String>) -> Result<String, ApiError> {
+    let apps = names(pod, "containers");
+    let inits = names(pod, "initContainers");
     match asked {
-        Some(c) if names.contains(&c.as_str()) => Ok(c.clone()),
+        Some(c) if apps.contains(&c.as_str()) || inits.contains(&c.as_str()) => Ok(c.clone()),
         Some(c) => Err(ApiError::bad_request(format!(
             "container {c} is not valid for pod {name}"
         ))),
-        None if names.len() == 1 => Ok(names[0].to_string()),
-        None => Err(ApiError::bad_request(format!(
+        None if apps.len() == 1 => Ok(apps[0].to_string()),
+        None if inits.is_empty() => Err(ApiError::bad_request(format!(
             "a container name must be specified for pod {name}, choose one of: [{}]",
-            names.join(" ")
+            apps.join(" ")
+        ))),
+        None => Err(ApiError::bad_request(format!(
+            "a container name must be specified for pod {name}, choose one of: [{}] or one of the init containers: [{}]",
+            apps.join(" "),
+            inits.join(" ")
         ))),
     }
+}
+
+/// Why `container` has no log yet: its waiting reason in the pod's status.
+fn waiting_reason<'v>(pod: &'v Value, container: &str) -> &'v str {
+    ["containerStatuses", "initContainerStatuses"]
+        .iter()
+        .filter_map(|k| {
+            pod.pointer(&format!("/status/{k}"))
+                .and_then(Value::as_array)
+        })
+        .flatten()
+        .find(|c| c["name"] == container)
+        .and_then(|c| c.pointer("/state/waiting/reason"))
+        .and_then(Value::as_str)
+        .unwrap_or("ContainerCreating")
 }
 
 pub fn serve(
@@ -67,10 +92,7 @@ pub fn serve(
         render(&lines[from..], timestamps)
     };
     if sim.logs.read(ns, name, &container, previous).is_none() {
-        let waiting = pod
-            .pointer("/status/containerStatuses/0/state/waiting/reason")
-            .and_then(Value::as_str)
-            .unwrap_or("ContainerCreating");
+        let waiting = waiting_reason(&pod, &container);
         return Err(ApiError::bad_request(format!(
             "container \"{container}\" in pod \"{name}\" is waiting to start: {waiting}"
         )));
@@ -134,4 +156,35 @@ fn text(s: String) -> Response<Body> {
         .header("content-type", "text/plain")
         .body(super::body::full(s))
         .expect("static response parts are valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod() -> Value {
+        json!({"spec": {"initContainers": [{"name": "wait-db"}], "containers": [{"name": "app"}, {"name": "side"}]},
+               "status": {"initContainerStatuses": [{"name": "wait-db", "state": {"running": {}}}],
+                          "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "PodInitializing"}}},
+                                                {"name": "side", "state": {"waiting": {"reason": "PodInitializing"}}}]}})
+    }
+
+    #[test]
+    fn an_init_container_is_a_valid_log_container() {
+        let p = pod();
+        assert_eq!(
+            container_of(&p, "p", Some(&"wait-db".to_string())).unwrap(),
+            "wait-db"
+        );
+        let err = container_of(&p, "p", Some(&"nope".to_string())).unwrap_err();
+        assert_eq!(err.message, "container nope is not valid for pod p");
+        let err = container_of(&p, "p", None).unwrap_err();
+        assert_eq!(
+            err.message,
+            "a container name must be specified for pod p, choose one of: [app side] or one of the init containers: [wait-db]"
+        );
+        assert_eq!(waiting_reason(&p, "side"), "PodInitializing");
+        assert_eq!(waiting_reason(&p, "wait-db"), "ContainerCreating");
+    }
 }

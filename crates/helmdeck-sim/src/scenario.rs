@@ -17,6 +17,8 @@ mod nodes;
 pub use nodes::{NodeRule, NodeTaint, Storage, TaintEffect, glob_matches};
 mod host;
 pub use host::{HostPathKind, HostPaths};
+mod kubelet;
+pub use kubelet::{InitRule, TimeScale};
 
 /// Scenario files shipped in the binary, by name (`--scenario NAME`).
 pub const EMBEDDED: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/scenarios.rs"));
@@ -70,6 +72,12 @@ pub struct Scenario {
     /// checks no hostPath type; set: a path listed nowhere does not exist.
     #[serde(default)]
     pub host_paths: Option<HostPaths>,
+    /// Simulated seconds per real second for the kubelet's back-offs and waits (default 10).
+    #[serde(default)]
+    pub time_scale: TimeScale,
+    /// Rules for initContainers, by pod name glob and container name.
+    #[serde(default)]
+    pub init_containers: Vec<InitRule>,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.
@@ -333,7 +341,7 @@ impl Scenario {
         if self.tick.is_zero() {
             return Err(eyre!("tick must be more than 0"));
         }
-        Ok(())
+        kubelet::validate(&self.init_containers)
     }
 
     /// The rule for a workload of this kind, name and generation: the first matching entry of
@@ -349,6 +357,13 @@ impl Scenario {
                     })
             })
             .unwrap_or(&self.defaults)
+    }
+
+    /// Index into `init_containers` of the rule for initContainer `container` of pod `pod`.
+    pub fn init_rule(&self, pod: &str, container: &str) -> Option<usize> {
+        self.init_containers
+            .iter()
+            .position(|r| r.matches(pod, container))
     }
 
     pub fn job_rule(&self, name: &str) -> Option<&JobRule> {

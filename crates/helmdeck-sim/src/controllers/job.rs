@@ -12,6 +12,7 @@ use crate::resources::ids;
 
 const COMPLETE_MSG: &str = "Reached expected number of succeeded pods";
 const BACKOFF_MSG: &str = "Job has reached the specified backoff limit";
+const DEADLINE_MSG: &str = "Job was active longer than specified deadline";
 /// How long after a refused pod creation the controller tries again (the real one backs off
 /// too; once a second keeps the FailedCreate event's count moving without a write per pass).
 const CREATE_RETRY: Duration = Duration::from_secs(1);
@@ -77,6 +78,9 @@ struct JobPods {
     ready: i64,
     succeeded: i64,
     failed: i64,
+    /// Container restarts (app and init) in the pods not finished, which the controller
+    /// counts against `backoffLimit` under restartPolicy OnFailure.
+    restarts: i64,
 }
 
 /// Sets a Job condition; the job controller also stamps `lastProbeTime`.
@@ -134,8 +138,10 @@ impl Controllers {
         } else if pods.succeeded >= completions {
             self.job_complete(p, job, &mut conds);
             completion_time = Some(wall.to_string());
-        } else if pods.failed > backoff_limit {
-            self.job_fail(p, job, &mut conds, &mut pods);
+        } else if pods.failed > backoff_limit || past_backoff_limit_on_failure(job, &pods) {
+            self.job_fail(p, job, &mut conds, &mut pods, "BackoffLimitExceeded");
+        } else if past_deadline(p, job, &old) == Some(true) {
+            self.job_fail(p, job, &mut conds, &mut pods, "DeadlineExceeded");
         } else {
             if conds.iter().any(|c| c["type"] == "Suspended") {
                 put_condition(
@@ -149,6 +155,10 @@ impl Controllers {
             }
             let want = parallelism.min(completions - pods.succeeded);
             self.job_create_pods(p, job, &mut pods, want);
+            if past_deadline(p, job, &old).is_some() {
+                // The deadline comes with time, not with a change: look again every pass.
+                self.settle(meta(job, "uid"), false);
+            }
         }
         write_job_status(p, job, &old, conds, &pods, completion_time);
     }
@@ -161,18 +171,20 @@ impl Controllers {
             ready: 0,
             succeeded: 0,
             failed: 0,
+            restarts: 0,
         };
         for pod in snap.pods_of(uid) {
             out.owned += 1;
             match self
                 .pods
                 .get(meta(pod, "uid"))
-                .map(|s| (s.phase(), s.ready))
+                .map(|s| (s.phase(), s.ready, s.restarts_all()))
             {
-                Some(("Succeeded", _)) => out.succeeded += 1,
-                Some(("Failed", _)) => out.failed += 1,
-                Some((_, r)) => {
+                Some(("Succeeded", ..)) => out.succeeded += 1,
+                Some(("Failed", ..)) => out.failed += 1,
+                Some((_, r, restarts)) => {
                     out.ready += i64::from(r);
+                    out.restarts += i64::from(restarts);
                     out.active.push(pod.clone());
                 }
                 None => out.active.push(pod.clone()),
@@ -214,24 +226,30 @@ impl Controllers {
         );
     }
 
-    /// Too many pods failed: FailureTarget and Failed, the active pods deleted, and the
-    /// BackoffLimitExceeded event.
-    fn job_fail(&mut self, p: &Pass, job: &Value, conds: &mut Vec<Value>, pods: &mut JobPods) {
+    /// The Job failed (`reason`: BackoffLimitExceeded or DeadlineExceeded): FailureTarget
+    /// and Failed, the active pods deleted (and counted as failed, as the real controller
+    /// counts a pod it terminates), and a Warning event with the condition's words.
+    fn job_fail(
+        &mut self,
+        p: &Pass,
+        job: &Value,
+        conds: &mut Vec<Value>,
+        pods: &mut JobPods,
+        reason: &str,
+    ) {
         let wall = p.wall.as_str();
-        let reason = "BackoffLimitExceeded";
-        put_condition(conds, wall, "FailureTarget", "True", reason, BACKOFF_MSG);
-        put_condition(conds, wall, "Failed", "True", reason, BACKOFF_MSG);
+        let msg = if reason == "DeadlineExceeded" {
+            DEADLINE_MSG
+        } else {
+            BACKOFF_MSG
+        };
+        put_condition(conds, wall, "FailureTarget", "True", reason, msg);
+        put_condition(conds, wall, "Failed", "True", reason, msg);
+        pods.failed += pods.active.len() as i64;
         self.job_delete_active(p, pods);
         let involved = Involved::of(job);
-        self.events.record(
-            p,
-            &involved,
-            "Warning",
-            "BackoffLimitExceeded",
-            BACKOFF_MSG,
-            "job-controller",
-            None,
-        );
+        self.events
+            .record(p, &involved, "Warning", reason, msg, "job-controller", None);
     }
 
     /// Creates pods until `want` are active, each with the scenario's plan for its ordinal.
@@ -287,6 +305,36 @@ impl Controllers {
         // A refused creation waits on time, not on a change: look again every pass.
         self.settle(uid, !(refused || waiting));
     }
+}
+
+/// The Job controller's `pastBackoffLimitOnFailure`: under restartPolicy OnFailure, the
+/// container restarts of its unfinished pods reach `backoffLimit` (any restart when it is 0).
+fn past_backoff_limit_on_failure(job: &Value, pods: &JobPods) -> bool {
+    let on_failure = job
+        .pointer("/spec/template/spec/restartPolicy")
+        .and_then(Value::as_str)
+        == Some("OnFailure");
+    let limit = int_at(job, "/spec/backoffLimit").unwrap_or(6).max(0);
+    on_failure
+        && (if limit == 0 {
+            pods.restarts > 0
+        } else {
+            pods.restarts >= limit
+        })
+}
+
+/// Whether the Job has been active longer than `spec.activeDeadlineSeconds` (real seconds,
+/// from `status.startTime`); None when it has no deadline.
+fn past_deadline(p: &Pass, job: &Value, old_status: &Value) -> Option<bool> {
+    let deadline = int_at(job, "/spec/activeDeadlineSeconds")?;
+    let Some(start) = old_status["startTime"]
+        .as_str()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    else {
+        return Some(false);
+    };
+    let now = p.wall.parse::<jiff::Timestamp>().ok()?;
+    Some(now.as_second() - start.as_second() >= deadline.max(0))
 }
 
 /// Writes the Job's status (counts, conditions, start and completion times) when it changed.

@@ -172,3 +172,102 @@ fn a_shell_exit_command_ends_a_job_pod_with_that_code() {
     );
     assert!(condition(&h.get(*ids::JOBS, "demo-ok"), "Complete").is_some());
 }
+
+fn on_failure(mut j: Value) -> Value {
+    j["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
+    j
+}
+
+#[test]
+fn an_on_failure_job_restarts_its_one_pod_until_the_backoff_limit() {
+    let mut h = Harness::new(
+        "time_scale: 100\njobs:\n  - match: seed\n    outcome: fail\n    exit_code: 2\n    after: 100ms\n    logs: [\"boom\"]\n",
+    );
+    h.create(*ids::JOBS, on_failure(job("seed", 3)));
+    let failed = h.run_until(Duration::from_secs(20), |h| {
+        condition(&h.get(*ids::JOBS, "seed"), "Failed").is_some()
+    });
+    assert!(failed);
+    let j = h.get(*ids::JOBS, "seed");
+    let c = condition(&j, "Failed").unwrap();
+    assert_eq!(c["reason"], "BackoffLimitExceeded");
+    assert_eq!(
+        n(&j, "/status/failed"),
+        1,
+        "the one pod, deleted, counts as failed"
+    );
+    assert_eq!(h.events("seed", "SuccessfulCreate").len(), 1, "one pod");
+    assert!(h.list(*ids::PODS, "seed-").is_empty(), "deleted on failure");
+}
+
+#[test]
+fn an_on_failure_job_that_fails_first_then_succeeds_in_the_same_pod() {
+    let mut h = Harness::new(
+        "time_scale: 100\njobs:\n  - match: flaky\n    fail_first: 2\n    after: 100ms\n",
+    );
+    h.create(*ids::JOBS, on_failure(job("flaky", 6)));
+    assert!(h.run_until(Duration::from_secs(10), |h| {
+        condition(&h.get(*ids::JOBS, "flaky"), "Complete").is_some()
+    }));
+    let pods = h.list(*ids::PODS, "flaky-");
+    assert_eq!(pods.len(), 1);
+    assert_eq!(pods[0]["status"]["phase"], "Succeeded");
+    assert_eq!(pods[0]["status"]["containerStatuses"][0]["restartCount"], 2);
+    assert_eq!(n(&h.get(*ids::JOBS, "flaky"), "/status/failed"), 0);
+}
+
+#[test]
+fn active_deadline_fails_the_job_and_deletes_its_pods() {
+    let mut h = Harness::new("jobs:\n  - match: slow\n    outcome: hang\n");
+    let mut j = job("slow", 6);
+    j["spec"]["activeDeadlineSeconds"] = json!(2);
+    h.create(*ids::JOBS, j);
+    h.run(Duration::from_secs(1));
+    assert_eq!(h.list(*ids::PODS, "slow-").len(), 1);
+    assert!(condition(&h.get(*ids::JOBS, "slow"), "Failed").is_none());
+    assert!(h.run_until(Duration::from_secs(5), |h| {
+        condition(&h.get(*ids::JOBS, "slow"), "Failed").is_some()
+    }));
+    let j = h.get(*ids::JOBS, "slow");
+    let c = condition(&j, "Failed").unwrap();
+    assert_eq!(
+        (c["reason"].as_str(), c["message"].as_str()),
+        (
+            Some("DeadlineExceeded"),
+            Some("Job was active longer than specified deadline")
+        )
+    );
+    assert!(h.list(*ids::PODS, "slow-").is_empty());
+    assert_eq!(h.events("slow", "DeadlineExceeded").len(), 1);
+}
+
+#[test]
+fn a_run_longer_than_ten_minutes_forgets_the_back_off() {
+    // Real time: runs of 10 min 1 s. The second exit would wait 10 s in CrashLoopBackOff, but
+    // the run before it lasted over 10 min, so the kubelet restarts it at once, as the first.
+    let mut h =
+        Harness::new("time_scale: 1\njobs:\n  - match: long\n    outcome: fail\n    after: 601s\n");
+    h.create(*ids::JOBS, on_failure(job("long", 10)));
+    h.run(Duration::from_secs(1204));
+    let pod = h.list(*ids::PODS, "long-").pop().unwrap();
+    let cs = &pod["status"]["containerStatuses"][0];
+    assert!(cs["state"]["running"].is_object(), "{cs}");
+    assert_eq!(cs["restartCount"], 2, "{cs}");
+}
+
+#[test]
+fn a_short_run_waits_out_the_back_off() {
+    let mut h =
+        Harness::new("time_scale: 1\njobs:\n  - match: short\n    outcome: fail\n    after: 1s\n");
+    h.create(*ids::JOBS, on_failure(job("short", 10)));
+    h.run(Duration::from_secs(4));
+    let pod = h.list(*ids::PODS, "short-").pop().unwrap();
+    let cs = &pod["status"]["containerStatuses"][0];
+    assert_eq!(cs["state"]["waiting"]["reason"], "CrashLoopBackOff", "{cs}");
+    assert_eq!(cs["restartCount"], 1, "{cs}");
+    let msg = cs["state"]["waiting"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("back-off 10s restarting failed container=app pod=short-"),
+        "{msg}"
+    );
+}

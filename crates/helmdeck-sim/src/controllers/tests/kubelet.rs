@@ -45,6 +45,15 @@ fn oom_killed_and_image_pull_backoff() {
             .any(|m| m.starts_with("Failed to pull image \"web:1\"")),
         "{failed:?}"
     );
+    let msg = img["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        msg.starts_with(
+            "Back-off pulling image \"web:1\": ErrImagePull: rpc error: code = NotFound"
+        ),
+        "{msg}"
+    );
     let backoff = h.events(meta(&img, "name"), "BackOff");
     assert_eq!(backoff[0]["message"], "Back-off pulling image \"web:1\"");
 }
@@ -169,4 +178,164 @@ fn node_selection_places_pods_only_on_matching_nodes() {
     }
     let pod = h.list(*ids::PODS, "nowhere-").pop().unwrap();
     assert_eq!(pod["status"]["phase"], "Pending");
+}
+
+fn with_inits(mut d: Value, restart: &str) -> Value {
+    let spec = &mut d["spec"]["template"]["spec"];
+    spec["restartPolicy"] = json!(restart);
+    spec["initContainers"] = json!([{"name": "wait-db", "image": "busybox:1"},
+                                    {"name": "migrate", "image": "busybox:1"}]);
+    d
+}
+
+#[test]
+fn init_containers_run_in_order_with_their_own_logs_and_events() {
+    let mut h = Harness::new(
+        "init_containers:\n  - match: web-*\n    container: wait-db\n    run_for: 1s\n    logs: [\"waiting for db\"]\n",
+    );
+    h.create(
+        *ids::DEPLOYMENTS,
+        with_inits(deployment("web", 1), "Always"),
+    );
+    h.run(Duration::from_millis(700));
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    let inits = &pod["status"]["initContainerStatuses"];
+    assert!(inits[0]["state"]["running"].is_object(), "{inits}");
+    assert_eq!(inits[1]["state"]["waiting"]["reason"], "PodInitializing");
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+        "PodInitializing"
+    );
+    assert_eq!(pod["status"]["phase"], "Pending");
+    let c = condition(&pod, "Initialized").unwrap();
+    assert_eq!(
+        (
+            c["status"].as_str(),
+            c["reason"].as_str(),
+            c["message"].as_str()
+        ),
+        (
+            Some("False"),
+            Some("ContainersNotInitialized"),
+            Some("containers with incomplete status: [wait-db migrate]")
+        )
+    );
+    let name = meta(&pod, "name").to_string();
+    let log = h.sim.logs.read(NS, &name, "wait-db", false).unwrap();
+    assert_eq!(log[0].1, "waiting for db");
+    assert!(h.sim.logs.read(NS, &name, "migrate", false).is_none());
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
+    let pod = h.get(*ids::PODS, &name);
+    assert_eq!(condition(&pod, "Initialized").unwrap()["status"], "True");
+    for i in 0..2 {
+        let t = &pod["status"]["initContainerStatuses"][i]["state"]["terminated"];
+        assert_eq!(
+            (t["exitCode"].as_i64(), t["reason"].as_str()),
+            (Some(0), Some("Completed"))
+        );
+    }
+    let started = h.events(&name, "Started");
+    let mut paths: Vec<&str> = started
+        .iter()
+        .map(|e| e["involvedObject"]["fieldPath"].as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "spec.containers{app}",
+            "spec.initContainers{migrate}",
+            "spec.initContainers{wait-db}",
+        ]
+    );
+}
+
+#[test]
+fn a_failing_init_container_fails_a_never_pod_and_back_offs_an_always_pod() {
+    let mut h = Harness::new(
+        "init_containers:\n  - match: '*'\n    container: migrate\n    run_for: 200ms\n    exit_code: 3\n",
+    );
+    h.create(
+        *ids::DEPLOYMENTS,
+        with_inits(deployment("web", 1), "Always"),
+    );
+    let mut bare = with_inits(
+        json!({"spec": {"template": {"spec": {
+        "containers": [{"name": "app", "image": "x:1"}]}}}}),
+        "Never",
+    )["spec"]["template"]
+        .clone();
+    bare["apiVersion"] = json!("v1");
+    bare["kind"] = json!("Pod");
+    bare["metadata"] = json!({"name": "once"});
+    h.create(*ids::PODS, bare);
+    h.run(Duration::from_secs(3));
+    let once = h.get(*ids::PODS, "once");
+    assert_eq!(once["status"]["phase"], "Failed");
+    let t = &once["status"]["initContainerStatuses"][1]["state"]["terminated"];
+    assert_eq!(
+        (t["exitCode"].as_i64(), t["reason"].as_str()),
+        (Some(3), Some("Error"))
+    );
+    assert_eq!(
+        once["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+        "PodInitializing"
+    );
+    assert_eq!(condition(&once, "Ready").unwrap()["reason"], "PodFailed");
+    assert_eq!(
+        condition(&once, "Initialized").unwrap()["message"],
+        "containers with incomplete status: [migrate]"
+    );
+    // Always: restarted at once, then after 1 s (10 s simulated), then 2 s...
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    let st = &pod["status"]["initContainerStatuses"][1];
+    assert_eq!(pod["status"]["phase"], "Pending");
+    assert_eq!(st["state"]["waiting"]["reason"], "CrashLoopBackOff", "{st}");
+    let msg = st["state"]["waiting"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("back-off 20s restarting failed container=migrate pod=web-"),
+        "{msg}"
+    );
+    assert_eq!(st["restartCount"], 2);
+    assert_eq!(st["lastState"]["terminated"]["exitCode"], 3);
+    let backoff = h.events(meta(&pod, "name"), "BackOff");
+    assert_eq!(
+        backoff[0]["involvedObject"]["fieldPath"],
+        "spec.initContainers{migrate}"
+    );
+}
+
+#[test]
+fn crash_back_off_doubles_in_simulated_time() {
+    let mut h = Harness::new("time_scale: 100\nworkloads:\n  - match: web\n    crash_loop: 1\n");
+    h.create(*ids::DEPLOYMENTS, deployment("web", 1));
+    // At 100x: runs of 0.1 s and back-offs of 0.1, 0.2, 0.4, 0.8, 1.6, 3, 3 ... s.
+    h.run(Duration::from_secs(10));
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    let cs = &pod["status"]["containerStatuses"][0];
+    let restarts = cs["restartCount"].as_i64().unwrap();
+    assert!((6..=9).contains(&restarts), "{cs}");
+    let at_max = cs["state"]["waiting"]["message"].as_str().unwrap_or("");
+    let running = cs["state"]["running"].is_object();
+    assert!(
+        running || at_max.starts_with("back-off 5m0s restarting"),
+        "{cs}"
+    );
+}
+
+#[test]
+fn an_init_container_start_after_keeps_it_waiting_first() {
+    let mut h = Harness::new(
+        "init_containers:\n  - match: web-*\n    container: wait-db\n    start_after: 1s\n",
+    );
+    h.create(
+        *ids::DEPLOYMENTS,
+        with_inits(deployment("web", 1), "Always"),
+    );
+    h.run(Duration::from_millis(900));
+    let pod = h.list(*ids::PODS, "web-").pop().unwrap();
+    let st = &pod["status"]["initContainerStatuses"][0];
+    assert_eq!(st["state"]["waiting"]["reason"], "PodInitializing", "{st}");
+    assert!(h.events(meta(&pod, "name"), "Started").is_empty());
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 5));
 }

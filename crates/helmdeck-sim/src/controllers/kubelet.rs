@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
-use super::scheduler::Nodes;
+use super::scheduler::view::Nodes;
 use super::{Controllers, Events, Involved, Pass, controller_uid, fnv, meta};
 use crate::resources::ids;
 
@@ -627,7 +627,7 @@ pub(crate) fn shell_exit(pod: &Value) -> Option<i32> {
 pub(crate) struct Counters {
     pub node_rr: usize,
     pub ip_seq: u64,
-    pub sched: super::scheduler::Assumed,
+    pub sched: super::scheduler::view::Assumed,
 }
 
 impl Controllers {

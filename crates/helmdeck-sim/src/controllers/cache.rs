@@ -123,7 +123,7 @@ pub(crate) struct Cache {
     /// uid → kind, name, generation and controller owner of every workload object.
     pub owners: HashMap<String, OwnerInfo>,
     // The scheduler's view (node allocatable and taints, requests bound per node, claims).
-    pub sched: super::scheduler::NodeBook,
+    pub sched: super::scheduler::book::NodeBook,
     /// Secrets' and ConfigMaps' key names and claims' volumes, for the kubelet's checks.
     pub refs: RefObjects,
 }

@@ -2,26 +2,24 @@
 //! FailedScheduling message, and tries again when the cluster changes.
 //!
 //! What it knows of the nodes and bound pods lives in the cache ([`NodeBook`], kept from the
-//! change feed); the pods it binds during a pass are "assumed" ([`Assumed`]) until the next
-//! drain of the feed shows them bound, as the real scheduler's cache assumes pods.
+//! change feed); the pods it binds during a pass are "assumed" ([`Assumed`], `view.rs`) until
+//! the next drain of the feed shows them bound, as the real scheduler's cache assumes pods.
 
 mod affinity;
-mod book;
+pub(crate) mod book;
 mod filters;
 mod quantity;
+pub(crate) mod view;
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-pub(crate) use book::NodeBook;
-use book::{has_pod_affinity, holder};
+use book::{NodeBook, has_pod_affinity, holder};
 use filters::{PodView, Rejection, filter, fit_error};
-use quantity::{Res, pod_requests};
+use quantity::pod_requests;
+use view::{Assumed, Nodes};
 
-use super::cache::Cache;
 use super::kubelet::{Counters, Plan, PodSim, Stage};
 use super::{Events, Pass};
 
@@ -31,52 +29,6 @@ const RETRY_PERIOD: Duration = Duration::from_secs(300);
 /// The back-off between attempts: 1 s doubling to 10 s (the queue's defaults).
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
-
-/// The scheduler's own memory, kept with the kubelet's counters.
-#[derive(Default)]
-pub(crate) struct Assumed {
-    /// The feed drain these assumptions were made after; the next drain shows them.
-    drain: u64,
-    /// Requests of the pods bound since that drain, per node.
-    used: HashMap<String, Res>,
-    /// Those pods, for inter-pod affinity.
-    pods: Vec<(String, Arc<Value>)>,
-    /// Unschedulable pods: the book's change count at the last attempt, when, attempts.
-    tried: HashMap<String, (u64, Instant, u32)>,
-}
-
-impl Assumed {
-    fn sync(&mut self, drains: u64, pods: &HashMap<String, Arc<Value>>) {
-        if self.drain != drains {
-            self.drain = drains;
-            self.used.clear();
-            self.pods.clear();
-        }
-        if self.tried.len() > 1024 {
-            self.tried.retain(|uid, _| pods.contains_key(uid));
-        }
-    }
-}
-
-/// The nodes the scheduler picks from, and what it knows of them and of the pods.
-pub(super) struct Nodes<'a> {
-    /// (name, InternalIP) of each node.
-    pub list: &'a [(String, String)],
-    pub labels: &'a HashMap<String, Value>,
-    pub book: &'a NodeBook,
-    pub pods: &'a HashMap<String, Arc<Value>>,
-}
-
-impl<'a> Nodes<'a> {
-    pub fn of(cache: &'a Cache) -> Self {
-        Nodes {
-            list: &cache.nodes,
-            labels: &cache.node_labels,
-            book: &cache.sched,
-            pods: &cache.pods,
-        }
-    }
-}
 
 impl PodSim {
     /// The message of a scenario rule that keeps this pod from ever scheduling.

@@ -19,6 +19,21 @@ fn set_default(obj: &mut Value, pointer: &str, value: Value) {
     }
 }
 
+/// Removes every field and map entry set to `null`, at any depth, as the API server's decoding
+/// into Go structs does (a null pointer, slice or map is an absent field): a chart that renders
+/// `volumeClaimTemplates: null` stores no such key. List items stay (a null item is not
+/// something a chart renders; the server would reject it anyway).
+pub fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.retain(|_, x| !x.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
 /// Fills defaults in place. Always leaves `metadata` an object.
 pub fn apply(kind: &str, obj: &mut Value) {
     set_default(obj, "/metadata", json!({}));
@@ -105,6 +120,18 @@ fn pod_spec(obj: &mut Value, at: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nulls_vanish_at_every_depth_but_lists_keep_their_length() {
+        let mut s = json!({"spec": {"volumeClaimTemplates": null, "template": {"metadata": {"annotations": {"a": null, "b": "1"}},
+            "spec": {"containers": [{"name": "c", "env": null}]}}}, "status": null});
+        drop_nulls(&mut s);
+        assert_eq!(
+            s,
+            json!({"spec": {"template": {"metadata": {"annotations": {"b": "1"}},
+                "spec": {"containers": [{"name": "c"}]}}}})
+        );
+    }
 
     #[test]
     fn defaults_fill_only_missing_fields() {

@@ -28,6 +28,7 @@ mod sim_http;
 mod sim_kinds;
 mod sim_kubectl;
 mod sim_watcher;
+mod sim_writes;
 mod tui;
 mod usage;
 mod watch;

@@ -24,13 +24,26 @@ fn set_default(obj: &mut Value, pointer: &str, value: Value) {
 /// `volumeClaimTemplates: null` stores no such key. List items stay (a null item is not
 /// something a chart renders; the server would reject it anyway).
 pub fn drop_nulls(v: &mut Value) {
+    emptied(v);
+}
+
+/// Drops nulls under `v`; true when `v` is an object that had entries and has none left: a map
+/// that held only nulls is an empty Go map, which JSON leaves out (`omitempty`), so
+/// `annotations: {a: null}` is no annotations at all.
+fn emptied(v: &mut Value) -> bool {
     match v {
         Value::Object(map) => {
-            map.retain(|_, x| !x.is_null());
-            map.values_mut().for_each(drop_nulls);
+            let before = map.len();
+            map.retain(|_, x| !x.is_null() && !emptied(x));
+            before > 0 && map.is_empty()
         }
-        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
-        _ => {}
+        Value::Array(items) => {
+            for item in items {
+                emptied(item);
+            }
+            false
+        }
+        _ => false,
     }
 }
 
@@ -123,12 +136,12 @@ mod tests {
 
     #[test]
     fn nulls_vanish_at_every_depth_but_lists_keep_their_length() {
-        let mut s = json!({"spec": {"volumeClaimTemplates": null, "template": {"metadata": {"annotations": {"a": null, "b": "1"}},
+        let mut s = json!({"spec": {"volumeClaimTemplates": null, "resources": {}, "template": {"metadata": {"annotations": {"a": null, "b": "1"}, "labels": {"x": null}},
             "spec": {"containers": [{"name": "c", "env": null}]}}}, "status": null});
         drop_nulls(&mut s);
         assert_eq!(
             s,
-            json!({"spec": {"template": {"metadata": {"annotations": {"b": "1"}},
+            json!({"spec": {"resources": {}, "template": {"metadata": {"annotations": {"b": "1"}},
                 "spec": {"containers": [{"name": "c"}]}}}})
         );
     }

@@ -176,8 +176,9 @@ fn decode_body(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
     if ct == "application/vnd.kubernetes.protobuf" {
         return protobuf::decode_object(bytes).map_err(|e| {
             if e.0.contains("unsupported") {
-                // Kinds we cannot decode: client-go retries these as JSON after a 415.
-                ApiError::unsupported_media_type(content_type)
+                // Kinds without a protobuf decoding: the API server's 415 for them (a custom
+                // resource's) lists only the formats it takes.
+                ApiError::unsupported_patch("application/json, application/yaml")
             } else {
                 ApiError::bad_request(format!(
                     "the body of the request could not be decoded as protobuf: {e}"

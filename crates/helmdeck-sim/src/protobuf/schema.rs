@@ -567,9 +567,12 @@ fn field(d: &Fld, fd: &Field<'_>, out: &mut Map<String, Value>) -> Result<()> {
         }
         return Ok(());
     }
-    let zero = matches!(&value, Value::String(s) if s.is_empty())
-        || value == Value::from(0)
-        || value == Value::Bool(false);
+    let zero = match &value {
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_i64() == Some(0),
+        Value::Bool(b) => !b,
+        _ => false,
+    };
     if zero && !d.ptr {
         // Go's JSON leaves out an unset non-pointer field (`omitempty`).
         out.remove(d.name);

@@ -769,6 +769,72 @@ mod tests {
     }
 
     #[test]
+    fn a_statefulset_rendered_with_null_templates_upgrades_by_server_side_apply() {
+        let s = store_with_ns();
+        let sts = |image: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "nats"},
+                "spec": {"serviceName": "nats", "volumeClaimTemplates": null,
+                    "selector": {"matchLabels": {"app": "nats"}},
+                    "template": {"metadata": {"labels": {"app": "nats"}},
+                        "spec": {"containers": [{"name": "nats", "image": image}]}}}})
+        };
+        let helm = WriteOpts {
+            manager: Some("helm"),
+            ..WriteOpts::default()
+        };
+        let apply = |body: &Value| {
+            s.patch_opt(
+                *ids::STATEFULSETS,
+                Some("apps"),
+                "nats",
+                PatchKind::Apply,
+                body,
+                Part::Main,
+                helm,
+            )
+        };
+        let (created, fresh) = apply(&sts("nats:1")).unwrap();
+        assert!(fresh);
+        assert!(created["spec"].get("volumeClaimTemplates").is_none());
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["operation"],
+            "Apply"
+        );
+        let mut upgrade = sts("nats:2");
+        upgrade["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("volumeClaimTemplates");
+        let (upgraded, _) = apply(&upgrade).unwrap();
+        assert_eq!(
+            upgraded["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nats:2"
+        );
+        // Another manager changing helm's image conflicts; the simulator's own writes keep
+        // no managed fields at all.
+        let mut other = upgrade.clone();
+        other["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nats:3");
+        let kubectl = WriteOpts {
+            manager: Some("kubectl"),
+            ..WriteOpts::default()
+        };
+        let err = s
+            .patch_opt(
+                *ids::STATEFULSETS,
+                Some("apps"),
+                "nats",
+                PatchKind::Apply,
+                &other,
+                Part::Main,
+                kubectl,
+            )
+            .unwrap_err();
+        assert_eq!((err.code, err.reason), (409, "Conflict"));
+        let internal = create_deploy(&s, "plain", 1).unwrap();
+        assert!(internal["metadata"].get("managedFields").is_none());
+    }
+
+    #[test]
     fn put_with_stale_rv_conflicts() {
         let s = store_with_ns();
         let d = create_deploy(&s, "web", 2).unwrap();

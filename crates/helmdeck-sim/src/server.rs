@@ -653,7 +653,11 @@ impl Server {
         }
         // `old` carries its resourceVersion, so a write that raced this one is a 409.
         let updated = scale::with_replicas(&old, &paths, replicas);
-        let stored = store.replace_opt(res, ns, name, updated, Part::Main, c.write_opts())?;
+        let opts = WriteOpts {
+            subresource: Some("scale"),
+            ..c.write_opts()
+        };
+        let stored = store.replace_opt(res, ns, name, updated, Part::Main, opts)?;
         Ok(json_response(200, &scale::scale_of(&stored, &paths)))
     }
 }
@@ -751,6 +755,7 @@ impl Call<'_> {
             dry_run: self.dry_run,
             manager: self.manager.as_deref(),
             force: self.force,
+            subresource: None,
         }
     }
 }

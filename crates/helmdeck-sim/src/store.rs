@@ -54,6 +54,8 @@ pub struct WriteOpts<'a> {
     pub manager: Option<&'a str>,
     /// Server-side apply's `force=true`: take conflicting fields over.
     pub force: bool,
+    /// `scale` for a write through `/scale`: its own entry in `managedFields`.
+    pub subresource: Option<&'a str>,
 }
 
 impl WriteOpts<'_> {
@@ -284,6 +286,7 @@ impl Store {
             let now = now_rfc3339();
             let w = managed::Writer {
                 manager,
+                subresource: opts.subresource,
                 api_version: &api_version,
                 now: &now,
             };
@@ -418,6 +421,7 @@ impl Store {
                 let now = now_rfc3339();
                 let w = managed::Writer {
                     manager,
+                    subresource: None,
                     api_version: &api_version,
                     now: &now,
                 };

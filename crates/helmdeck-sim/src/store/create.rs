@@ -81,6 +81,7 @@ impl Store {
             let now = now_rfc3339();
             let w = managed::Writer {
                 manager,
+                subresource: opts.subresource,
                 api_version: &api_version,
                 now: &now,
             };

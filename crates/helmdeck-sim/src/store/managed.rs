@@ -224,6 +224,8 @@ fn show(path: &[String]) -> String {
 struct Entry {
     manager: String,
     operation: String,
+    /// `scale` for a write through `/scale`.
+    subresource: Option<String>,
     api_version: String,
     time: Option<String>,
     set: Map<String, Value>,
@@ -235,6 +237,7 @@ impl Entry {
         Some(Entry {
             manager: text("manager")?,
             operation: text("operation")?,
+            subresource: text("subresource"),
             api_version: text("apiVersion").unwrap_or_default(),
             time: text("time"),
             set: v.get("fieldsV1")?.as_object()?.clone(),
@@ -247,19 +250,27 @@ impl Entry {
         if let Some(t) = &self.time {
             v["time"] = json!(t);
         }
+        if let Some(sub) = &self.subresource {
+            v["subresource"] = json!(sub);
+        }
         v
     }
 
     /// The manager as a conflict names it (`printManager` in k8s.io/apiserver).
     fn describe(&self) -> String {
+        let mut who = format!("{:?}", self.manager);
+        if let Some(sub) = &self.subresource {
+            who.push_str(&format!(" with subresource {sub:?}"));
+        }
         match (&*self.operation, &self.time) {
-            ("Update", Some(t)) => format!("{:?} using {} at {t}", self.manager, self.api_version),
-            _ => format!("{:?} using {}", self.manager, self.api_version),
+            ("Update", Some(t)) => format!("{who} using {} at {t}", self.api_version),
+            _ => format!("{who} using {}", self.api_version),
         }
     }
 
+    /// Whether this is the entry of `manager`'s `operation` on the main resource.
     fn is(&self, manager: &str, operation: &str) -> bool {
-        self.manager == manager && self.operation == operation
+        self.manager == manager && self.operation == operation && self.subresource.is_none()
     }
 }
 
@@ -290,6 +301,8 @@ fn store_entries(obj: &mut Value, entries: Vec<Entry>) {
 /// Who writes, as the request names it.
 pub struct Writer<'a> {
     pub manager: &'a str,
+    /// `scale` when the write came through `/scale`.
+    pub subresource: Option<&'a str>,
     pub api_version: &'a str,
     pub now: &'a str,
 }
@@ -300,6 +313,7 @@ pub fn record_create(obj: &mut Value, sent: &Value, w: &Writer<'_>, operation: &
     let entry = Entry {
         manager: w.manager.into(),
         operation: operation.into(),
+        subresource: None,
         api_version: w.api_version.into(),
         time: Some(w.now.into()),
         set: field_set(sent),
@@ -330,12 +344,17 @@ pub fn record_update(old: &Value, new: &mut Value, w: &Writer<'_>) {
             remove(&mut e.set, p);
         }
     }
-    let at = match entries.iter().position(|e| e.is(w.manager, "Update")) {
+    let subresource = w.subresource.map(String::from);
+    let mine = |e: &Entry| {
+        e.manager == w.manager && e.operation == "Update" && e.subresource == subresource
+    };
+    let at = match entries.iter().position(mine) {
         Some(i) => i,
         None => {
             entries.push(Entry {
                 manager: w.manager.into(),
                 operation: "Update".into(),
+                subresource: subresource.clone(),
                 api_version: w.api_version.into(),
                 time: None,
                 set: Map::new(),
@@ -403,6 +422,7 @@ pub fn apply(
     entries.push(Entry {
         manager: w.manager.into(),
         operation: "Apply".into(),
+        subresource: None,
         api_version: w.api_version.into(),
         time: Some(w.now.into()),
         set: new_set,

@@ -3,6 +3,7 @@ use super::*;
 fn writer(manager: &str) -> Writer<'_> {
     Writer {
         manager,
+        subresource: None,
         api_version: "apps/v1",
         now: "2026-01-01T00:00:00Z",
     }
@@ -127,5 +128,26 @@ fn several_conflicts_are_listed_by_manager() {
     assert_eq!(
         err.message,
         "Apply failed with 2 conflicts: conflicts with \"helm\" using apps/v1:\n- .spec.replicas\n- .spec.template.spec.containers[name=\"c\"].image"
+    );
+}
+
+#[test]
+fn a_write_through_scale_is_its_own_entry_and_named_so_in_a_conflict() {
+    let live = created_by("helm", deploy(2, "x:1"));
+    let mut scaled = live.clone();
+    scaled["spec"]["replicas"] = json!(4);
+    let scaler = Writer {
+        subresource: Some("scale"),
+        ..writer("kubectl")
+    };
+    record_update(&live, &mut scaled, &scaler);
+    assert_eq!(
+        scaled["metadata"]["managedFields"][1]["subresource"],
+        "scale"
+    );
+    let err = apply(&scaled, &deploy(2, "x:1"), &writer("helm"), false).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1 at 2026-01-01T00:00:00Z: .spec.replicas"
     );
 }

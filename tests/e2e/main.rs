@@ -32,6 +32,7 @@ mod sim_refs;
 mod sim_kubelet;
 mod sim_watcher;
 mod stories;
+mod sim_writes;
 mod tui;
 mod usage;
 mod watch;

@@ -4,6 +4,20 @@ use serde_json::{Value, json};
 
 use super::resources::{self, ResourceId};
 
+/// One request as RBAC sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: &'a str,
+    /// The plural (`secrets`).
+    pub resource: &'a str,
+    pub subresource: Option<&'a str>,
+    /// The API group, empty for the core group.
+    pub group: &'a str,
+    pub namespace: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub code: u16,
@@ -58,6 +72,12 @@ impl ApiError {
         })
     }
 
+    /// 409 Conflict for a server-side apply that would change fields other managers own;
+    /// `details` carries a `FieldManagerConflict` cause per field.
+    pub fn apply_conflict(message: String, details: Value) -> Self {
+        Self::new(409, "Conflict", message, details)
+    }
+
     /// 422 Invalid, worded as the API server words it: `Kind.group "name" is invalid: <causes>`.
     pub fn invalid(res: ResourceId, name: &str, causes: &str) -> Self {
         let rt = resources::get(res);
@@ -94,6 +114,47 @@ impl ApiError {
             "Forbidden",
             format!("{} \"{name}\" is forbidden: {why}", rt.qualified()),
             Self::details(res, name),
+        )
+    }
+
+    /// 403 Forbidden as the API server answers a request RBAC denies (`forbiddenMessage` and
+    /// `NewForbidden` in k8s.io/apiserver): `secrets is forbidden: User "u" cannot list resource
+    /// "secrets" in API group "" in the namespace "apps"`.
+    pub fn rbac_forbidden(user: &str, req: &Access<'_>) -> Self {
+        let scope = match req.namespace.filter(|n| !n.is_empty()) {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_string(),
+        };
+        let resource = match req.subresource {
+            Some(sub) => format!("{}/{sub}", req.resource),
+            None => req.resource.to_string(),
+        };
+        let (verb, group) = (req.verb, req.group);
+        let why = format!(
+            "User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"{group}\" {scope}"
+        );
+        let qualified = if group.is_empty() {
+            req.resource.to_string()
+        } else {
+            format!("{}.{group}", req.resource)
+        };
+        // StatusDetails leaves out an empty group and name (`omitempty`).
+        let mut details = json!({"kind": req.resource});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        let object = match req.name.filter(|n| !n.is_empty()) {
+            Some(n) => {
+                details["name"] = json!(n);
+                format!("{qualified} \"{n}\"")
+            }
+            None => qualified,
+        };
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{object} is forbidden: {why}"),
+            details,
         )
     }
 

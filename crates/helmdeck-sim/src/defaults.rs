@@ -1,5 +1,10 @@
-//! The apps/v1 and batch/v1 defaults the real API server fills in, limited to the fields
-//! that clients read (rollout status, kstatus, helm's readiness checks).
+//! The defaults the real API server fills in (its `SetDefaults_*` functions) for the kinds the
+//! simulator serves: the workloads' fields that clients read (rollout status, kstatus, helm's
+//! readiness checks), and the plain ones of Services, CronJobs, Secrets and PriorityClasses.
+//! Left out on purpose: the per-container defaults (`terminationMessagePath`,
+//! `imagePullPolicy`, …), which every pod would copy from its template, costing memory at
+//! 10,000 pods for fields no client here reads; and what the registry allocates rather than
+//! defaults (a Service's clusterIP and node ports).
 
 use serde_json::{Value, json};
 
@@ -16,6 +21,34 @@ fn set_default(obj: &mut Value, pointer: &str, value: Value) {
             return;
         }
         cur = map.entry(part).or_insert_with(|| json!({}));
+    }
+}
+
+/// Removes every field and map entry set to `null`, at any depth, as the API server's decoding
+/// into Go structs does (a null pointer, slice or map is an absent field): a chart that renders
+/// `volumeClaimTemplates: null` stores no such key. List items stay (a null item is not
+/// something a chart renders; the server would reject it anyway).
+pub fn drop_nulls(v: &mut Value) {
+    emptied(v);
+}
+
+/// Drops nulls under `v`; true when `v` is an object that had entries and has none left: a map
+/// that held only nulls is an empty Go map, which JSON leaves out (`omitempty`), so
+/// `annotations: {a: null}` is no annotations at all.
+fn emptied(v: &mut Value) -> bool {
+    match v {
+        Value::Object(map) => {
+            let before = map.len();
+            map.retain(|_, x| !x.is_null() && !emptied(x));
+            before > 0 && map.is_empty()
+        }
+        Value::Array(items) => {
+            for item in items {
+                emptied(item);
+            }
+            false
+        }
+        _ => false,
     }
 }
 
@@ -40,6 +73,7 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
             strategy(obj, "/spec/updateStrategy", &[("partition", json!(0))]);
             pod_template(obj);
+            more(kind, obj);
         }
         "DaemonSet" => {
             set_default(obj, "/spec/revisionHistoryLimit", json!(10));
@@ -62,10 +96,63 @@ pub fn apply(kind: &str, obj: &mut Value) {
             pod_template(obj);
         }
         "Pod" => pod_spec(obj, "/spec"),
-        "Service" => {
-            set_default(obj, "/spec/type", json!("ClusterIP"));
+        "Service" | "CronJob" => more(kind, obj),
+        "Secret" => set_default(obj, "/type", json!("Opaque")),
+        "PriorityClass" => set_default(obj, "/preemptionPolicy", json!("PreemptLowerPriority")),
+        _ => {}
+    }
+}
+
+/// The kinds whose defaults take more than a few lines.
+fn more(kind: &str, obj: &mut Value) {
+    match kind {
+        "StatefulSet" => {
+            for when in ["whenDeleted", "whenScaled"] {
+                set_default(
+                    obj,
+                    &format!("/spec/persistentVolumeClaimRetentionPolicy/{when}"),
+                    json!("Retain"),
+                );
+            }
+        }
+        "Service" => service(obj),
+        "CronJob" => {
+            set_default(obj, "/spec/concurrencyPolicy", json!("Allow"));
+            set_default(obj, "/spec/suspend", json!(false));
+            set_default(obj, "/spec/successfulJobsHistoryLimit", json!(3));
+            set_default(obj, "/spec/failedJobsHistoryLimit", json!(1));
+            if obj.pointer("/spec/jobTemplate/spec/template").is_some() {
+                pod_spec(obj, "/spec/jobTemplate/spec/template/spec");
+            }
         }
         _ => {}
+    }
+}
+
+/// `SetDefaults_Service` and `SetDefaults_ServicePort`.
+fn service(obj: &mut Value) {
+    set_default(obj, "/spec/type", json!("ClusterIP"));
+    set_default(obj, "/spec/sessionAffinity", json!("None"));
+    let kind = obj
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if kind != "ExternalName" {
+        set_default(obj, "/spec/internalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "NodePort" || kind == "LoadBalancer" {
+        set_default(obj, "/spec/externalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        set_default(obj, "/spec/allocateLoadBalancerNodePorts", json!(true));
+    }
+    let ports = obj.pointer_mut("/spec/ports").and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten() {
+        set_default(port, "/protocol", json!("TCP"));
+        if let Some(number) = port.get("port").cloned() {
+            set_default(port, "/targetPort", number);
+        }
     }
 }
 
@@ -105,6 +192,55 @@ fn pod_spec(obj: &mut Value, at: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn services_cronjobs_secrets_and_priority_classes_get_the_api_servers_defaults() {
+        let mut svc = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}});
+        apply("Service", &mut svc);
+        assert_eq!(
+            svc["spec"],
+            json!({"type": "NodePort", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                "externalTrafficPolicy": "Cluster",
+                "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80},
+                    {"port": 53, "protocol": "UDP", "targetPort": "dns"}]})
+        );
+        let mut external = json!({"spec": {"type": "ExternalName", "externalName": "x.io"}});
+        apply("Service", &mut external);
+        assert!(external["spec"].get("internalTrafficPolicy").is_none());
+        let mut cj = json!({"spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure"}}}}}});
+        apply("CronJob", &mut cj);
+        assert_eq!(cj["spec"]["concurrencyPolicy"], "Allow");
+        assert_eq!(cj["spec"]["successfulJobsHistoryLimit"], 3);
+        let pod = &cj["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+        assert_eq!(
+            (&pod["restartPolicy"], &pod["dnsPolicy"]),
+            (&json!("OnFailure"), &json!("ClusterFirst"))
+        );
+        let mut secret = json!({"data": {}});
+        apply("Secret", &mut secret);
+        assert_eq!(secret["type"], "Opaque");
+        let mut pc = json!({"value": 1});
+        apply("PriorityClass", &mut pc);
+        assert_eq!(pc["preemptionPolicy"], "PreemptLowerPriority");
+        let mut sts = json!({"spec": {}});
+        apply("StatefulSet", &mut sts);
+        assert_eq!(
+            sts["spec"]["persistentVolumeClaimRetentionPolicy"],
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"})
+        );
+    }
+
+    #[test]
+    fn nulls_vanish_at_every_depth_but_lists_keep_their_length() {
+        let mut s = json!({"spec": {"volumeClaimTemplates": null, "resources": {}, "template": {"metadata": {"annotations": {"a": null, "b": "1"}, "labels": {"x": null}},
+            "spec": {"containers": [{"name": "c", "env": null}]}}}, "status": null});
+        drop_nulls(&mut s);
+        assert_eq!(
+            s,
+            json!({"spec": {"resources": {}, "template": {"metadata": {"annotations": {"b": "1"}},
+                "spec": {"containers": [{"name": "c"}]}}}})
+        );
+    }
 
     #[test]
     fn defaults_fill_only_missing_fields() {

@@ -1,5 +1,5 @@
 //! Faults of the API server itself, fired on the scenario's schedule: dropped watches, 410s,
-//! bursts of 500s, latency, refused connections.
+//! bursts of 500s, latency, refused connections, and RBAC's 403 for some resources.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::api_error::{Access, ApiError};
 use super::scenario::{Anchor, Fault, FaultAction, Scenario};
 
 pub struct Faults {
@@ -21,6 +22,9 @@ pub struct Faults {
     errors_until: Mutex<Option<Instant>>,
     latency: Mutex<Option<(Instant, Duration)>>,
     refuse_until: Mutex<Option<Instant>>,
+    /// The `forbidden` faults in force: their index in `schedule`, and until when (`None`:
+    /// for good).
+    forbidding: Mutex<Vec<(usize, Option<Instant>)>>,
     /// Bumped to close every open watch.
     drop_epoch: watch::Sender<u64>,
     /// Faults each watched collection got, and what its client asked for next.
@@ -124,6 +128,7 @@ impl Faults {
             errors_until: Mutex::new(None),
             latency: Mutex::new(None),
             refuse_until: Mutex::new(None),
+            forbidding: Mutex::new(Vec::new()),
             drop_epoch: watch::channel(0).0,
             tallies: Mutex::new(BTreeMap::new()),
         })
@@ -170,7 +175,7 @@ impl Faults {
             if fired[i] {
                 continue;
             }
-            let anchor = match fault.anchor {
+            let anchor = match fault.anchor() {
                 Anchor::Start => Some(self.started),
                 Anchor::Apply => applied,
             };
@@ -193,6 +198,9 @@ impl Faults {
                     *lock(&self.latency) = Some((until, fault.delay.unwrap_or_default()))
                 }
                 FaultAction::RefuseConnections => *lock(&self.refuse_until) = Some(until),
+                FaultAction::Forbidden => {
+                    lock(&self.forbidding).push((i, fault.span.map(|_| until)));
+                }
             }
         }
     }
@@ -222,6 +230,23 @@ impl Faults {
             .map(|(_, d)| d)
     }
 
+    /// The 403 a `forbidden` fault in force gives this request, as the API server words an
+    /// RBAC denial; `None` when no such fault covers it.
+    pub fn forbidden(&self, req: &Access<'_>) -> Option<ApiError> {
+        let now = Instant::now();
+        let forbidding = lock(&self.forbidding);
+        let fault = forbidding
+            .iter()
+            .filter(|(_, until)| until.is_none_or(|t| now < t))
+            .map(|(i, _)| &self.schedule[*i])
+            .find(|f| covers(f, req))?;
+        let user = fault
+            .user
+            .as_deref()
+            .unwrap_or("system:serviceaccount:default:default");
+        Some(ApiError::rbac_forbidden(user, req))
+    }
+
     /// Takes one 410 from the budget, if any is left.
     pub fn take_gone(&self) -> bool {
         self.gone_budget
@@ -232,6 +257,21 @@ impl Faults {
     pub fn drops(&self) -> watch::Receiver<u64> {
         self.drop_epoch.subscribe()
     }
+}
+
+/// Whether a `forbidden` fault refuses the request: its resource (plural, or `plural.group`),
+/// its verb (any when the fault names none) and its namespace (any when the fault names none).
+fn covers(fault: &Fault, req: &Access<'_>) -> bool {
+    let resource = fault.resources.iter().any(|r| match r.split_once('.') {
+        Some((plural, group)) => plural == req.resource && group == req.group,
+        None => r == req.resource,
+    });
+    let verb = fault.verbs.is_empty() || fault.verbs.iter().any(|v| v == req.verb);
+    let namespace = fault
+        .namespace
+        .as_deref()
+        .is_none_or(|ns| req.namespace == Some(ns));
+    resource && verb && namespace
 }
 
 #[cfg(test)]
@@ -316,5 +356,90 @@ mod tests {
             "kubectl"
         );
         assert_eq!(WatchKey::client_of(None), "");
+    }
+
+    fn access<'a>(verb: &'a str, resource: &'a str, ns: Option<&'a str>) -> Access<'a> {
+        Access {
+            verb,
+            resource,
+            subresource: None,
+            group: "",
+            namespace: ns,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn a_forbidden_fault_denies_its_verbs_on_its_resources_as_rbac_words_it() {
+        let s = Scenario::parse(
+            "faults:\n  - {do: forbidden, resources: [secrets], verbs: [list, get], namespace: apps, user: \"system:serviceaccount:apps:deployer\", for: 30s}\n",
+            "t",
+        )
+        .unwrap();
+        let f = Faults::new(&s);
+        let list = access("list", "secrets", Some("apps"));
+        assert!(f.forbidden(&list).is_none(), "not fired yet");
+        let now = Instant::now();
+        f.fire_due(now);
+        let denied = f.forbidden(&list).expect("denied");
+        assert_eq!((denied.code, denied.reason), (403, "Forbidden"));
+        assert_eq!(
+            denied.message,
+            "secrets is forbidden: User \"system:serviceaccount:apps:deployer\" cannot list resource \"secrets\" in API group \"\" in the namespace \"apps\""
+        );
+        assert_eq!(denied.to_status()["details"], json!({"kind": "secrets"}));
+        let get = Access {
+            name: Some("s1"),
+            ..access("get", "secrets", Some("apps"))
+        };
+        let denied = f.forbidden(&get).expect("get denied too");
+        assert!(denied.message.starts_with("secrets \"s1\" is forbidden: "));
+        assert_eq!(denied.to_status()["details"]["name"], "s1");
+        assert!(
+            f.forbidden(&access("watch", "secrets", Some("apps")))
+                .is_none()
+        );
+        assert!(
+            f.forbidden(&access("list", "secrets", Some("other")))
+                .is_none()
+        );
+        assert!(
+            f.forbidden(&access("list", "configmaps", Some("apps")))
+                .is_none()
+        );
+        assert!(f.forbidden(&access("list", "secrets", None)).is_none());
+        // `for` ends it.
+        *lock(&f.forbidding) = vec![(0, Some(now))];
+        assert!(f.forbidden(&list).is_none());
+    }
+
+    #[test]
+    fn a_cluster_scoped_denial_and_a_grouped_resource() {
+        let s = Scenario::parse(
+            "faults:\n  - {do: forbidden, resources: [deployments.apps, namespaces]}\n",
+            "t",
+        )
+        .unwrap();
+        let f = Faults::new(&s);
+        f.fire_due(Instant::now());
+        let ns = f.forbidden(&access("create", "namespaces", None)).unwrap();
+        assert_eq!(
+            ns.message,
+            "namespaces is forbidden: User \"system:serviceaccount:default:default\" cannot create resource \"namespaces\" in API group \"\" at the cluster scope"
+        );
+        let scale = Access {
+            group: "apps",
+            subresource: Some("scale"),
+            name: Some("web"),
+            ..access("patch", "deployments", Some("apps"))
+        };
+        let denied = f.forbidden(&scale).unwrap();
+        assert!(denied.message.starts_with("deployments.apps \"web\" is forbidden: User \"system:serviceaccount:default:default\" cannot patch resource \"deployments/scale\" in API group \"apps\""), "{}", denied.message);
+        assert_eq!(denied.to_status()["details"]["group"], "apps");
+        let core = Access { group: "", ..scale };
+        assert!(
+            f.forbidden(&core).is_none(),
+            "deployments.apps is not a core resource"
+        );
     }
 }

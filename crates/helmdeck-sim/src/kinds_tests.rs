@@ -638,9 +638,17 @@ async fn the_scale_subresource_reads_and_writes_the_parents_replicas() {
     stale["spec"]["replicas"] = json!(5);
     let (code, _) = send(&sim, "PUT", &scale, "application/json", &stale).await;
     assert_eq!(code, 409, "a stale Scale is the parent's conflict");
-    let mut put = got.clone();
-    put["spec"]["replicas"] = json!(2);
-    let (code, answer) = send(&sim, "PUT", &scale, "application/json", &put).await;
+    // The deployment controller's status writes move the parent's rv under a GET-then-PUT:
+    // retry on a conflict with a fresh Scale, as `kubectl scale` does.
+    let (mut code, mut answer) = (0, Value::Null);
+    for _ in 0..20 {
+        let (_, mut put) = get(&sim, &scale).await;
+        put["spec"]["replicas"] = json!(2);
+        (code, answer) = send(&sim, "PUT", &scale, "application/json", &put).await;
+        if code != 409 {
+            break;
+        }
+    }
     assert_eq!(
         (code, &answer["spec"]["replicas"]),
         (200, &json!(2)),

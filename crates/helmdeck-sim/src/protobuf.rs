@@ -51,6 +51,8 @@ impl ProtoError {
 
 type Result<T> = std::result::Result<T, ProtoError>;
 
+mod schema;
+
 /// Decodes a `k8s\0`-prefixed protobuf body into the JSON object a JSON client would send.
 ///
 /// Supported: core `v1` Secret, ConfigMap and Namespace. Anything else is an error rather than a
@@ -81,12 +83,14 @@ pub fn decode_object(body: &[u8]) -> Result<Value> {
         ("v1", "Secret") => decode_secret(raw, &mut object),
         ("v1", "ConfigMap") => decode_config_map(raw, &mut object),
         ("v1", "Namespace") => decode_namespace(raw, &mut object),
-        _ => {
-            return Err(ProtoError::new(format!(
-                "unsupported protobuf object: apiVersion {:?} kind {:?} (only v1 Secret, ConfigMap and Namespace can be decoded)",
-                unknown.api_version, unknown.kind
-            )));
-        }
+        (api_version, kind) => match schema::kind(api_version, kind) {
+            Some(msg) => schema::decode(msg, raw, &mut object),
+            None => {
+                return Err(ProtoError::new(format!(
+                    "unsupported protobuf object: apiVersion {api_version:?} kind {kind:?} (not a kind `kubectl create` sends)"
+                )));
+            }
+        },
     }
     .map_err(|e| e.context(&format!("invalid protobuf {target} body")))?;
     object.insert("apiVersion".into(), Value::String(unknown.api_version));

@@ -241,22 +241,50 @@ pub enum Anchor {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
-    #[serde(deserialize_with = "de_duration")]
+    /// Counted from the anchor; unset is 0s.
+    #[serde(default, deserialize_with = "de_duration")]
     pub at: Duration,
+    /// Unset: `apply`, except for `forbidden`, which then holds from the start.
     #[serde(default)]
-    pub anchor: Anchor,
+    pub anchor: Option<Anchor>,
     #[serde(rename = "do")]
     pub action: FaultAction,
     /// `gone_next_watch`: how many watch requests get the 410 (default 1).
     #[serde(default)]
     pub count: Option<u32>,
-    /// `errors_500`, `latency`, `refuse_connections`: how long the fault lasts.
+    /// `errors_500`, `latency`, `refuse_connections`: how long the fault lasts; `forbidden`:
+    /// how long it holds (unset: for good).
     #[serde(default, rename = "for", deserialize_with = "de_opt_duration")]
     pub span: Option<Duration>,
     /// `latency`: the delay added to every response.
     #[serde(default, deserialize_with = "de_opt_duration")]
     pub delay: Option<Duration>,
+    /// `forbidden`: the resources refused, as RBAC names them (`secrets`, `deployments`).
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// `forbidden`: the verbs refused (`get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection`); empty: all of them.
+    #[serde(default)]
+    pub verbs: Vec<String>,
+    /// `forbidden`: the namespace refused in; unset: every namespace and the cluster scope.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// `forbidden`: the user the 403 names (default `system:serviceaccount:default:default`).
+    #[serde(default)]
+    pub user: Option<String>,
 }
+
+/// The verbs RBAC authorizes on resources, as `forbidden` takes them.
+pub const RBAC_VERBS: [&str; 8] = [
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -272,12 +300,63 @@ pub enum FaultAction {
     Latency,
     /// Close new connections at once for `for`.
     RefuseConnections,
+    /// Answer requests on `resources` with `verbs` (in `namespace`) 403 Forbidden, as RBAC
+    /// does for a user without the permission.
+    Forbidden,
 }
 
 impl Fault {
     /// How long the fault lasts (zero for one-shot faults).
     pub fn span(&self) -> Duration {
         self.span.unwrap_or_default()
+    }
+
+    /// What `at` counts from.
+    pub fn anchor(&self) -> Anchor {
+        match (&self.anchor, self.action) {
+            (Some(a), _) => a.clone(),
+            (None, FaultAction::Forbidden) => Anchor::Start,
+            (None, _) => Anchor::Apply,
+        }
+    }
+
+    /// The fields only some actions take, and a `forbidden` fault's own rules.
+    fn validate(&self) -> Result<()> {
+        let needs_span = matches!(
+            self.action,
+            FaultAction::Errors500 | FaultAction::Latency | FaultAction::RefuseConnections
+        );
+        if needs_span && self.span.is_none() {
+            return Err(eyre!("{:?} needs `for`", self.action));
+        }
+        if self.action == FaultAction::Latency && self.delay.is_none() {
+            return Err(eyre!("latency needs `delay`"));
+        }
+        let forbidden = self.action == FaultAction::Forbidden;
+        if !forbidden
+            && (!self.resources.is_empty()
+                || !self.verbs.is_empty()
+                || self.namespace.is_some()
+                || self.user.is_some())
+        {
+            return Err(eyre!(
+                "`resources`, `verbs`, `namespace` and `user` belong to `forbidden` only"
+            ));
+        }
+        if forbidden && self.resources.is_empty() {
+            return Err(eyre!("forbidden needs `resources` (e.g. [secrets])"));
+        }
+        if let Some(bad) = self
+            .verbs
+            .iter()
+            .find(|v| !RBAC_VERBS.contains(&v.as_str()))
+        {
+            return Err(eyre!(
+                "forbidden: unknown verb {bad:?} (one of: {})",
+                RBAC_VERBS.join(", ")
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -327,16 +406,7 @@ impl Scenario {
                 .wrap_err_with(|| format!("jobs: bad match {:?}", rule.pattern))?;
         }
         for (i, f) in self.faults.iter().enumerate() {
-            let needs_span = matches!(
-                f.action,
-                FaultAction::Errors500 | FaultAction::Latency | FaultAction::RefuseConnections
-            );
-            if needs_span && f.span.is_none() {
-                return Err(eyre!("faults[{i}]: {:?} needs `for`", f.action));
-            }
-            if f.action == FaultAction::Latency && f.delay.is_none() {
-                return Err(eyre!("faults[{i}]: latency needs `delay`"));
-            }
+            f.validate().wrap_err_with(|| format!("faults[{i}]"))?;
         }
         if self.tick.is_zero() {
             return Err(eyre!("tick must be more than 0"));
@@ -466,9 +536,28 @@ mod tests {
         .unwrap();
         assert_eq!(s.faults[0].action, FaultAction::DropWatches);
         assert_eq!(s.faults[1].count, Some(2));
-        assert_eq!(s.faults[2].anchor, Anchor::Start);
+        assert_eq!(s.faults[2].anchor(), Anchor::Start);
         assert_eq!(s.faults[2].delay, Some(Duration::from_millis(200)));
         let err = Scenario::parse("faults:\n  - {at: 1s, do: errors_500}\n", "t").unwrap_err();
         assert!(format!("{err:?}").contains("needs `for`"));
+    }
+
+    #[test]
+    fn a_forbidden_fault_holds_from_the_start_and_names_only_rbac_verbs() {
+        let s = Scenario::parse(
+            "faults:\n  - {do: forbidden, resources: [secrets], verbs: [list, watch], namespace: apps}\n",
+            "t",
+        )
+        .unwrap();
+        let f = &s.faults[0];
+        assert_eq!((f.anchor(), f.at), (Anchor::Start, Duration::ZERO));
+        assert_eq!(f.verbs, ["list", "watch"]);
+        let bad_verb = "faults:\n  - {do: forbidden, resources: [secrets], verbs: [read]}\n";
+        let err = format!("{:?}", Scenario::parse(bad_verb, "t").unwrap_err());
+        assert!(err.contains("unknown verb \"read\""), "{err}");
+        let no_resources = "faults:\n  - {do: forbidden}\n";
+        assert!(Scenario::parse(no_resources, "t").is_err());
+        let stray = "faults:\n  - {at: 1s, do: drop_watches, verbs: [get]}\n";
+        assert!(Scenario::parse(stray, "t").is_err());
     }
 }

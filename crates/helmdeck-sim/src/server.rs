@@ -18,11 +18,11 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use super::api_error::ApiError;
+use super::api_error::{Access, ApiError};
 use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
-use super::store::{Part, PatchKind};
+use super::store::{Part, PatchKind, WriteOpts};
 use super::{SimState, Store, crd, discovery, logs_http, protobuf, scale, table, validate, watch};
 
 pub use super::body::{Body, full};
@@ -176,8 +176,9 @@ fn decode_body(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
     if ct == "application/vnd.kubernetes.protobuf" {
         return protobuf::decode_object(bytes).map_err(|e| {
             if e.0.contains("unsupported") {
-                // Kinds we cannot decode: client-go retries these as JSON after a 415.
-                ApiError::unsupported_media_type(content_type)
+                // Kinds without a protobuf decoding: the API server's 415 for them (a custom
+                // resource's) lists only the formats it takes.
+                ApiError::unsupported_patch("application/json, application/yaml")
             } else {
                 ApiError::bad_request(format!(
                     "the body of the request could not be decoded as protobuf: {e}"
@@ -361,6 +362,7 @@ impl Server {
             return Err(not_found());
         }
         let c = Call::of(&req, &route, query)?;
+        self.authorize(method, &route, is_watch)?;
         match (method, route.name.as_deref(), c.subresource) {
             (&Method::GET, None, None) if is_watch => self.watch(&c, key),
             (&Method::GET, None, None) => self.list(&c, key.as_ref()),
@@ -377,6 +379,36 @@ impl Server {
             _ => Err(ApiError::method_not_allowed(format!(
                 "the server does not allow this method on the requested resource ({method} {path})"
             ))),
+        }
+    }
+
+    /// RBAC as a `forbidden` fault in force says: the 403 the API server answers a request
+    /// its user may not make.
+    fn authorize(&self, method: &Method, route: &Route, is_watch: bool) -> Result<(), ApiError> {
+        let named = route.name.is_some();
+        let verb = match *method {
+            Method::GET if named => "get",
+            Method::GET if is_watch => "watch",
+            Method::GET => "list",
+            Method::POST => "create",
+            Method::PUT => "update",
+            Method::PATCH => "patch",
+            Method::DELETE if named => "delete",
+            Method::DELETE => "deletecollection",
+            _ => return Ok(()),
+        };
+        let rt = resources::get(route.resource);
+        let access = Access {
+            verb,
+            resource: rt.plural,
+            subresource: route.subresource.as_deref(),
+            group: rt.group,
+            namespace: route.namespace.as_deref(),
+            name: route.name.as_deref(),
+        };
+        match self.faults.forbidden(&access) {
+            Some(denied) => Err(denied),
+            None => Ok(()),
         }
     }
 
@@ -464,7 +496,7 @@ impl Server {
         let created = self
             .sim
             .store
-            .create_opt(c.resource, c.ns, body, c.dry_run)?;
+            .create_opt(c.resource, c.ns, body, c.write_opts())?;
         if !c.dry_run {
             self.faults.note_write(c.kind);
         }
@@ -483,7 +515,7 @@ impl Server {
         let store = &self.sim.store;
         Ok(json_response(
             200,
-            &*store.replace_opt(c.resource, c.ns, name, body, c.part, c.dry_run)?,
+            &*store.replace_opt(c.resource, c.ns, name, body, c.part, c.write_opts())?,
         ))
     }
 
@@ -506,14 +538,25 @@ impl Server {
         }
         let body = read_body(req, content_type).await?;
         if kind == PatchKind::Apply {
+            if c.field_manager.is_none() {
+                return Err(ApiError::unprocessable(
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+                        .into(),
+                ));
+            }
             self.check_body(c.resource, &body, c.strict)?;
         } else if c.strict {
             self.check_fields(c.resource, &body)?;
         }
-        let (obj, created) = self
-            .sim
-            .store
-            .patch_opt(c.resource, c.ns, name, kind, &body, c.part, c.dry_run)?;
+        let (obj, created) = self.sim.store.patch_opt(
+            c.resource,
+            c.ns,
+            name,
+            kind,
+            &body,
+            c.part,
+            c.write_opts(),
+        )?;
         if created && !c.dry_run {
             self.faults.note_write(c.kind);
         }
@@ -568,8 +611,7 @@ impl Server {
         c: &Call<'_>,
         name: &str,
     ) -> Result<Response<Body>, ApiError> {
-        let (res, ns, content_type, dry_run) =
-            (c.resource, c.ns, c.content_type.as_str(), c.dry_run);
+        let (res, ns, content_type) = (c.resource, c.ns, c.content_type.as_str());
         let store = &self.sim.store;
         let paths = scale::paths(store, res).ok_or_else(|| ApiError::not_found(res, name))?;
         let old = store.get(res, ns, name)?;
@@ -611,7 +653,11 @@ impl Server {
         }
         // `old` carries its resourceVersion, so a write that raced this one is a 409.
         let updated = scale::with_replicas(&old, &paths, replicas);
-        let stored = store.replace_opt(res, ns, name, updated, Part::Main, dry_run)?;
+        let opts = WriteOpts {
+            subresource: Some("scale"),
+            ..c.write_opts()
+        };
+        let stored = store.replace_opt(res, ns, name, updated, Part::Main, opts)?;
         Ok(json_response(200, &scale::scale_of(&stored, &paths)))
     }
 }
@@ -643,6 +689,13 @@ struct Call<'a> {
     strict: bool,
     /// What a write may change: the status subresource or the rest.
     part: Part,
+    /// `fieldManager` as the client named it.
+    field_manager: Option<String>,
+    /// Who owns what a write sets: `fieldManager`, else the User-Agent's product, as the API
+    /// server defaults it.
+    manager: Option<String>,
+    /// `force=true` on a server-side apply.
+    force: bool,
 }
 
 impl<'a> Call<'a> {
@@ -669,7 +722,19 @@ impl<'a> Call<'a> {
         } else {
             Part::Main
         };
+        let field_manager = query.get("fieldManager").filter(|m| !m.is_empty()).cloned();
+        let agent = WatchKey::client_of(
+            req.headers()
+                .get(hyper::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok()),
+        );
+        let manager = field_manager
+            .clone()
+            .or_else(|| (!agent.is_empty()).then_some(agent));
         Ok(Call {
+            field_manager,
+            manager,
+            force: flag(query, "force"),
             resource: route.resource,
             kind: resources::get(route.resource).kind,
             ns: route.namespace.as_deref(),
@@ -681,6 +746,17 @@ impl<'a> Call<'a> {
             strict,
             part,
         })
+    }
+}
+
+impl Call<'_> {
+    fn write_opts(&self) -> WriteOpts<'_> {
+        WriteOpts {
+            dry_run: self.dry_run,
+            manager: self.manager.as_deref(),
+            force: self.force,
+            subresource: None,
+        }
     }
 }
 

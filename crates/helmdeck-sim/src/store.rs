@@ -19,6 +19,7 @@ use helmdeck_formats::time::now_rfc3339;
 mod create;
 mod custom_kinds;
 mod event_log;
+pub mod managed;
 
 use event_log::BROADCAST_CAPACITY;
 pub use event_log::{EventType, Subscription, WatchEvent};
@@ -43,6 +44,28 @@ pub enum PatchKind {
     Strategic,
     /// `application/json-patch+json` (RFC 6902).
     Json,
+}
+
+/// How a client's write is made: for real or as a dry run, and the field manager that owns
+/// what it sets (`None`: the simulator's own writes, which keep no `managedFields`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOpts<'a> {
+    pub dry_run: bool,
+    pub manager: Option<&'a str>,
+    /// Server-side apply's `force=true`: take conflicting fields over.
+    pub force: bool,
+    /// `scale` for a write through `/scale`: its own entry in `managedFields`.
+    pub subresource: Option<&'a str>,
+}
+
+impl WriteOpts<'_> {
+    /// A dry run or not, without a field manager.
+    pub fn dry(dry_run: bool) -> Self {
+        WriteOpts {
+            dry_run,
+            ..Self::default()
+        }
+    }
 }
 
 type Key = (String, String);
@@ -203,10 +226,11 @@ impl Store {
         obj: Value,
         part: Part,
     ) -> Result<Arc<Value>, ApiError> {
-        self.replace_opt(res, ns, name, obj, part, false)
+        self.replace_opt(res, ns, name, obj, part, WriteOpts::default())
     }
 
-    /// [`Store::replace`], or with `dry_run` validated and answered, not written.
+    /// [`Store::replace`], or with `dry_run` validated and answered, not written; with a
+    /// field manager, what the write changed becomes its own.
     pub fn replace_opt(
         &self,
         res: ResourceId,
@@ -214,7 +238,7 @@ impl Store {
         name: &str,
         obj: Value,
         part: Part,
-        dry_run: bool,
+        opts: WriteOpts<'_>,
     ) -> Result<Arc<Value>, ApiError> {
         if !obj.is_object() {
             return Err(ApiError::bad_request(
@@ -244,8 +268,30 @@ impl Store {
                 return Err(ApiError::conflict(res, name));
             }
         }
-        let new = self.merge_update(res, &old, obj, part)?;
-        Ok(self.write_update(&mut inner, res, new, dry_run))
+        let mut new = self.merge_update(res, &old, obj, part)?;
+        Self::record_update(res, &old, &mut new, part, opts);
+        Ok(self.write_update(&mut inner, res, new, opts.dry_run))
+    }
+
+    /// With a field manager, an update's changed fields become that manager's.
+    fn record_update(
+        res: ResourceId,
+        old: &Value,
+        new: &mut Value,
+        part: Part,
+        opts: WriteOpts<'_>,
+    ) {
+        if let (Some(manager), Part::Main) = (opts.manager, part) {
+            let api_version = resources::get(res).api_version();
+            let now = now_rfc3339();
+            let w = managed::Writer {
+                manager,
+                subresource: opts.subresource,
+                api_version: &api_version,
+                now: &now,
+            };
+            managed::record_update(old, new, &w);
+        }
     }
 
     /// Commits an update (re-registering a CRD's kinds), or only previews it.
@@ -285,11 +331,13 @@ impl Store {
         body: &Value,
         part: Part,
     ) -> Result<(Arc<Value>, bool), ApiError> {
-        self.patch_opt(res, ns, name, kind, body, part, false)
+        self.patch_opt(res, ns, name, kind, body, part, WriteOpts::default())
     }
 
-    /// [`Store::patch`], or with `dry_run` validated and answered, not written.
-    #[allow(clippy::too_many_arguments)] // the patch's own arguments plus the dry-run switch
+    /// [`Store::patch`], or with `dry_run` validated and answered, not written. With a field
+    /// manager an apply is a server-side apply (conflicts, ownership, fields it stops applying
+    /// removed), and any other patch makes what it changed that manager's.
+    #[allow(clippy::too_many_arguments)] // the patch's own arguments plus the write options
     pub fn patch_opt(
         &self,
         res: ResourceId,
@@ -298,30 +346,25 @@ impl Store {
         kind: PatchKind,
         body: &Value,
         part: Part,
-        dry_run: bool,
+        opts: WriteOpts<'_>,
     ) -> Result<(Arc<Value>, bool), ApiError> {
+        let ssa = kind == PatchKind::Apply && part == Part::Main;
         let existing = self.get(res, ns, name);
         let old = match existing {
             Ok(o) => o,
-            Err(e) if kind == PatchKind::Apply && part == Part::Main => {
-                let _ = e;
+            Err(_) if ssa => {
                 let mut obj = body.clone();
                 if !obj.is_object() {
                     return Err(ApiError::bad_request("the apply body must be an object"));
                 }
                 obj["metadata"]["name"] = json!(name);
-                return self.create_opt(res, ns, obj, dry_run).map(|o| (o, true));
+                return self
+                    .create_as(res, ns, obj, opts, "Apply")
+                    .map(|o| (o, true));
             }
             Err(e) => return Err(e),
         };
-        let mut merged = (*old).clone();
-        match kind {
-            PatchKind::Apply | PatchKind::Merge => patch::merge(&mut merged, body),
-            PatchKind::Strategic => patch::strategic_merge(&mut merged, body),
-            PatchKind::Json => {
-                patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?
-            }
-        }
+        let merged = self.patched(res, &old, kind, body, part, opts)?;
         // The body's rv (if any) is a precondition, as for PUT.
         if let Some(want) = body
             .pointer("/metadata/resourceVersion")
@@ -342,9 +385,55 @@ impl Store {
             Some(_) => return Err(ApiError::conflict(res, name)),
             None => return Err(ApiError::not_found(res, name)),
         }
+        let mut merged = merged;
         merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-        let new = self.merge_update(res, &old, merged, part)?;
-        Ok((self.write_update(&mut inner, res, new, dry_run), false))
+        let entries = merged
+            .pointer("/metadata/managedFields")
+            .cloned()
+            .filter(|_| ssa && opts.manager.is_some());
+        let mut new = self.merge_update(res, &old, merged, part)?;
+        match entries {
+            Some(e) => new["metadata"]["managedFields"] = e,
+            None if kind != PatchKind::Apply => {
+                Self::record_update(res, &old, &mut new, part, opts)
+            }
+            None => {}
+        }
+        Ok((self.write_update(&mut inner, res, new, opts.dry_run), false))
+    }
+
+    /// The object a patch makes of `old`, before defaults and validation.
+    fn patched(
+        &self,
+        res: ResourceId,
+        old: &Value,
+        kind: PatchKind,
+        body: &Value,
+        part: Part,
+        opts: WriteOpts<'_>,
+    ) -> Result<Value, ApiError> {
+        let mut merged = old.clone();
+        match (kind, opts.manager) {
+            (PatchKind::Apply, Some(manager)) if part == Part::Main => {
+                let mut applied = body.clone();
+                defaults::drop_nulls(&mut applied);
+                let api_version = resources::get(res).api_version();
+                let now = now_rfc3339();
+                let w = managed::Writer {
+                    manager,
+                    subresource: None,
+                    api_version: &api_version,
+                    now: &now,
+                };
+                merged = managed::apply(old, &applied, &w, opts.force)?;
+            }
+            (PatchKind::Apply | PatchKind::Merge, _) => patch::merge(&mut merged, body),
+            (PatchKind::Strategic, _) => patch::strategic_merge(&mut merged, body),
+            (PatchKind::Json, _) => {
+                patch::json_patch(&mut merged, body).map_err(ApiError::unprocessable)?
+            }
+        }
+        Ok(merged)
     }
 
     /// Builds the stored object for an update: keeps server-owned metadata, keeps the part
@@ -358,6 +447,7 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let rt = resources::get(res);
         let name = name_of(old).to_string();
+        defaults::drop_nulls(&mut new);
         if part == Part::Status {
             let mut out = old.clone();
             out["status"] = new.get("status").cloned().unwrap_or(Value::Null);
@@ -382,6 +472,7 @@ impl Store {
             "namespace",
             "name",
             "deletionTimestamp",
+            "managedFields",
         ] {
             match old["metadata"].get(field) {
                 Some(v) => {
@@ -679,6 +770,72 @@ mod tests {
         .unwrap();
         assert_eq!(d["metadata"]["generation"], 2);
         assert_eq!(d["status"]["replicas"], 2, "main writes never touch status");
+    }
+
+    #[test]
+    fn a_statefulset_rendered_with_null_templates_upgrades_by_server_side_apply() {
+        let s = store_with_ns();
+        let sts = |image: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "nats"},
+                "spec": {"serviceName": "nats", "volumeClaimTemplates": null,
+                    "selector": {"matchLabels": {"app": "nats"}},
+                    "template": {"metadata": {"labels": {"app": "nats"}},
+                        "spec": {"containers": [{"name": "nats", "image": image}]}}}})
+        };
+        let helm = WriteOpts {
+            manager: Some("helm"),
+            ..WriteOpts::default()
+        };
+        let apply = |body: &Value| {
+            s.patch_opt(
+                *ids::STATEFULSETS,
+                Some("apps"),
+                "nats",
+                PatchKind::Apply,
+                body,
+                Part::Main,
+                helm,
+            )
+        };
+        let (created, fresh) = apply(&sts("nats:1")).unwrap();
+        assert!(fresh);
+        assert!(created["spec"].get("volumeClaimTemplates").is_none());
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["operation"],
+            "Apply"
+        );
+        let mut upgrade = sts("nats:2");
+        upgrade["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("volumeClaimTemplates");
+        let (upgraded, _) = apply(&upgrade).unwrap();
+        assert_eq!(
+            upgraded["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nats:2"
+        );
+        // Another manager changing helm's image conflicts; the simulator's own writes keep
+        // no managed fields at all.
+        let mut other = upgrade.clone();
+        other["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nats:3");
+        let kubectl = WriteOpts {
+            manager: Some("kubectl"),
+            ..WriteOpts::default()
+        };
+        let err = s
+            .patch_opt(
+                *ids::STATEFULSETS,
+                Some("apps"),
+                "nats",
+                PatchKind::Apply,
+                &other,
+                Part::Main,
+                kubectl,
+            )
+            .unwrap_err();
+        assert_eq!((err.code, err.reason), (409, "Conflict"));
+        let internal = create_deploy(&s, "plain", 1).unwrap();
+        assert!(internal["metadata"].get("managedFields").is_none());
     }
 
     #[test]

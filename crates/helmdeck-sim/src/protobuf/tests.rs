@@ -534,3 +534,148 @@ fn random_mutations_never_panic() {
         assert_no_panic(&body);
     }
 }
+
+/// A Deployment as `kubectl create deployment d --image=nginx --replicas=0 --port=80` writes
+/// it: Go's every non-pointer field, empty ones included, and a status nobody set.
+fn kubectl_deployment_body() -> Vec<u8> {
+    let mut port = Vec::new();
+    enc::string(&mut port, 1, "");
+    enc::uint(&mut port, 2, 0);
+    enc::uint(&mut port, 3, 80);
+    enc::string(&mut port, 4, "");
+    let mut container = Vec::new();
+    enc::string(&mut container, 1, "nginx");
+    enc::string(&mut container, 2, "nginx");
+    enc::bytes(&mut container, 6, &port);
+    enc::bytes(&mut container, 8, b""); // resources: {}
+    enc::uint(&mut container, 16, 0); // stdin: false
+    enc::uint(&mut container, 30, 0); // a field newer than the table, unset
+    let mut pod_spec = Vec::new();
+    enc::bytes(&mut pod_spec, 2, &container);
+    enc::string(&mut pod_spec, 3, "");
+    enc::uint(&mut pod_spec, 11, 0);
+    let mut template = Vec::new();
+    enc::bytes(
+        &mut template,
+        1,
+        &enc::go_style_meta("", "", &[("app", "d")]),
+    );
+    enc::bytes(&mut template, 2, &pod_spec);
+    let mut selector = Vec::new();
+    enc::map_entry(&mut selector, 1, "app", b"d");
+    let mut spec = Vec::new();
+    enc::uint(&mut spec, 1, 0); // replicas: a pointer, so 0 is kept
+    enc::bytes(&mut spec, 2, &selector);
+    enc::bytes(&mut spec, 3, &template);
+    enc::bytes(&mut spec, 4, b""); // strategy: {}
+    enc::uint(&mut spec, 5, 0);
+    let mut status = Vec::new();
+    enc::uint(&mut status, 2, 0);
+    let mut deploy = Vec::new();
+    enc::bytes(
+        &mut deploy,
+        1,
+        &enc::go_style_meta("d", "", &[("app", "d")]),
+    );
+    enc::bytes(&mut deploy, 2, &spec);
+    enc::bytes(&mut deploy, 3, &status);
+    enc::envelope("apps/v1", "Deployment", &deploy)
+}
+
+#[test]
+fn a_kubectl_created_deployment_decodes_as_its_json_would_read() {
+    let got = decode_object(&kubectl_deployment_body()).expect("decodes");
+    assert_eq!(
+        got,
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "labels": {"app": "d"}},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "d"}}, "strategy": {},
+                "template": {"metadata": {"labels": {"app": "d"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx",
+                        "ports": [{"containerPort": 80}], "resources": {}}]}}}})
+    );
+}
+
+#[test]
+fn repeated_messages_are_list_items_and_int_or_string_keeps_its_kind() {
+    let rule = |verb: &str, resource: &str| {
+        let mut r = Vec::new();
+        enc::string(&mut r, 1, verb);
+        enc::string(&mut r, 2, "");
+        enc::string(&mut r, 3, resource);
+        r
+    };
+    let mut role = Vec::new();
+    enc::bytes(&mut role, 1, &enc::go_style_meta("r", "apps", &[]));
+    enc::bytes(&mut role, 2, &rule("get", "pods"));
+    enc::bytes(&mut role, 2, &rule("list", "secrets"));
+    let got = decode_object(&enc::envelope(
+        "rbac.authorization.k8s.io/v1",
+        "Role",
+        &role,
+    ))
+    .unwrap();
+    assert_eq!(
+        got["rules"],
+        json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]},
+            {"verbs": ["list"], "apiGroups": [""], "resources": ["secrets"]}])
+    );
+    let int_or_string = |ty: u64, int: u64, text: &str| {
+        let mut v = Vec::new();
+        enc::uint(&mut v, 1, ty);
+        enc::uint(&mut v, 2, int);
+        enc::string(&mut v, 3, text);
+        v
+    };
+    let mut spec = Vec::new();
+    enc::bytes(&mut spec, 1, &int_or_string(1, 0, "50%"));
+    enc::bytes(&mut spec, 3, &int_or_string(0, 2, ""));
+    let mut pdb = Vec::new();
+    enc::bytes(&mut pdb, 1, &enc::go_style_meta("p", "apps", &[]));
+    enc::bytes(&mut pdb, 2, &spec);
+    let got = decode_object(&enc::envelope("policy/v1", "PodDisruptionBudget", &pdb)).unwrap();
+    assert_eq!(
+        got["spec"],
+        json!({"minAvailable": "50%", "maxUnavailable": 2})
+    );
+}
+
+#[test]
+fn an_ingress_rule_value_is_inline_and_an_unknown_set_field_is_an_error() {
+    let mut backend_port = Vec::new();
+    enc::uint(&mut backend_port, 2, 8080);
+    let mut service = Vec::new();
+    enc::string(&mut service, 1, "svc");
+    enc::bytes(&mut service, 2, &backend_port);
+    let mut backend = Vec::new();
+    enc::bytes(&mut backend, 4, &service);
+    let mut path = Vec::new();
+    enc::string(&mut path, 1, "/");
+    enc::bytes(&mut path, 2, &backend);
+    enc::string(&mut path, 3, "Prefix");
+    let mut http = Vec::new();
+    enc::bytes(&mut http, 1, &path);
+    let mut rule_value = Vec::new();
+    enc::bytes(&mut rule_value, 1, &http);
+    let mut rule = Vec::new();
+    enc::string(&mut rule, 1, "foo.com");
+    enc::bytes(&mut rule, 2, &rule_value);
+    let mut spec = Vec::new();
+    enc::bytes(&mut spec, 3, &rule);
+    let mut ingress = Vec::new();
+    enc::bytes(&mut ingress, 1, &enc::go_style_meta("i", "apps", &[]));
+    enc::bytes(&mut ingress, 2, &spec);
+    let got = decode_object(&enc::envelope("networking.k8s.io/v1", "Ingress", &ingress)).unwrap();
+    assert_eq!(
+        got["spec"]["rules"],
+        json!([{"host": "foo.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+            "backend": {"service": {"name": "svc", "port": {"number": 8080}}}}]}}])
+    );
+    let mut sa = Vec::new();
+    enc::bytes(&mut sa, 1, &enc::go_style_meta("sa", "apps", &[]));
+    enc::string(&mut sa, 9, "something set");
+    expect_error(
+        &enc::envelope("v1", "ServiceAccount", &sa),
+        "field 9 is not one this simulator decodes",
+    );
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{EventType, Inner, Store, name_of, suffix_from};
+use super::{EventType, Inner, Store, WriteOpts, managed, name_of, suffix_from};
 use crate::api_error::ApiError;
 use crate::resources::{self, ResourceId, ids};
 use crate::{crd, defaults, validate};
@@ -19,18 +19,33 @@ impl Store {
         ns: Option<&str>,
         obj: Value,
     ) -> Result<Arc<Value>, ApiError> {
-        self.create_opt(res, ns, obj, false)
+        self.create_opt(res, ns, obj, WriteOpts::default())
     }
 
     /// [`Store::create`], or with `dry_run` everything but the write: validated and answered
-    /// as if stored, no rv bump, no watch event (`?dryRun=All`).
+    /// as if stored, no rv bump, no watch event (`?dryRun=All`). With a field manager, it
+    /// owns every field it sent (an `Update` entry in `managedFields`).
     pub fn create_opt(
         &self,
         res: ResourceId,
         ns: Option<&str>,
-        mut obj: Value,
-        dry_run: bool,
+        obj: Value,
+        opts: WriteOpts<'_>,
     ) -> Result<Arc<Value>, ApiError> {
+        self.create_as(res, ns, obj, opts, "Update")
+    }
+
+    /// [`Store::create_opt`], recording the manager's fields under `operation` (`Apply` when
+    /// a server-side apply creates the object).
+    pub(super) fn create_as(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        mut obj: Value,
+        opts: WriteOpts<'_>,
+        operation: &str,
+    ) -> Result<Arc<Value>, ApiError> {
+        let dry_run = opts.dry_run;
         let rt = resources::get(res);
         if !obj.is_object() {
             return Err(ApiError::bad_request(
@@ -47,6 +62,9 @@ impl Store {
         {
             return Err(ApiError::already_exists(res, &name));
         }
+        defaults::drop_nulls(&mut obj);
+        // Only a client's writes keep managed fields: a pod a controller creates costs nothing.
+        let sent = opts.manager.map(|_| obj.clone());
         defaults::apply(rt.kind, &mut obj);
         if rt.kind == "Pod"
             && let Some(ns) = &namespace
@@ -58,6 +76,17 @@ impl Store {
         }
         let uid = self.new_uid(&mut inner);
         Self::stamp_created(res, &mut obj, &uid, namespace.as_deref());
+        if let (Some(manager), Some(sent)) = (opts.manager, &sent) {
+            let api_version = rt.api_version();
+            let now = now_rfc3339();
+            let w = managed::Writer {
+                manager,
+                subresource: opts.subresource,
+                api_version: &api_version,
+                now: &now,
+            };
+            managed::record_create(&mut obj, sent, &w, operation);
+        }
         let served = if res == *ids::CRDS {
             let served =
                 crd::served_versions(&obj).map_err(|m| ApiError::invalid(res, &name, &m))?;
@@ -152,6 +181,7 @@ impl Store {
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
         meta.remove("resourceVersion");
         meta.remove("deletionTimestamp");
+        meta.remove("managedFields");
         match namespace {
             Some(ns) => {
                 meta.insert("namespace".into(), json!(ns));

@@ -39,6 +39,11 @@ pub enum PodCause {
         reason: String,
         message: String,
     },
+    /// An initContainer's cause: the pod's app containers wait for it (`Init:...` in kubectl).
+    Init {
+        container: String,
+        waiting: Box<PodCause>,
+    },
     /// The pod's phase is Failed; `container` is empty when no container ended (e.g. Evicted).
     Failed {
         container: String,
@@ -79,6 +84,9 @@ impl PodCause {
             PodCause::ContainerWaiting {
                 reason, message, ..
             } => labelled(reason, message),
+            PodCause::Init { container, waiting } => {
+                format!("init container {container}: {}", waiting.summary())
+            }
             PodCause::Failed {
                 container, reason, ..
             } if container.is_empty() => labelled("Failed", reason),
@@ -172,12 +180,21 @@ pub fn pod_causes_at(pod: &Pod, events: &[Event], now: Timestamp) -> Vec<PodCaus
         .iter()
         .flatten()
         .map(|c| (c, Kind::Main));
-    let containers = init
+    let containers: Vec<PodCause> = init
         .chain(main)
-        .filter_map(|(c, kind)| container_cause(pod, c, kind, &events, now));
+        .filter_map(|(c, kind)| container_cause(pod, c, kind, &events, now))
+        .collect();
+    // App containers waiting in PodInitializing only wait for the initContainer named already.
+    let init_blocks = containers
+        .iter()
+        .any(|c| matches!(c, PodCause::Init { .. }));
+    let waits_for_init = |c: &PodCause| {
+        init_blocks
+            && matches!(c, PodCause::ContainerWaiting { reason, .. } if reason == "PodInitializing")
+    };
     let mut causes: Vec<PodCause> = unschedulable(status, &events)
         .into_iter()
-        .chain(containers)
+        .chain(containers.into_iter().filter(|c| !waits_for_init(c)))
         .collect();
     // One volume that cannot mount holds every container: say it once.
     let mut seen_volume_events = Vec::new();
@@ -265,7 +282,27 @@ impl Kind {
     }
 }
 
+/// A container's cause; an initContainer's is marked as one (its volumes' are the pod's).
 fn container_cause(
+    pod: &Pod,
+    c: &ContainerStatus,
+    kind: Kind,
+    events: &[&Event],
+    now: Timestamp,
+) -> Option<PodCause> {
+    let cause = own_cause(pod, c, kind, events, now)?;
+    let pod_level = matches!(&cause, PodCause::ContainerWaiting { reason, .. }
+        if reason == "FailedMount" || reason == "FailedAttachVolume");
+    if kind == Kind::Main || pod_level {
+        return Some(cause);
+    }
+    Some(PodCause::Init {
+        container: c.name.clone(),
+        waiting: Box::new(cause),
+    })
+}
+
+fn own_cause(
     pod: &Pod,
     c: &ContainerStatus,
     kind: Kind,

@@ -546,7 +546,12 @@ fn a_volume_that_cannot_mount_is_named_from_its_event_once() {
     status["containerStatuses"][0]["state"] = json!({"waiting": {"reason": "PodInitializing"}});
     let (pod, _) = typed(v.clone());
     let bare = pod_causes(&pod, &[]);
-    assert_eq!(bare[0].summary(), "PodInitializing", "{bare:?}");
+    let summaries: Vec<String> = bare.iter().map(PodCause::summary).collect();
+    assert_eq!(
+        summaries,
+        ["init container wait-db: PodInitializing"],
+        "{bare:?}"
+    );
     let uid = v["pod"]["metadata"]["uid"].clone();
     let name = v["pod"]["metadata"]["name"].clone();
     let namespace = v["pod"]["metadata"]["namespace"].clone();
@@ -572,4 +577,28 @@ fn a_volume_that_cannot_mount_is_named_from_its_event_once() {
     let (pod, _) = typed(two);
     let causes = pod_causes(&pod, &[event]);
     assert_eq!(causes.len(), 1, "{causes:?}");
+}
+
+/// An initContainer that crash-loops is named as one, and the app containers that only wait
+/// for it (PodInitializing) add no cause of their own.
+#[test]
+fn a_crash_looping_init_container_is_the_one_cause_and_named() {
+    let mut v = raw(CONFIG_ERROR);
+    let status = &mut v["pod"]["status"];
+    status["initContainerStatuses"][0]["ready"] = json!(false);
+    status["initContainerStatuses"][0]["restartCount"] = json!(2);
+    status["initContainerStatuses"][0]["state"] =
+        json!({"waiting": {"reason": "CrashLoopBackOff"}});
+    status["initContainerStatuses"][0]["lastState"] =
+        json!({"terminated": {"exitCode": 1, "reason": "Error"}});
+    status["containerStatuses"][0]["state"] = json!({"waiting": {"reason": "PodInitializing"}});
+    let (pod, events) = typed(v);
+    let summaries: Vec<String> = pod_causes(&pod, &events)
+        .iter()
+        .map(PodCause::summary)
+        .collect();
+    assert_eq!(
+        summaries,
+        ["init container wait-db: CrashLoopBackOff (exit 1, 2 restarts)"]
+    );
 }

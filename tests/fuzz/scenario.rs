@@ -36,6 +36,24 @@ fn assert_scenario(s: &Scenario, name: &str) -> Result<(), TestCaseError> {
         let _ = s.workload_rule("Deployment", name, generation);
     }
     let _ = s.job_rule(name);
+    prop_assert!(
+        s.time_scale.0 > 0.0 && s.time_scale.0 <= 1e6,
+        "{:?}",
+        s.time_scale
+    );
+    for r in &s.init_containers {
+        prop_assert!(!(r.hang && (r.exit_code.is_some() || r.run_for.is_some())));
+    }
+    for f in &s.faults {
+        if f.action == FaultAction::Forbidden {
+            prop_assert!(!f.resources.is_empty(), "forbidden without resources");
+        }
+    }
+    let _ = s.init_rule(name, "wait-for-db");
+    let _ = s.storage.keeps_pending("apps", name);
+    if let Some(paths) = &s.host_paths {
+        let _ = paths.at("node-1", "/var/log");
+    }
     Ok(())
 }
 
@@ -86,6 +104,20 @@ fn scenario_any_text() {
                     "objects",
                     "demo",
                     "timeout",
+                    "time_scale",
+                    "init_containers",
+                    "container",
+                    "run_for",
+                    "hang",
+                    "node_rules",
+                    "capacity",
+                    "taints",
+                    "storage",
+                    "pending",
+                    "host_paths",
+                    "forbidden",
+                    "resources",
+                    "verbs",
                     "&a ",
                     "*a",
                     "<<: *a",
@@ -378,6 +410,148 @@ fn fault() -> Field {
     ])
 }
 
+/// A forbidden fault: `resources` always, the RBAC verbs or a wrong one, no span or delay.
+fn forbidden_fault() -> Field {
+    let verbs = vec(
+        select(
+            &[
+                "get",
+                "list",
+                "watch",
+                "create",
+                "update",
+                "patch",
+                "delete",
+                "deletecollection",
+            ][..],
+        ),
+        0..4,
+    )
+    .prop_map(|v| json!(v));
+    obj(vec![
+        ("at", false, duration()),
+        ("do", true, sane(Just(json!("forbidden")))),
+        (
+            "resources",
+            true,
+            either(
+                vec(
+                    select(&["secrets", "deployments.apps", "pods", "jobs.batch"][..]),
+                    1..3,
+                )
+                .prop_map(|v| json!(v)),
+                texts(),
+            ),
+        ),
+        ("verbs", false, either(verbs, texts())),
+        ("namespace", false, either(text(), json_value())),
+        ("user", false, either(text(), json_value())),
+        ("for", false, duration()),
+    ])
+}
+
+/// An initContainer rule; `hang` only where `exit_code` and `run_for` are absent is sane.
+fn init_rule() -> Field {
+    let hang = prop_oneof![
+        sane(Just(json!(false))),
+        bool_field().prop_map(|(v, _)| (v, false)).boxed(),
+    ]
+    .boxed();
+    obj(vec![
+        (
+            "match",
+            true,
+            either(glob(), hostile_text().prop_map(Value::from)),
+        ),
+        (
+            "container",
+            false,
+            either(glob(), hostile_text().prop_map(Value::from)),
+        ),
+        ("start_after", false, duration()),
+        ("run_for", false, duration()),
+        ("exit_code", false, int::<i32>()),
+        ("fail_first", false, int::<u32>()),
+        ("hang", false, hang),
+        ("logs", false, either(texts(), json_value())),
+    ])
+}
+
+/// Simulated seconds per real second: more than 0, at most 1,000,000.
+fn time_scale() -> Field {
+    either(
+        prop_oneof![
+            (1u32..1000).prop_map(|n| json!(n)),
+            (0.01f64..1e6).prop_map(|f| json!(f))
+        ],
+        prop_oneof![
+            select(&[0.0, -1.0, 1e7, f64::MAX][..]).prop_map(|f| json!(f)),
+            text(),
+        ],
+    )
+}
+
+fn quantities() -> impl Strategy<Value = Value> {
+    vec(
+        (
+            select(
+                &[
+                    "cpu",
+                    "memory",
+                    "pods",
+                    "nvidia.com/gpu",
+                    "ephemeral-storage",
+                ][..],
+            ),
+            select(&["0", "1", "2", "500m", "4Gi", "110", "64Mi"][..]),
+        ),
+        0..4,
+    )
+    .prop_map(|kv| json!(kv.into_iter().collect::<std::collections::BTreeMap<_, _>>()))
+}
+
+fn node_rule() -> Field {
+    let taint = obj(vec![
+        ("key", true, either(text(), json_value())),
+        ("value", false, either(text(), json_value())),
+        (
+            "effect",
+            true,
+            either(
+                select(&["NoSchedule", "PreferNoSchedule", "NoExecute"][..]).prop_map(Value::from),
+                text(),
+            ),
+        ),
+    ]);
+    obj(vec![
+        (
+            "match",
+            false,
+            either(glob(), hostile_text().prop_map(Value::from)),
+        ),
+        ("capacity", false, either(quantities(), json_value())),
+        ("labels", false, either(quantities(), json_value())),
+        ("taints", false, list(taint)),
+    ])
+}
+
+fn storage() -> Field {
+    obj(vec![
+        ("default_class", false, bool_field()),
+        ("bind_after", false, duration()),
+        ("pending", false, either(texts(), json_value())),
+    ])
+}
+
+fn host_paths() -> Field {
+    let kind = select(&["Directory", "File", "Socket", "CharDevice", "BlockDevice"][..]);
+    let paths = vec(("/[a-z/]{1,12}", kind), 0..3)
+        .prop_map(|kv| json!(kv.into_iter().collect::<std::collections::BTreeMap<_, _>>()));
+    let nodes = vec((select(&["*", "node-1", "node-2"][..]), paths), 0..3)
+        .prop_map(|kv| json!(kv.into_iter().collect::<std::collections::BTreeMap<_, _>>()));
+    either(nodes, json_value())
+}
+
 fn seed() -> Field {
     let revision = obj(vec![
         ("version", true, int::<u32>()),
@@ -418,8 +592,17 @@ fn scenario() -> Field {
         ("workloads", false, list(workload_rule(true))),
         ("jobs", false, list(job_rule())),
         ("seed", false, seed()),
-        ("faults", false, list(fault())),
+        (
+            "faults",
+            false,
+            list(prop_oneof![fault(), forbidden_fault()].boxed()),
+        ),
         ("demo", false, demo),
+        ("time_scale", false, time_scale()),
+        ("init_containers", false, list(init_rule())),
+        ("node_rules", false, list(node_rule())),
+        ("storage", false, storage()),
+        ("host_paths", false, host_paths()),
     ])
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use book::{NodeBook, has_pod_affinity, holder};
+use book::{NodeBook, holder};
 use filters::{PodView, Rejection, filter, fit_error};
 use quantity::pod_requests;
 use view::{Assumed, Nodes};
@@ -73,12 +73,7 @@ impl PodSim {
                 let (node, ip) = nodes.list[fitting[ctr.node_rr % fitting.len()]].clone();
                 let sched = &mut ctr.sched;
                 sched.tried.remove(&self.uid);
-                sched
-                    .used
-                    .entry(node.clone())
-                    .or_default()
-                    .add(&pod_requests(&pod));
-                sched.pods.push((node.clone(), pod));
+                sched.assume(&node, &pod);
                 self.bind(p, ev, node, ip);
             }
             Err(msg) => {
@@ -208,20 +203,14 @@ fn domains(pod: &Value, nodes: &Nodes, assumed: &Assumed) -> affinity::Domains {
         .pods
         .values()
         .filter_map(|o| holder(o).map(|n| (o.as_ref(), labels(n))))
-        .chain(assumed.pods.iter().map(|(n, o)| (o.as_ref(), labels(n))));
+        .chain(assumed.pods.iter().map(|(n, o)| (o, labels(n))));
     let with_terms = nodes
         .book
         .affine
         .iter()
         .filter_map(|u| nodes.pods.get(u))
         .filter_map(|o| holder(o).map(|n| (o.as_ref(), labels(n))))
-        .chain(
-            assumed
-                .pods
-                .iter()
-                .filter(|(_, o)| has_pod_affinity(o))
-                .map(|(n, o)| (o.as_ref(), labels(n))),
-        );
+        .chain(assumed.affine.iter().map(|(n, o)| (o, labels(n))));
     affinity::Domains::collect(pod, bound, with_terms)
 }
 

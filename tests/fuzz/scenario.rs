@@ -2,7 +2,7 @@
 //! names the file, never a panic. Inputs: hostile text, the shipped scenarios with edits, and
 //! scenarios built field by field (as JSON, which is YAML) with sane or wrong values.
 
-use helmdeck::sim::scenario::{EMBEDDED, FaultAction, Scenario};
+use helmdeck::sim::scenario::{EMBEDDED, FaultAction, RBAC_VERBS, Scenario};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -412,22 +412,7 @@ fn fault() -> Field {
 
 /// A forbidden fault: `resources` always, the RBAC verbs or a wrong one, no span or delay.
 fn forbidden_fault() -> Field {
-    let verbs = vec(
-        select(
-            &[
-                "get",
-                "list",
-                "watch",
-                "create",
-                "update",
-                "patch",
-                "delete",
-                "deletecollection",
-            ][..],
-        ),
-        0..4,
-    )
-    .prop_map(|v| json!(v));
+    let verbs = vec(select(&RBAC_VERBS[..]), 0..4).prop_map(|v| json!(v));
     obj(vec![
         ("at", false, duration()),
         ("do", true, sane(Just(json!("forbidden")))),

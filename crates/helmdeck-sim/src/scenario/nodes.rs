@@ -106,27 +106,10 @@ impl NodeRule {
     }
 }
 
-/// `*` (any run) and `?` (any one character) globbing.
+/// Whole-name globbing (`*`, `?`, classes) as every other scenario pattern matches; a pattern
+/// that does not compile matches nothing.
 pub fn glob_matches(glob: &str, text: &str) -> bool {
-    let (g, t): (Vec<char>, Vec<char>) = (glob.chars().collect(), text.chars().collect());
-    let (mut gi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
-            gi += 1;
-            ti += 1;
-        } else if gi < g.len() && g[gi] == '*' {
-            star = Some((gi, ti));
-            gi += 1;
-        } else if let Some((sg, st)) = star {
-            gi = sg + 1;
-            ti = st + 1;
-            star = Some((sg, st + 1));
-        } else {
-            return false;
-        }
-    }
-    g[gi..].iter().all(|c| *c == '*')
+    helmdeck_formats::glob::KindGlob::new(glob).is_ok_and(|g| g.matches("", text))
 }
 
 #[cfg(test)]

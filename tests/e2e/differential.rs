@@ -125,10 +125,17 @@ const ROUNDS: usize = 4;
 const MIN_SAMPLES: usize = ROUNDS * WORKLOADS.len() * 3 / 4;
 
 fn sample_scenario(scenario: &str, upgrade: bool) -> Vec<String> {
+    sample_scenario_with(scenario, upgrade, &[])
+}
+
+/// `sample_scenario` with the demo chart installed with `extra` flags too (a story's `--set`).
+fn sample_scenario_with(scenario: &str, upgrade: bool, extra: &[&str]) -> Vec<String> {
     let sim = Sim::start(scenario);
     let mut seen = Vec::new();
     let mut lost = Vec::new();
-    let out = sim.install_demo(&["--timeout", "60s", "--set", "initJob.enabled=false"]);
+    let mut install = vec!["--timeout", "60s", "--set", "initJob.enabled=false"];
+    install.extend_from_slice(extra);
+    let out = sim.install_demo(&install);
     assert!(
         out.status.success(),
         "{scenario}: install: {}",
@@ -202,6 +209,23 @@ fn readiness_agrees_with_kubectl_rollout_status_on_first_installs() {
     assert!(all.iter().any(|s| s.ends_with(":Done")), "{all:?}");
     assert!(all.iter().any(|s| s.ends_with(":Waiting")), "{all:?}");
     assert!(all.iter().any(|s| s.ends_with(":Failed")), "{all:?}");
+}
+
+/// Pods that fail as a kubelet and a scheduler make them fail (issue 21): a missing Secret,
+/// claims that never bind, an initContainer in back-off. helmdeck waits where kubectl waits.
+#[test]
+fn readiness_agrees_with_kubectl_rollout_status_when_pods_cannot_start() {
+    let mut all = Vec::new();
+    for (scenario, set) in [
+        ("missing-secret", "api.existingSecret=deck-db-credentials"),
+        ("pvc-pending", "db.storageClassName=fast-ssd"),
+        ("init-container-fails", "api.waitForDb=true"),
+    ] {
+        all.extend(sample_scenario_with(scenario, false, &["--set", set]));
+    }
+    for stuck in ["deployment/demo-api:Waiting", "statefulset/demo-db:Waiting"] {
+        assert!(all.iter().any(|s| s.starts_with(stuck)), "{stuck}: {all:?}");
+    }
 }
 
 #[test]

@@ -96,7 +96,8 @@ pub fn seed_nodes(sim: &SimState) {
     }
 }
 
-/// Seeds the nodes, then runs [`Controllers::reconcile`] every `scenario.tick` until aborted.
+/// Seeds the nodes (again: idempotent, for callers that did not), then runs
+/// [`Controllers::reconcile`] every `scenario.tick` until aborted.
 /// Each pass runs on the blocking pool so a large pass never stalls the API server's workers.
 pub fn spawn(sim: Arc<SimState>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {

@@ -44,6 +44,9 @@ pub async fn start(scenario: Scenario, listen: SocketAddr) -> Result<Running> {
         .wrap_err("reading the bound address")?;
     let sim = SimState::new(scenario);
     server::seed(&sim)?;
+    // Nodes and the default StorageClass exist before the first request, as on a real
+    // cluster: a client that reads the store at once must not see them appear later.
+    controllers::seed_nodes(&sim);
     let server = Server::new(sim.clone());
     let mut tasks = vec![
         controllers::spawn(sim.clone()),

@@ -16,6 +16,7 @@ mod exits;
 mod init_hooks;
 mod init_render;
 mod inspect;
+mod masking;
 mod namespaces;
 mod operators;
 mod plan;

@@ -72,8 +72,9 @@ fn check_replay(sim: &Sim, record: &Path, live: &DeployRun, args: &[&str]) {
 }
 
 /// `text` as a record keeps it: every `--set` value of `args` of four characters or more (not
-/// a switch) masked as `***`, wherever it shows (a chart's NOTES print `image.tag`). Values never
-/// enter a record, so a replay shows them masked; everything else is as live.
+/// a switch) masked as `***` wherever it stands as a whole token (a chart's NOTES print
+/// `image.tag`; `v1.4.3` or a name holding it stays). Values never enter a record, so a replay
+/// shows them masked; everything else is as live.
 fn masked(text: &str, args: &[&str]) -> String {
     let mut values: Vec<&str> = args
         .windows(2)
@@ -82,9 +83,32 @@ fn masked(text: &str, args: &[&str]) -> String {
         .filter(|v| v.chars().count() >= 4 && !["true", "false", "null"].contains(v))
         .collect();
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    values
-        .iter()
-        .fold(text.to_string(), |t, v| t.replace(v, "***"))
+    // A letter or digit, or `-` `.` `_` followed by one, continues a word or a name.
+    let joins = |c: Option<char>, beyond: Option<char>| match c {
+        Some(c) if c.is_alphanumeric() => true,
+        Some('-' | '.' | '_') => beyond.is_some_and(char::is_alphanumeric),
+        _ => false,
+    };
+    values.iter().fold(text.to_string(), |t, v| {
+        let mut out = String::new();
+        let mut at = 0;
+        for (start, _) in t.match_indices(v) {
+            let end = start + v.len();
+            let mut before = t[..start].chars().rev();
+            let mut after = t[end..].chars();
+            if start < at
+                || joins(before.next(), before.next())
+                || joins(after.next(), after.next())
+            {
+                continue;
+            }
+            out.push_str(&t[at..start]);
+            out.push_str("***");
+            at = end;
+        }
+        out.push_str(&t[at..]);
+        out
+    })
 }
 
 /// The server a kubeconfig names, as the live screen's header shows it when no context was

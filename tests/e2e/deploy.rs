@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Sim, text, with_init};
+use crate::support::{Sim, chart_copy, text, with_init};
 
 #[test]
 fn all_green_lands_with_exit_0() {
@@ -37,6 +37,63 @@ fn all_green_lands_with_exit_0() {
     );
     // A first install: no OnDelete note.
     assert!(!run.reason().contains("old revision"), "{}", run.reason());
+}
+
+/// A deny-list pattern (flag or helmdeck.toml) that matches no workload of the release is a
+/// warning naming it, on the headless stream and in the report: a typo must not silently leave
+/// a workload gating (issue 22 item 10a). A pattern that matches says nothing.
+#[test]
+fn an_optional_pattern_that_matches_no_workload_is_a_warning() {
+    let sim = Sim::start("all-green");
+    let chart = chart_copy(sim.home(), |_, text| text);
+    std::fs::write(
+        chart.join("helmdeck.toml"),
+        "optional = [\"Deployment/*-monitorng\"]\n",
+    )
+    .unwrap();
+    let run = sim.deploy_chart(
+        &chart,
+        "optional-typo.json",
+        &[
+            "--timeout",
+            "60s",
+            "--optional",
+            "Deployment/*-gpu-clinet",
+            "--optional",
+            "Deployment/*-gpu-client",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let warnings: Vec<String> = run.report["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter(|n| n["level"] == "warn" && n["step"] == "rollout")
+        .filter_map(|n| n["text"].as_str().map(str::to_string))
+        .filter(|t| t.contains("matches no workload"))
+        .collect();
+    let tail = ": it makes nothing optional (a typo leaves the workload it meant gating)";
+    assert_eq!(
+        warnings,
+        [
+            format!("--optional Deployment/*-monitorng matches no workload of the release{tail}"),
+            format!("--optional Deployment/*-gpu-clinet matches no workload of the release{tail}"),
+        ],
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout
+            .contains("warning: --optional Deployment/*-gpu-clinet matches no workload"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout
+            .contains("--optional Deployment/*-gpu-client matches"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]

@@ -150,6 +150,56 @@ fn the_same_pending_workload_not_denied_fails_naming_it() {
     assert!(run.evidence_has("Unschedulable"), "{}", run.describe());
 }
 
+/// An init Job that fails several times (restartPolicy Never: a new pod per failure) is ONE
+/// cause with its attempts counted, in the reason and in the evidence, not a line per pod
+/// (issue 22 item 10c).
+#[test]
+fn an_init_job_that_failed_several_times_is_one_cause_with_its_attempts() {
+    let sim = Sim::start("init-fails");
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "90s",
+        "--set",
+        "initJob.backoffLimit=3",
+    ]));
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    let attempts = "init Job demo-init: 4 attempts (4 pods, 0 restarts), last: pod demo-init-";
+    let evidence: Vec<&str> = run.report["verdict"]["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    let counted: Vec<&&str> = evidence
+        .iter()
+        .filter(|e| e.starts_with("init Job demo-init: ") && !e.contains(": log "))
+        .collect();
+    assert_eq!(counted.len(), 1, "{evidence:#?}");
+    assert!(
+        counted[0].starts_with(attempts) && counted[0].ends_with(": Failed: Error (exit 2)"),
+        "{evidence:#?}"
+    );
+    // One pod's last words, not every attempt's.
+    let said = "error: send invite: dial tcp 10.96.112.9:587: connect: connection refused";
+    assert_eq!(
+        evidence.iter().filter(|e| e.ends_with(said)).count(),
+        1,
+        "{evidence:#?}"
+    );
+    assert!(
+        run.reason()
+            .contains("; 4 attempts (4 pods, 0 restarts), last: pod demo-init-"),
+        "{}",
+        run.reason()
+    );
+    assert_eq!(
+        run.reason().matches("pod demo-init-").count(),
+        1,
+        "{}",
+        run.reason()
+    );
+}
+
 #[test]
 fn init_job_failure_is_exit_3_live_init_incomplete() {
     let sim = Sim::start("init-fails");

@@ -75,6 +75,31 @@ fn the_printed_only_init_reruns_init_with_every_setting_and_no_value() {
     );
 }
 
+/// `--only init` runs no rollout: the preflight's timeout budget (a render with the command
+/// line's values, judged against the rollout's timeout) does not apply, so the printed command
+/// neither warns about the budget nor says it was not checked (issue 22 item 10b).
+#[test]
+fn the_printed_only_init_says_nothing_about_the_rollout_budget() {
+    let sim = Sim::start("init-fails");
+    // 12s is under demo-db's 20s budget: the full deploy warns (tests/e2e/recover.rs).
+    let run = sim.deploy(&with_init(&["--timeout", "12s"]));
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    assert!(
+        run.stdout.contains("warning: --timeout 12s"),
+        "the full deploy checks the budget: {}",
+        run.describe()
+    );
+    let command = the_command(&run, "helmdeck deploy demo ");
+    assert!(command.contains("--only init"), "{command}");
+    let out = sim.run_printed(&command);
+    assert_eq!(out.status.code(), Some(3), "{command}\n{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("created Job demo-init"), "init ran: {all}");
+    for said in ["--timeout 12s is shorter", "timeout budget"] {
+        assert!(!all.contains(said), "{said:?} said by --only init: {all}");
+    }
+}
+
 #[test]
 fn the_printed_only_init_after_a_cancel_during_init_lands() {
     let sim = Sim::start_yaml("namespaces: [apps]\njobs:\n  - {match: '*-init', after: 5s}\n");

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Sim, text, with_init};
+use crate::support::{Sim, chart_copy, text, with_init};
 
 #[test]
 fn all_green_lands_with_exit_0() {
@@ -37,6 +37,63 @@ fn all_green_lands_with_exit_0() {
     );
     // A first install: no OnDelete note.
     assert!(!run.reason().contains("old revision"), "{}", run.reason());
+}
+
+/// A deny-list pattern (flag or helmdeck.toml) that matches no workload of the release is a
+/// warning naming it, on the headless stream and in the report: a typo must not silently leave
+/// a workload gating (issue 22 item 10a). A pattern that matches says nothing.
+#[test]
+fn an_optional_pattern_that_matches_no_workload_is_a_warning() {
+    let sim = Sim::start("all-green");
+    let chart = chart_copy(sim.home(), |_, text| text);
+    std::fs::write(
+        chart.join("helmdeck.toml"),
+        "optional = [\"Deployment/*-monitorng\"]\n",
+    )
+    .unwrap();
+    let run = sim.deploy_chart(
+        &chart,
+        "optional-typo.json",
+        &[
+            "--timeout",
+            "60s",
+            "--optional",
+            "Deployment/*-gpu-clinet",
+            "--optional",
+            "Deployment/*-gpu-client",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let warnings: Vec<String> = run.report["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter(|n| n["level"] == "warn" && n["step"] == "rollout")
+        .filter_map(|n| n["text"].as_str().map(str::to_string))
+        .filter(|t| t.contains("matches no workload"))
+        .collect();
+    let tail = ": it makes nothing optional (a typo leaves the workload it meant gating)";
+    assert_eq!(
+        warnings,
+        [
+            format!("--optional Deployment/*-monitorng matches no workload of the release{tail}"),
+            format!("--optional Deployment/*-gpu-clinet matches no workload of the release{tail}"),
+        ],
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout
+            .contains("warning: --optional Deployment/*-gpu-clinet matches no workload"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout
+            .contains("--optional Deployment/*-gpu-client matches"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
@@ -91,6 +148,56 @@ fn the_same_pending_workload_not_denied_fails_naming_it() {
     // The rollout failed: init never ran.
     assert_eq!(run.init_hook()["phase"], "skipped", "{}", run.describe());
     assert!(run.evidence_has("Unschedulable"), "{}", run.describe());
+}
+
+/// An init Job that fails several times (restartPolicy Never: a new pod per failure) is ONE
+/// cause with its attempts counted, in the reason and in the evidence, not a line per pod
+/// (issue 22 item 10c).
+#[test]
+fn an_init_job_that_failed_several_times_is_one_cause_with_its_attempts() {
+    let sim = Sim::start("init-fails");
+    let run = sim.deploy(&with_init(&[
+        "--timeout",
+        "90s",
+        "--set",
+        "initJob.backoffLimit=3",
+    ]));
+    assert_eq!(run.code, Some(3), "{}", run.describe());
+    let attempts = "init Job demo-init: 4 attempts (4 pods, 0 restarts), last: pod demo-init-";
+    let evidence: Vec<&str> = run.report["verdict"]["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    let counted: Vec<&&str> = evidence
+        .iter()
+        .filter(|e| e.starts_with("init Job demo-init: ") && !e.contains(": log "))
+        .collect();
+    assert_eq!(counted.len(), 1, "{evidence:#?}");
+    assert!(
+        counted[0].starts_with(attempts) && counted[0].ends_with(": Failed: Error (exit 2)"),
+        "{evidence:#?}"
+    );
+    // One pod's last words, not every attempt's.
+    let said = "error: send invite: dial tcp 10.96.112.9:587: connect: connection refused";
+    assert_eq!(
+        evidence.iter().filter(|e| e.ends_with(said)).count(),
+        1,
+        "{evidence:#?}"
+    );
+    assert!(
+        run.reason()
+            .contains("; 4 attempts (4 pods, 0 restarts), last: pod demo-init-"),
+        "{}",
+        run.reason()
+    );
+    assert_eq!(
+        run.reason().matches("pod demo-init-").count(),
+        1,
+        "{}",
+        run.reason()
+    );
 }
 
 #[test]

@@ -411,7 +411,7 @@ mod tests {
             .filter_map(|e| e.as_str())
             .collect();
         for line in [
-            "hook demo-migrate: pod demo-migrate-x1: Error (exit 3)",
+            "hook demo-migrate: 1 attempt (1 pod, 0 restarts), last: pod demo-migrate-x1: Error (exit 3)",
             "hook demo-migrate: log demo-migrate-x1/main: demo-migrate: boom",
             "init Job demo-init: log demo-init-y2/main: demo-init: boom",
         ] {

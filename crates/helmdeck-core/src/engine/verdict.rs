@@ -268,29 +268,46 @@ fn on_delete_old(state: &DeployState) -> i32 {
     on_delete_behind(state).iter().map(|(_, n)| n).sum()
 }
 
-/// The cause of a failed Job (a hook's or the init Job): its pods with their causes (exit
-/// codes, reasons), then the last lines each container logged.
+/// The cause of a failed Job (a hook's or the init Job): ONE line counting its attempts (every
+/// pod it made, every restart in them) with the last pod's cause, then the last lines that pod
+/// logged (and what pods deleted since left behind). A pod view carries no creation time, so
+/// "last" is a pod still running if one is, else the one restarted most.
 fn job_cause(state: &DeployState, label: &str, job: &str) -> Vec<String> {
     let owner = format!("Job/{job}");
     let mut out = Vec::new();
-    let mut pods: Vec<&str> = Vec::new();
-    for p in state.pods.values().filter(|p| p.owner == owner) {
-        pods.push(&p.name);
-        let causes = if p.causes.is_empty() {
-            p.phase.clone()
+    let mine: Vec<&crate::engine::event::PodView> =
+        state.pods.values().filter(|p| p.owner == owner).collect();
+    let pods: Vec<&str> = mine.iter().map(|p| p.name.as_str()).collect();
+    let last = mine.iter().max_by_key(|p| {
+        (
+            !matches!(p.phase.as_str(), "Failed" | "Succeeded"),
+            p.restarts,
+        )
+    });
+    if let Some(last) = last {
+        let causes = if last.causes.is_empty() {
+            last.phase.clone()
         } else {
-            p.causes.join("; ")
+            last.causes.join("; ")
         };
-        out.push(format!("{label}: pod {}: {causes}", p.name));
+        let restarts: i64 = mine.iter().map(|p| i64::from(p.restarts)).sum();
+        let words = crate::engine::event::job_attempts(
+            mine.len(),
+            restarts,
+            &format!("pod {}: {causes}", last.name),
+        );
+        out.push(format!("{label}: {words}"));
     }
-    // A pod deleted since (a hook's delete policy) still left its log behind.
+    // A pod deleted since (a hook's delete policy) still left its log behind; of the pods
+    // still listed, only the last one's log is kept (earlier attempts said the same).
     let prefix = format!("{job}-");
     for (key, lines) in &state.logs {
         let Some((pod, _)) = key.split_once('/') else {
             continue;
         };
-        let ours = pods.contains(&pod)
-            || (pod.starts_with(&prefix)
+        let ours = last.is_some_and(|l| l.name == pod)
+            || (!pods.contains(&pod)
+                && pod.starts_with(&prefix)
                 && !state
                     .pods
                     .values()

@@ -37,6 +37,23 @@ pub fn optional_because(deny: &[KindGlob], kind: &str, meta: &ObjectMeta) -> Opt
         .map(|(key, _)| format!("annotation {key}"))
 }
 
+/// The deny-list patterns that match none of the release's `workloads` (kind, name), in the
+/// order given: a typo in one would otherwise leave the workload it meant silently gating.
+pub fn unmatched<'a>(deny: &'a [KindGlob], workloads: &[(&str, &str)]) -> Vec<&'a KindGlob> {
+    deny.iter()
+        .filter(|g| !workloads.iter().any(|(kind, name)| g.matches(kind, name)))
+        .collect()
+}
+
+/// The warning for a pattern [`unmatched`] found, naming it as it was given.
+pub fn unmatched_warning(glob: &KindGlob) -> String {
+    format!(
+        "--optional {} matches no workload of the release: it makes nothing optional (a typo \
+         leaves the workload it meant gating)",
+        glob.as_str()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +143,35 @@ mod tests {
         assert_eq!(
             optional_because(&deny, "Deployment", &m).as_deref(),
             Some("--optional demo-*")
+        );
+    }
+
+    #[test]
+    fn a_pattern_that_matches_no_workload_is_named() {
+        let deny = globs(&[
+            "Deployment/*-gpu-client",
+            "Deployment/*-gpu-clinet",
+            "demo-mon*",
+        ]);
+        let workloads = [
+            ("Deployment", "demo-gpu-client"),
+            ("DaemonSet", "demo-monitoring"),
+            ("StatefulSet", "demo-db"),
+        ];
+        let left: Vec<&str> = unmatched(&deny, &workloads)
+            .into_iter()
+            .map(KindGlob::as_str)
+            .collect();
+        assert_eq!(left, ["Deployment/*-gpu-clinet"]);
+        assert_eq!(
+            unmatched(&deny, &[]).len(),
+            3,
+            "no workload: nothing matches"
+        );
+        assert_eq!(
+            unmatched_warning(&deny[1]),
+            "--optional Deployment/*-gpu-clinet matches no workload of the release: it makes \
+             nothing optional (a typo leaves the workload it meant gating)"
         );
     }
 }

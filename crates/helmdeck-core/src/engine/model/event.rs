@@ -243,6 +243,22 @@ pub struct PodView {
     pub containers: Vec<String>,
 }
 
+/// A failed Job's attempts as one cause: every pod it made (restartPolicy Never makes one per
+/// failure) and every restart inside them (OnFailure restarts in the same pod) count, so a
+/// Job with backoffLimit 6 is one line, not seven.
+pub fn job_attempts(pods: usize, restarts: i64, last: &str) -> String {
+    let attempts = i64::try_from(pods)
+        .unwrap_or(i64::MAX)
+        .saturating_add(restarts);
+    let plural = |n: i64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} ({}, {}), last: {last}",
+        plural(attempts, "attempt"),
+        plural(i64::try_from(pods).unwrap_or(i64::MAX), "pod"),
+        plural(restarts, "restart")
+    )
+}
+
 /// A Kubernetes Event about an object of the release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KubeEventView {

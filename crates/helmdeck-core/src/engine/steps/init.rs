@@ -60,27 +60,58 @@ fn follow_log(
     })
 }
 
+/// The Job's end in one line: its reason, then its attempts counted over every pod it made and
+/// every restart in them, with the newest pod's cause (one cause per Job, never one per pod).
 fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String {
     let name = job.metadata.name.as_deref().unwrap_or("");
     let mut s = format!("Job {name} failed: {reason}");
     if !message.is_empty() {
         s.push_str(&format!(" ({})", text::plain(message)));
     }
-    let mut exits: Vec<String> = Vec::new();
-    for pod in pods {
-        for cause in diagnosis::pod_causes(pod, &[]) {
-            exits.push(format!(
-                "pod {}: {}",
-                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-                text::plain(&cause.summary())
-            ));
-        }
-    }
-    if !exits.is_empty() {
-        exits.sort();
-        s.push_str(&format!("; {}", exits.join("; ")));
+    let last = pods.iter().max_by_key(|p| {
+        (
+            p.metadata.creation_timestamp.clone(),
+            p.metadata.name.clone(),
+        )
+    });
+    if let Some(last) = last {
+        let causes: Vec<String> = diagnosis::pod_causes(last, &[])
+            .iter()
+            .map(|c| text::plain(&c.summary()))
+            .collect();
+        let cause = if causes.is_empty() {
+            last.status
+                .as_ref()
+                .and_then(|st| st.phase.clone())
+                .unwrap_or_default()
+        } else {
+            causes.join("; ")
+        };
+        let restarts: i64 = pods.iter().map(|p| i64::from(restarts_of(p))).sum();
+        let last = format!(
+            "pod {}: {cause}",
+            text::plain(last.metadata.name.as_deref().unwrap_or(""))
+        );
+        s.push_str(&format!(
+            "; {}",
+            crate::engine::event::job_attempts(pods.len(), restarts, &last)
+        ));
     }
     s
+}
+
+/// Restarts of every container of the pod, init containers included.
+fn restarts_of(pod: &Pod) -> i32 {
+    let Some(status) = pod.status.as_ref() else {
+        return 0;
+    };
+    status
+        .container_statuses
+        .iter()
+        .chain(status.init_container_statuses.iter())
+        .flatten()
+        .map(|c| c.restart_count)
+        .sum()
 }
 
 pub async fn run(ctx: &Ctx) -> StepOutcome {

@@ -436,6 +436,7 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let mut emitted = Emitted::default();
     let mut degraded: BTreeMap<String, String> = BTreeMap::new();
     let mut cross_checked = false;
+    let mut optional_checked = false;
     let outcome = loop {
         tokio::select! {
             _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
@@ -469,6 +470,10 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     cross_check_manifest(ctx, &manifest, &mut world, &tx, &mut tasks);
                 }
                 let views = publish(ctx, &mut world, &mut emitted);
+                if !optional_checked && world.all_synced() {
+                    optional_checked = true;
+                    warn_unmatched_optional(ctx, &views);
+                }
                 if let Some(outcome) = judge(&views, world.all_synced(), ctx.namespace()) {
                     break outcome;
                 }
@@ -479,6 +484,21 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         t.abort();
     }
     Ok(outcome)
+}
+
+/// Once the release's workloads are known (every watch listed, the manifest's missing ones
+/// included): each `--optional` pattern that matches none of them is a warning, not silence.
+fn warn_unmatched_optional(ctx: &Ctx, views: &[WorkloadView]) {
+    let workloads: Vec<(&str, &str)> = views
+        .iter()
+        .map(|v| (v.kind.as_str(), v.name.as_str()))
+        .collect();
+    for glob in crate::rollout::optional::unmatched(&ctx.plan.optional, &workloads) {
+        ctx.emit.warn(
+            Step::Rollout,
+            crate::rollout::optional::unmatched_warning(glob),
+        );
+    }
 }
 
 /// The step's outcome once every workload watch has listed: `None` while still waiting.

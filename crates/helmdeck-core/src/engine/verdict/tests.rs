@@ -422,9 +422,50 @@ fn a_failed_jobs_cause_holds_its_own_logs_only() {
     assert_eq!(
         got,
         [
-            "hook demo-seed: pod demo-seed-abc: Failed: Error (exit 1)",
+            "hook demo-seed: 1 attempt (1 pod, 0 restarts), last: pod demo-seed-abc: Failed: \
+             Error (exit 1)",
             "hook demo-seed: log demo-seed-abc/c: listed pod",
             "hook demo-seed: log demo-seed-gone/c: deleted pod",
+        ]
+    );
+}
+
+/// A Job that failed several times is ONE line with its attempts counted (pods made for
+/// restartPolicy Never, restarts in a pod for OnFailure), not a line per pod; only the last
+/// pod's log is kept.
+#[test]
+fn a_job_that_failed_several_times_is_one_line_with_its_attempts() {
+    let mut s = state(&[], &[]);
+    let pod = |name: &str, phase: &str, restarts: i32| PodView {
+        name: name.into(),
+        namespace: "apps".into(),
+        owner: "Job/demo-init".into(),
+        phase: phase.into(),
+        ready: false,
+        restarts,
+        node: None,
+        current: true,
+        causes: vec![format!("{phase}: Error (exit 2)")],
+        containers: vec!["init".into()],
+    };
+    for p in [
+        pod("demo-init-a", "Failed", 0),
+        pod("demo-init-b", "Failed", 0),
+        pod("demo-init-c", "Running", 4),
+    ] {
+        s.pods.insert(("apps".into(), p.name.clone()), p);
+    }
+    for name in ["demo-init-a", "demo-init-b", "demo-init-c"] {
+        s.logs
+            .insert(format!("{name}/init"), [format!("{name} said")].into());
+    }
+    let got = job_cause(&s, "init Job demo-init", "demo-init");
+    assert_eq!(
+        got,
+        [
+            "init Job demo-init: 7 attempts (3 pods, 4 restarts), last: pod demo-init-c: \
+             Running: Error (exit 2)",
+            "init Job demo-init: log demo-init-c/init: demo-init-c said",
         ]
     );
 }

@@ -6,8 +6,9 @@
 //!
 //! Which values, decided by the key each was given under:
 //! - a key whose last segment ends in `name`, `Name` or `Override` (`nameOverride`,
-//!   `fullnameOverride`, `releaseName`, `secretName`): never masked; it names an object, and a
-//!   report that hides what it judged lies;
+//!   `fullnameOverride`, `releaseName`, `secretName`), or starts with `existing` (the public
+//!   charts' `auth.existingSecret`, `persistence.existingClaim`): never masked; it names an
+//!   object, and a report that hides what it judged (`secret "x" not found`) lies;
 //! - otherwise, a key with `password`, `secret`, `token` or `key` in any segment
 //!   (case-insensitive): always masked, whatever its length;
 //! - any other value: masked when it is four characters or more.
@@ -87,7 +88,11 @@ enum Rule {
 /// one). The last segment decides first: `secretName` names a Secret, it does not hold one.
 fn rule(path: &[String]) -> Rule {
     let last = path.last().map_or("", String::as_str);
-    if last.ends_with("name") || last.ends_with("Name") || last.ends_with("Override") {
+    let names_an_object = last.ends_with("name")
+        || last.ends_with("Name")
+        || last.ends_with("Override")
+        || last.starts_with("existing");
+    if names_an_object {
         return Rule::Never;
     }
     let secret = path.iter().any(|segment| {
@@ -488,6 +493,20 @@ mod tests {
             scrub.text(text),
             "trust trust-release-flip-trust flip-release source_trust *** \
              *** *** *** ops *** *** *** xnat-release true"
+        );
+    }
+
+    /// `existingSecret` names a Secret made outside the chart: the kubelet's `secret "x" not
+    /// found` must say which, as every other object name does.
+    #[test]
+    fn existing_object_keys_name_objects_and_are_never_masked() {
+        let scrub = Scrub::of_helm_args(&args(&[
+            "--set",
+            "api.existingSecret=deck-db-credentials,db.password=deck-db-pass",
+        ]));
+        assert_eq!(
+            scrub.text("secret \"deck-db-credentials\" not found; deck-db-pass"),
+            "secret \"deck-db-credentials\" not found; ***"
         );
     }
 

@@ -26,8 +26,12 @@ fn embed_chart(root: &Path, out: &Path) {
             } else {
                 println!("cargo:rerun-if-changed={}", path.display());
                 let rel = path.strip_prefix(root).unwrap().display().to_string();
-                let abs = fs::canonicalize(&path).unwrap().display().to_string();
-                files.push(format!("({rel:?}, include_bytes!({abs:?}) as &[u8])"));
+                // Relative to the crate's directory: worktrees sharing a target directory share
+                // this generated file.
+                let from_root = format!("/{}", path.display());
+                files.push(format!(
+                    "({rel:?}, include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {from_root:?})) as &[u8])"
+                ));
             }
         }
     }

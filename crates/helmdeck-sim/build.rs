@@ -11,15 +11,19 @@ fn main() {
             if path.extension().is_some_and(|e| e == "yaml") {
                 println!("cargo:rerun-if-changed={}", path.display());
                 let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                let abs = fs::canonicalize(&path).unwrap();
-                entries.push((name, abs.display().to_string()));
+                entries.push((name.clone(), format!("/scenarios/{name}.yaml")));
             }
         }
     }
     entries.sort();
     let body: Vec<String> = entries
         .iter()
-        .map(|(n, p)| format!("({n:?}, include_str!({p:?}))"))
+        // Relative to the crate's own directory, not an absolute path: worktrees that share one
+        // target directory share this generated file, and a path into one of them breaks the
+        // build in the others once it is removed.
+        .map(|(n, p)| {
+            format!("({n:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {p:?})))")
+        })
         .collect();
     let out_dir = env::var("OUT_DIR").unwrap();
     fs::write(

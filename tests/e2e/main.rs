@@ -13,6 +13,7 @@ mod demo_chart;
 mod deploy;
 mod differential;
 mod exits;
+mod flip;
 mod init_hooks;
 mod init_render;
 mod inspect;

@@ -106,6 +106,10 @@ pub struct DeployFlags {
     /// Rendered `metadata.name` of the init Job.
     #[arg(long)]
     pub init_job: Option<String>,
+    /// `LABEL=VALUE`: of the objects the toggle adds that are not hooks, the init step applies
+    /// those with this label (as `kubectl apply --selector` would); without it, all of them.
+    #[arg(long, value_name = "LABEL=VALUE")]
+    pub init_selector: Option<String>,
     /// Deny list: workloads that are tracked and reported but never gate the verdict. A glob over
     /// the name, optionally `Kind/glob` (repeatable).
     #[arg(long = "optional", value_name = "PATTERN")]

@@ -32,6 +32,7 @@ pub struct FileConfig {
     pub kube_context: Option<String>,
     pub init_toggle: Option<String>,
     pub init_job: Option<String>,
+    pub init_selector: Option<String>,
     #[serde(default)]
     pub optional: Vec<String>,
     pub timeout: Option<TimeoutSetting>,
@@ -79,6 +80,8 @@ pub struct DeployPlan {
     pub context: Option<String>,
     pub init_toggle: Option<String>,
     pub init_job: Option<String>,
+    /// `--init-selector`: which objects the toggle adds the init step applies (hooks always).
+    pub init_selector: Option<validate::LabelSelector>,
     pub optional: Vec<KindGlob>,
     pub timeout: Duration,
     /// A `pending-*` lock younger than this is another deploy in progress (never advised away).
@@ -162,6 +165,10 @@ pub enum ConfigError {
         "--init-toggle and --init-job go together (the values key that enables the init hook, and the Job's name)"
     )]
     InitHalf,
+    #[error(
+        "--init-selector selects what the init step applies: it needs --init-toggle and --init-job"
+    )]
+    InitSelectorAlone,
     #[error("--init-toggle takes a values key like xnat.initJob.enabled, got {0:?}")]
     InitToggleKey(String),
     #[error(
@@ -221,6 +228,11 @@ impl DeployPlan {
         let init_toggle = args.init_toggle.clone().or(file.init_toggle.clone());
         let init_job = args.init_job.clone().or(file.init_job.clone());
         check_init(args, init_toggle.as_deref(), init_job.as_deref())?;
+        let init_selector = match args.init_selector.as_ref().or(file.init_selector.as_ref()) {
+            Some(_) if init_toggle.is_none() => return Err(ConfigError::InitSelectorAlone),
+            Some(text) => Some(validate::LabelSelector::parse(text)?),
+            None => None,
+        };
         if let Some(report) = &args.report {
             validate::report_path(report)?;
         }
@@ -237,6 +249,7 @@ impl DeployPlan {
             context: args.kube_context.clone().or(file.kube_context),
             init_toggle,
             init_job,
+            init_selector,
             optional,
             timeout,
             lock_min_age,

@@ -65,6 +65,11 @@ pub enum InputError {
          one helmdeck watches: set KUBECONFIG instead"
     )]
     Kubeconfig,
+    #[error(
+        "--init-selector {0:?}: give one LABEL=VALUE (a label key such as \
+         app.kubernetes.io/component, a label value of at most 63 letters, digits, '-', '_', '.')"
+    )]
+    InitSelector(String),
     #[error("--optional: the pattern is empty")]
     OptionalEmpty,
     #[error("--optional {0:?}: the name pattern is empty")]
@@ -356,6 +361,71 @@ fn short_namespace(arg: &str) -> bool {
         }
     }
     false
+}
+
+/// `--init-selector LABEL=VALUE`: one equality on a label, as `kubectl apply --selector` takes
+/// it; the key and the value as Kubernetes validates labels, so the selector matches what the
+/// API would store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelSelector {
+    pub key: String,
+    pub value: String,
+}
+
+impl LabelSelector {
+    pub fn parse(text: &str) -> Result<Self, InputError> {
+        let bad = || InputError::InitSelector(crate::text::plain(text));
+        let (key, value) = text.split_once('=').ok_or_else(bad)?;
+        // `==` is kubectl's other spelling of equality.
+        let value = value.strip_prefix('=').unwrap_or(value);
+        if !label_key(key) || !label_value(value) {
+            return Err(bad());
+        }
+        Ok(LabelSelector {
+            key: key.to_string(),
+            value: value.to_string(),
+        })
+    }
+
+    /// Whether an object (its `metadata.labels`) carries the label with this value.
+    pub fn matches(&self, labels: Option<&serde_json::Map<String, serde_json::Value>>) -> bool {
+        labels
+            .and_then(|l| l.get(&self.key))
+            .and_then(serde_json::Value::as_str)
+            == Some(self.value.as_str())
+    }
+}
+
+impl std::fmt::Display for LabelSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+/// A label name: at most 63 alphanumerics, '-', '_', '.', alphanumeric at both ends.
+fn label_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// A label key: a name behind an optional DNS-1123 subdomain prefix (`app.kubernetes.io/`).
+fn label_key(key: &str) -> bool {
+    match key.split_once('/') {
+        Some((prefix, name)) => {
+            prefix.len() <= 253 && prefix.split('.').all(is_label) && label_name(name)
+        }
+        None => label_name(key),
+    }
+}
+
+/// A label value: empty, or a label name.
+fn label_value(value: &str) -> bool {
+    value.is_empty() || label_name(value)
 }
 
 /// A deny-list pattern: a name glob, optionally behind one of the kinds the rollout watches.

@@ -268,18 +268,21 @@ impl Store {
                 return Err(ApiError::conflict(res, name));
             }
         }
+        let asked = obj.pointer("/metadata/managedFields").cloned();
         let mut new = self.merge_update(res, &old, obj, part)?;
-        Self::record_update(res, &old, &mut new, part, opts);
+        Self::record_update(res, &old, &mut new, part, opts, asked.as_ref());
         Ok(self.write_update(&mut inner, res, new, opts.dry_run))
     }
 
-    /// With a field manager, an update's changed fields become that manager's.
+    /// With a field manager, an update's changed fields become that manager's, on top of the
+    /// `managedFields` the write `asked` for (see [`managed::record_write`]).
     fn record_update(
         res: ResourceId,
         old: &Value,
         new: &mut Value,
         part: Part,
         opts: WriteOpts<'_>,
+        asked: Option<&Value>,
     ) {
         if let (Some(manager), Part::Main) = (opts.manager, part) {
             let api_version = resources::get(res).api_version();
@@ -290,7 +293,9 @@ impl Store {
                 api_version: &api_version,
                 now: &now,
             };
-            managed::record_update(old, new, &w);
+            // A subresource's write never sets managedFields (the API ignores them there).
+            let asked = asked.filter(|_| opts.subresource.is_none());
+            managed::record_write(old, new, asked, &w);
         }
     }
 
@@ -391,11 +396,12 @@ impl Store {
             .pointer("/metadata/managedFields")
             .cloned()
             .filter(|_| ssa && opts.manager.is_some());
+        let asked = merged.pointer("/metadata/managedFields").cloned();
         let mut new = self.merge_update(res, &old, merged, part)?;
         match entries {
             Some(e) => new["metadata"]["managedFields"] = e,
             None if kind != PatchKind::Apply => {
-                Self::record_update(res, &old, &mut new, part, opts)
+                Self::record_update(res, &old, &mut new, part, opts, asked.as_ref())
             }
             None => {}
         }

@@ -267,3 +267,55 @@ fn lock_min_age_is_a_flag_or_a_file_key_and_defaults_to_10m() {
         "{err}"
     );
 }
+
+#[test]
+fn the_init_selector_is_one_label_equality_read_from_the_flag_or_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("helmdeck.toml"),
+        "init-toggle = \"x.enabled\"\ninit-job = \"x-init\"\ninit-selector = \"app.kubernetes.io/component=xnat-init\"\n",
+    )
+    .unwrap();
+    let chart = dir.path().to_str().unwrap();
+    let plan = parse(&["helmdeck", "deploy", "rel", chart]).unwrap();
+    let selector = plan.init_selector.unwrap();
+    assert_eq!(
+        (selector.key.as_str(), selector.value.as_str()),
+        ("app.kubernetes.io/component", "xnat-init")
+    );
+    let plan = parse(&[
+        "helmdeck",
+        "deploy",
+        "rel",
+        chart,
+        "--init-selector",
+        "tier==init",
+    ])
+    .unwrap();
+    assert_eq!(plan.init_selector.unwrap().to_string(), "tier=init");
+    for bad in [
+        "tier",
+        "tier=a b",
+        "=init",
+        "tier!=init",
+        "a/b/c=d",
+        "tier=init,x=y",
+    ] {
+        let err = parse(&["helmdeck", "deploy", "rel", chart, "--init-selector", bad])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--init-selector "), "{bad}: {err}");
+    }
+    // Without the init step there is nothing to select.
+    let err = parse(&[
+        "helmdeck",
+        "deploy",
+        "rel",
+        "/nonexistent-chart-dir",
+        "--init-selector",
+        "a=b",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("needs --init-toggle and --init-job"), "{err}");
+}

@@ -23,6 +23,9 @@ pub fn only_init(plan: &PlanSummary) -> String {
             "--init-job".into(),
             job.clone(),
         ]);
+        if let Some(selector) = &plan.init_selector {
+            words.extend(["--init-selector".into(), selector.clone()]);
+        }
     }
     if plan.timeout_secs != DEFAULT_TIMEOUT.as_secs() {
         words.extend(["--timeout".into(), format!("{}s", plan.timeout_secs)]);
@@ -75,6 +78,7 @@ mod tests {
             context: Some("prod".into()),
             init_toggle: Some("initJob.enabled".into()),
             init_job: Some("demo-init".into()),
+            init_selector: Some("app.kubernetes.io/component=xnat-init".into()),
             timeout_secs: 600,
             helm: Some("/opt/helm".into()),
             advice_args: vec!["--post-renderer".into(), "stamp".into()],
@@ -83,7 +87,7 @@ mod tests {
         assert_eq!(
             only_init(&plan),
             "helmdeck deploy demo './my chart' -n apps --kube-context prod --init-toggle initJob.enabled \
-             --init-job demo-init --timeout 600s --helm /opt/helm --only init -- --post-renderer stamp"
+             --init-job demo-init --init-selector 'app.kubernetes.io/component=xnat-init' --timeout 600s --helm /opt/helm --only init -- --post-renderer stamp"
         );
         let plain = PlanSummary {
             release: "demo".into(),

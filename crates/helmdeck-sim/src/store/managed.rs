@@ -371,6 +371,36 @@ pub fn record_update(old: &Value, new: &mut Value, w: &Writer<'_>) {
     store_entries(new, entries);
 }
 
+/// What a write that is not an apply asks of `managedFields` (`decodeManagedFields` in
+/// k8s.io/apiserver): `[]` or `[{}]` clears them, and nothing is tracked after (the API does
+/// not start tracking an object on an update); a list of valid entries replaces them; anything
+/// else (absent, or an entry the API cannot decode) keeps the live ones, so a client unaware
+/// of managedFields never drops them. Then [`record_update`] gives the writer what it changed.
+pub fn record_write(old: &Value, new: &mut Value, asked: Option<&Value>, w: &Writer<'_>) {
+    let Some(list) = asked.and_then(Value::as_array) else {
+        return record_update(old, new, w);
+    };
+    let reset = list.is_empty() || (list.len() == 1 && list[0] == json!({}));
+    if reset {
+        if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        return;
+    }
+    let valid = |e: &Value| {
+        matches!(e["operation"].as_str(), Some("Apply" | "Update"))
+            && e["apiVersion"].as_str().is_some_and(|v| !v.is_empty())
+            && e["fieldsType"] == "FieldsV1"
+            && Entry::parse(e).is_some()
+    };
+    if !list.iter().all(valid) {
+        return record_update(old, new, w);
+    }
+    let mut base = old.clone();
+    base["metadata"]["managedFields"] = Value::Array(list.clone());
+    record_update(&base, new, w);
+}
+
 /// A server-side apply of `applied` (nulls dropped) onto `live`: the merged object with its
 /// new `managedFields`, or the 409 that lists every conflict when not forced.
 pub fn apply(

@@ -144,6 +144,9 @@ pub struct PlanSummary {
     /// What the `--only init` advice needs besides the above: the init toggle, `--helm` as
     /// given, and the helm arguments init renders with (never values or credentials).
     pub init_toggle: Option<String>,
+    /// `--init-selector LABEL=VALUE`, carried by the `--only init` advice.
+    #[serde(default)]
+    pub init_selector: Option<String>,
     pub helm: Option<String>,
     pub advice_args: Vec<String>,
     /// `helmdeck watch`: someone else's deploy, followed with no chart and no helm, so no
@@ -167,6 +170,7 @@ impl PlanSummary {
             plan: plan.plan,
             plan_only: plan.plan_only,
             init_toggle: plan.init_toggle.clone(),
+            init_selector: plan.init_selector.as_ref().map(ToString::to_string),
             helm: plan.helm.as_ref().map(|h| h.display().to_string()),
             advice_args: plan.advice_extra(),
             watch: plan.watch.is_some(),

@@ -133,18 +133,22 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         .map_err(StepError::InitJob)?;
     let found = init_render::check(&renders, &toggle, &job_name)
         .map_err(|e| StepError::InitJob(e.to_string()))?;
-    let objs = init_objects::plan(&renders.on, &renders.off, &toggle, &job_name)
-        .map_err(|e| StepError::InitJob(e.to_string()))?;
+    let objs = init_objects::plan(
+        &renders.on,
+        &renders.off,
+        &toggle,
+        &job_name,
+        ctx.plan.init_selector.as_ref(),
+    )
+    .map_err(|e| StepError::InitJob(e.to_string()))?;
     let (init_render::Found::Rendered, Some(objs)) = (found, objs) else {
         return Ok(StepOutcome::Skipped {
             reason: format!("the chart renders no Job {job_name} with {toggle}=true"),
         });
     };
     for ignored in &objs.ignored {
-        ctx.emit.info(
-            Step::Init,
-            format!("not applied: {ignored}: not an install or upgrade hook"),
-        );
+        ctx.emit
+            .info(Step::Init, format!("not applied: {}", text::plain(ignored)));
     }
     let run = init_apply::run_id();
     let mut job_obj = init_objects::prepare(objs.job.object.clone(), &ctx.plan.release, &run);
@@ -160,24 +164,30 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         .await
         .map_err(StepError::InitJob)?;
     let mut applier = Applier::new(ctx);
-    applier
-        .create_hooks(&objs, &ctx.plan.release, &run, deadline)
-        .await
-        .map_err(StepError::InitJob)?;
-    init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
-        .await
-        .map_err(StepError::InitJob)?;
-    let outcome = run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await?;
-    match outcome {
-        StepOutcome::Succeeded => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
-        StepOutcome::Failed { .. } => applier.delete_by_policy(&objs, JobEnd::Failed).await,
+    let ran = async {
+        applier
+            .create_objects(&objs, &ctx.plan.release, &run, deadline)
+            .await
+            .map_err(StepError::InitJob)?;
+        init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
+            .await
+            .map_err(StepError::InitJob)?;
+        run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
+    }
+    .await;
+    match &ran {
+        Ok(StepOutcome::Succeeded) => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
+        Ok(StepOutcome::Failed { .. }) => applier.delete_by_policy(&objs, JobEnd::Failed).await,
         // Cancelled: the Job stops with this run (a cancel means "do not run init now", and a
         // Job left running would also block the printed `--only init`); the hooks stay where
         // they are, as helm leaves hooks when it is stopped.
-        StepOutcome::Cancelled => init_apply::stop_own_job(&jobs, &job_name, &run, ctx).await,
+        Ok(StepOutcome::Cancelled) => init_apply::stop_own_job(&jobs, &job_name, &run, ctx).await,
         _ => {}
     }
-    Ok(outcome)
+    // However it ended, even half way: the plain objects applied stay (the Job reads them),
+    // their fields helm's from here, so a later plain helm upgrade adopts them.
+    applier.hand_over(&objs).await;
+    ran
 }
 
 /// Whether the pod belongs to the Job with this uid (not to an earlier or a later Job of the

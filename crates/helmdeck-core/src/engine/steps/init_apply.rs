@@ -1,6 +1,8 @@
 //! The cluster side of an init run: it never replaces a Job that runs another run's pod,
 //! creates the hook objects the toggle adds (replacing earlier ones as `before-hook-creation`
-//! says), and deletes them once the Job ended as `hook-succeeded` / `hook-failed` say.
+//! says) and applies its plain objects (server-side, forced: they replace an earlier run's),
+//! deletes the hooks once the Job ended as `hook-succeeded` / `hook-failed` say, and hands the
+//! plain objects' fields to helm.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -9,7 +11,8 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Event as KubeEvent;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
 };
 use kube::discovery::{self, Scope};
 use kube::{Resource, ResourceExt};
@@ -18,7 +21,8 @@ use serde::de::DeserializeOwned;
 use crate::engine::event::Step;
 use crate::engine::steps::Ctx;
 use crate::engine::steps::init_objects::{
-    DeletePolicy, InitObject, InitObjects, JobEnd, RUN_LABEL, prepare,
+    self, DeletePolicy, FIELD_MANAGER, HELM_MANAGER, InitObject, InitObjects, JobEnd, RUN_LABEL,
+    adopt, prepare,
 };
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
@@ -181,21 +185,23 @@ impl<'a> Applier<'a> {
         Ok((api, scope.clone()))
     }
 
-    /// Creates every hook in order, each after its earlier copy is gone when its policies say
-    /// `before-hook-creation` (otherwise an earlier copy makes the creation fail, as in helm).
-    pub async fn create_hooks(
+    /// Creates every hook and applies every plain object, in order. A hook goes after its
+    /// earlier copy is gone when its policies say `before-hook-creation` (otherwise an earlier
+    /// copy makes the creation fail, as in helm); a plain object is applied over an earlier
+    /// run's.
+    pub async fn create_objects(
         &mut self,
         objs: &InitObjects,
         release: &str,
         run: &str,
         deadline: tokio::time::Instant,
     ) -> Result<(), String> {
-        for hook in &objs.hooks {
-            let (api, scope) = self.api(hook).await?;
-            if hook.has(DeletePolicy::BeforeHookCreation) {
-                delete_and_wait(&api, &hook.kind, &hook.name, self.ctx, deadline).await?;
+        for obj in &objs.objects {
+            let (api, scope) = self.api(obj).await?;
+            if obj.has(DeletePolicy::BeforeHookCreation) {
+                delete_and_wait(&api, &obj.kind, &obj.name, self.ctx, deadline).await?;
             }
-            let mut body = prepare(hook.object.clone(), release, run);
+            let mut body = prepare(obj.object.clone(), release, run);
             match scope {
                 Scope::Namespaced => body["metadata"]["namespace"] = self.ctx.namespace().into(),
                 Scope::Cluster => {
@@ -204,16 +210,50 @@ impl<'a> Applier<'a> {
                     }
                 }
             }
-            let obj: DynamicObject = serde_json::from_value(body)
-                .map_err(|e| format!("the rendered {} is not valid: {e}", hook.label()))?;
-            api.create(&PostParams::default(), &obj)
+            if obj.plain {
+                let body = adopt(body, release, self.ctx.namespace());
+                // Forced: the fields are helm's since the last run handed them over.
+                let params = PatchParams::apply(FIELD_MANAGER).force();
+                api.patch(&obj.name, &params, &Patch::Apply(&body))
+                    .await
+                    .map_err(|e| format!("cannot apply {} {}: {e}", obj.kind, obj.name))?;
+                self.ctx
+                    .emit
+                    .info(Step::Init, format!("applied {} {}", obj.kind, obj.name));
+                continue;
+            }
+            let created: DynamicObject = serde_json::from_value(body)
+                .map_err(|e| format!("the rendered {} is not valid: {e}", obj.label()))?;
+            api.create(&PostParams::default(), &created)
                 .await
-                .map_err(|e| format!("cannot create {} {}: {e}", hook.kind, hook.name))?;
+                .map_err(|e| format!("cannot create {} {}: {e}", obj.kind, obj.name))?;
             self.ctx
                 .emit
-                .info(Step::Init, format!("created {} {}", hook.kind, hook.name));
+                .info(Step::Init, format!("created {} {}", obj.kind, obj.name));
         }
         Ok(())
+    }
+
+    /// Once the init step ended, every plain object's fields become helm's own applied ones,
+    /// so a later plain `helm upgrade` with the toggle on adopts the object and changes it
+    /// without an apply conflict. A failure is a warning: the init's result stands.
+    pub async fn hand_over(&mut self, objs: &InitObjects) {
+        for obj in objs.objects.iter().filter(|o| o.plain) {
+            let done = match self.api(obj).await {
+                Ok((api, _)) => hand_over_one(&api, &obj.name).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = done {
+                self.ctx.emit.warn(
+                    Step::Init,
+                    format!(
+                        "could not hand {} {} over to helm (a later plain helm upgrade that \
+                         changes it may conflict with helmdeck): {e}",
+                        obj.kind, obj.name
+                    ),
+                );
+            }
+        }
     }
 
     /// Deletes what the delete policies say once the Job ended. A failed delete is a warning:
@@ -252,6 +292,39 @@ impl<'a> Applier<'a> {
             }
         }
     }
+}
+
+/// Rewrites one object's `managedFields` (a merge patch guarded by its resourceVersion, as
+/// the API takes managedFields set by a write that is not an apply), again if it changed
+/// meanwhile.
+async fn hand_over_one(api: &Api<DynamicObject>, name: &str) -> Result<(), String> {
+    for _ in 0..3 {
+        let live = api
+            .get(name)
+            .await
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let entries = serde_json::to_value(live.metadata.managed_fields.unwrap_or_default())
+            .map_err(|e| format!("cannot read its managedFields: {e}"))?;
+        let Some(entries) = entries
+            .as_array()
+            .and_then(|e| init_objects::hand_over(e, FIELD_MANAGER, HELM_MANAGER))
+        else {
+            return Ok(());
+        };
+        let patch = serde_json::json!({"metadata": {
+            "resourceVersion": live.metadata.resource_version,
+            "managedFields": entries,
+        }});
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 409 => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err("it kept changing".into())
 }
 
 /// The newest Warning events of the Job, as `Reason: message`: why it has no pod (a refused

@@ -55,7 +55,8 @@ pub enum Mismatch {
     },
     #[error("cannot read helm template's output: {0}")]
     Unreadable(String),
-    /// What the toggle adds cannot run as an init step (objects that are not hooks).
+    /// What the toggle adds cannot run as an init step (a kind it does not apply, a Job the
+    /// selector leaves out).
     #[error("{0}")]
     Objects(String),
 }
@@ -216,8 +217,17 @@ pub async fn check_offline(
         return Ok(());
     };
     match check(&renders, toggle, job) {
-        Ok(_) => match init_objects::plan(&renders.on, &renders.off, toggle, job) {
-            Err(e @ InitObjectsError::NotHooks { .. }) => Err(Mismatch::Objects(e.to_string())),
+        Ok(_) => match init_objects::plan(
+            &renders.on,
+            &renders.off,
+            toggle,
+            job,
+            plan.init_selector.as_ref(),
+        ) {
+            Err(
+                e @ (InitObjectsError::NotApplicable { .. }
+                | InitObjectsError::JobNotSelected { .. }),
+            ) => Err(Mismatch::Objects(e.to_string())),
             // Output that does not parse is the init step's to report, as a failed render is.
             _ => Ok(()),
         },

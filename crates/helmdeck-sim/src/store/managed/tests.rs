@@ -151,3 +151,44 @@ fn a_write_through_scale_is_its_own_entry_and_named_so_in_a_conflict() {
         "Apply failed with 1 conflict: conflict with \"kubectl\" with subresource \"scale\" using apps/v1 at 2026-01-01T00:00:00Z: .spec.replicas"
     );
 }
+
+#[test]
+fn a_write_that_is_not_an_apply_sets_managed_fields_as_the_api_does() {
+    let live = created_by("helmdeck", deploy(2, "x:1"));
+    let mut handed = live["metadata"]["managedFields"].clone();
+    handed[0]["manager"] = json!("helm");
+    // Given entries replace the live ones; the write changed nothing else, so no entry is added.
+    let mut new = live.clone();
+    record_write(&live, &mut new, Some(&handed), &writer("kubectl-patch"));
+    assert_eq!(new["metadata"]["managedFields"], handed);
+    // helm now owns what helmdeck applied: its apply of a new value does not conflict.
+    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 5}});
+    assert!(apply(&new, &body, &writer("helm"), false).is_ok());
+    assert!(apply(&live, &body, &writer("helm"), false).is_err());
+    // `[{}]` and `[]` clear them, and nothing is tracked after.
+    for reset in [json!([{}]), json!([])] {
+        let mut cleared = live.clone();
+        cleared["spec"]["replicas"] = json!(3);
+        record_write(&live, &mut cleared, Some(&reset), &writer("kubectl-patch"));
+        assert!(
+            cleared["metadata"].get("managedFields").is_none(),
+            "{reset}"
+        );
+    }
+    // Absent or undecodable: the live ones stay, and the writer gets what it changed.
+    let bad = json!([{"manager": "x", "operation": "Delete", "apiVersion": "v1",
+        "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+    for asked in [None, Some(&bad)] {
+        let mut changed = live.clone();
+        changed["spec"]["replicas"] = json!(3);
+        record_write(&live, &mut changed, asked, &writer("kubectl-patch"));
+        let managers: Vec<&str> = changed["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["helmdeck", "kubectl-patch"], "{asked:?}");
+    }
+}

@@ -1,7 +1,7 @@
-//! The init step applies what its toggle adds (issue 9 items 5 and 7): the hook objects beside
-//! the init Job, in helm's order, labelled with the run and deleted as their policies say; a
-//! toggle that adds objects that are not hooks is a usage error; and two runs at once never
-//! replace each other's Job.
+//! The init step applies what its toggle adds (issue 9 items 5 and 7, issue 22 item 1): the
+//! hook objects beside the init Job, in helm's order, labelled with the run and deleted as
+//! their policies say; plain objects of the kinds an init Job reads, applied and kept; any
+//! other plain object is a usage error; and two runs at once never replace each other's Job.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -168,9 +168,8 @@ fn an_init_job_whose_pod_is_refused_times_out_naming_the_refusal() {
 }
 
 #[test]
-fn a_toggle_that_adds_an_object_that_is_not_a_hook_is_exit_2_naming_it() {
+fn a_toggle_that_adds_a_plain_config_map_applies_it_before_the_job_and_keeps_it() {
     let sim = Sim::start("all-green");
-    let before = sim.get_json("/_sim/stats")["requests"].as_u64();
     let run = deploy_chart(
         &sim,
         &init_sa_chart(),
@@ -180,11 +179,58 @@ fn a_toggle_that_adds_an_object_that_is_not_a_hook_is_exit_2_naming_it() {
             &["--set", "init.plainConfig=true", "--timeout", "20s"],
         ),
     );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    // A plain object weighs 0: after the hooks of -10 and -5, before the Job.
+    let order = [
+        "created ConfigMap demo-init-script",
+        "created RoleBinding demo-init",
+        "applied ConfigMap demo-init-settings",
+        "created Job demo-init",
+    ]
+    .map(|n| line_of(&run.stdout, n));
+    assert!(order.is_sorted(), "{order:?}\n{}", run.describe());
+    let settings = get(&sim, "configmap", "demo-init-settings").expect("kept after the init");
+    let job = get(&sim, "job", "demo-init").expect("the Job is kept");
+    assert_eq!(
+        label(&settings, "helmdeck.io/run"),
+        label(&job, "helmdeck.io/run")
+    );
+    assert_eq!(label(&settings, "app.kubernetes.io/managed-by"), "Helm");
+    assert_eq!(settings["data"]["mode"], "first-run");
+}
+
+#[test]
+fn a_toggle_that_adds_a_plain_object_of_another_kind_is_exit_2_naming_it() {
+    let sim = Sim::start("all-green");
+    let before = sim.get_json("/_sim/stats")["requests"].as_u64();
+    let run = deploy_chart(
+        &sim,
+        &init_sa_chart(),
+        "service.json",
+        &with(
+            &INIT_SA,
+            &[
+                "--set",
+                "init.plainConfig=true",
+                "--set",
+                "init.plainService=true",
+                "--timeout",
+                "20s",
+            ],
+        ),
+    );
     assert_eq!(run.code, Some(2), "{}", run.describe());
     let err = run.stderr.trim();
     assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.contains("ConfigMap/demo-init-settings"), "{err}");
-    assert!(err.contains("not hooks"), "{err}");
+    assert!(err.contains("Service/demo-init-status"), "{err}");
+    assert!(
+        !err.contains("ConfigMap/demo-init-settings"),
+        "an accepted kind is not named: {err}"
+    );
+    assert!(
+        err.contains("plain ConfigMap, Secret, ServiceAccount, Role, RoleBinding"),
+        "{err}"
+    );
     let after = sim.get_json("/_sim/stats")["requests"].as_u64();
     assert_eq!(
         after.map(|n| n - 1),

@@ -11,10 +11,8 @@ pub const RELEASE: &str = "trust-release";
 /// The prefix every object of the release shares.
 pub const PREFIX: &str = "trust-release-flip-trust-";
 /// The init Job the `xnat.initJob.enabled` toggle adds.
-#[allow(dead_code)] // for the init-step tests that build on this module
 pub const INIT_JOB: &str = "trust-release-flip-trust-xnat-init";
 /// `--init-toggle … --init-job …` for the chart's xnat-init step.
-#[allow(dead_code)] // for the init-step tests that build on this module
 pub const INIT: [&str; 4] = [
     "--init-toggle",
     "xnat.initJob.enabled",

@@ -29,6 +29,8 @@ pub struct Inspection {
     pub info: Option<RevisionInfo>,
     /// The inspected revision's hooks, in helm's execution order for its operation.
     pub hooks: Vec<InspectedHook>,
+    /// The init Job of the newest run (or `--init-job`), when there is one to speak of.
+    pub init_job: Option<crate::inspect::init_job::InitJobView>,
     /// The release's live workloads, judged as the deploy step judges them.
     pub workloads: Vec<WorkloadView>,
     /// Pods of those workloads (current and old), for the drill-down.

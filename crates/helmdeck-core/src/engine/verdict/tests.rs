@@ -403,6 +403,7 @@ fn a_failed_jobs_cause_holds_its_own_logs_only() {
         current: true,
         causes: vec!["Failed: Error (exit 1)".into()],
         containers: vec!["c".into()],
+        container_states: Vec::new(),
     };
     for p in [
         pod("demo-seed-abc", "Job/demo-seed"),
@@ -447,6 +448,7 @@ fn a_job_that_failed_several_times_is_one_line_with_its_attempts() {
         current: true,
         causes: vec![format!("{phase}: Error (exit 2)")],
         containers: vec!["init".into()],
+        container_states: Vec::new(),
     };
     for p in [
         pod("demo-init-a", "Failed", 0),

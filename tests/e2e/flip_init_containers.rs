@@ -151,9 +151,10 @@ fn the_init_step_streams_init_container_logs_before_app_container_logs() {
 fn a_hook_whose_init_container_fails_names_it_with_its_log_line() {
     const FORBIDDEN: &str =
         "fatal error: An error occurred (403) when calling the HeadObject operation: Forbidden";
+    const PROBED: &str = "vocabulary not loaded yet: fetching the bundle";
     let hook = format!("{PREFIX}omop-vocab-load");
     let sim = Sim::start_yaml(&format!(
-        "namespaces: [apps]\ninit_containers:\n  - match: '{hook}-*'\n    container: fetch-bundle\n    exit_code: 1\n    logs: [\"{FORBIDDEN}\"]\n"
+        "namespaces: [apps]\ninit_containers:\n  - match: '{hook}-*'\n    container: probe-vocab\n    logs: [\"{PROBED}\"]\n  - match: '{hook}-*'\n    container: fetch-bundle\n    exit_code: 1\n    logs: [\"{FORBIDDEN}\"]\n"
     ));
     create_trust_secret(&sim, "db-pw-1", "admin-pw-1");
     let run = deploy_flip(&sim, "hook-fails.json", &["--timeout", "90s"]);
@@ -171,5 +172,11 @@ fn a_hook_whose_init_container_fails_names_it_with_its_log_line() {
         "the evidence holds fetch-bundle's log line: {}\n{}",
         run.report["verdict"],
         run.describe()
+    );
+    // The initContainer that succeeded before it is not the cause.
+    assert!(
+        !run.evidence_has(PROBED),
+        "only the failed initContainer's log: {}",
+        run.report["verdict"]
     );
 }

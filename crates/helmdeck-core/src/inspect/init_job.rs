@@ -9,32 +9,17 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::ListParams;
 use kube::{Api, Client};
-use serde::Serialize;
 
 use crate::engine::event::{PodView, Step, StepOutcome};
 use crate::engine::state::DeployState;
 use crate::helm::hooks::HookPhase;
 use crate::helm::status::HookRecord;
 use crate::inspect::evidence;
-use crate::inspect::model::{ContainerEvidence, HookEvidence, HookPod, InspectedHook};
+use crate::inspect::model::{ContainerEvidence, HookEvidence, HookPod, InitJobView, InspectedHook};
 use crate::text;
 
 /// The label helmdeck's init step puts on the objects of one run.
 pub const RUN_LABEL: &str = "helmdeck.io/run";
-
-/// The init Job as inspect shows it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct InitJobView {
-    pub name: String,
-    /// The `helmdeck.io/run` label of the Job (none for a helm hook's Job).
-    pub run: Option<String>,
-    /// The live Job, its pods (containers, initContainers first, with log tails) and events.
-    pub live: Option<HookEvidence>,
-    /// The container that failed the newest pod, e.g. the initContainer `configure-xnat-web`.
-    pub failed_container: Option<String>,
-    /// Why there is no live Job to show (deleted after it succeeded, ...).
-    pub note: Option<String>,
-}
 
 /// What helmdeck's newest local record of the release says about its init step.
 #[derive(Debug, Clone, PartialEq)]

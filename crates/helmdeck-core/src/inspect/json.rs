@@ -72,9 +72,9 @@
 use serde_json::{Value, json};
 
 use crate::engine::event::KubeEventView;
-use crate::inspect::init_job::InitJobView;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination,
+    ContainerEvidence, HistoryRow, HookEvidence, InitJobView, InspectedHook, Inspection,
+    Termination,
 };
 
 pub const INSPECT_VERSION: u32 = 1;

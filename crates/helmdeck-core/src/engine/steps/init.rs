@@ -382,9 +382,12 @@ impl JobRun<'_> {
     ) -> (StepOutcome, bool) {
         let ctx = self.ctx;
         loop {
-            // After the Job ends, let the log streams drain (bounded) before reporting.
+            // After the Job ends, let the log streams drain and its pods' last changes arrive
+            // (bounded) before reporting: the Job's and the pods' watches race, and the
+            // evidence reads the pods as last seen.
             if let Some(done) = &self.finished
                 && self.logs_open == 0
+                && self.pods_settled()
             {
                 return (done.clone(), false);
             }
@@ -415,6 +418,15 @@ impl JobRun<'_> {
                 }
             }
         }
+    }
+
+    /// Every pod of this run's Job has ended (or is gone).
+    fn pods_settled(&self) -> bool {
+        self.pods_seen
+            .items
+            .values()
+            .filter(|p| owned_by(p, self.uid))
+            .all(is_over)
     }
 
     /// Takes one watch change or log end in: shows this run's pods, follows each container's

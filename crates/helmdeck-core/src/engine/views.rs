@@ -391,6 +391,52 @@ mod tests {
         .unwrap()
     }
 
+    /// Every container from the spec, initContainers first in the order they run, each with
+    /// its state; restarts count the initContainers' too.
+    #[test]
+    fn a_pod_view_lists_init_containers_first_with_their_state() {
+        let p: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "job-x"},
+            "spec": {
+                "initContainers": [{"name": "wait-db"}, {"name": "configure"}],
+                "containers": [{"name": "app"}]
+            },
+            "status": {
+                "phase": "Pending",
+                "initContainerStatuses": [
+                    {"name": "wait-db", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+                     "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                    {"name": "configure", "image": "i", "imageID": "", "ready": false, "restartCount": 3,
+                     "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                     "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+                ],
+                "containerStatuses": [
+                    {"name": "app", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                     "state": {"waiting": {"reason": "PodInitializing"}}}
+                ]
+            }
+        }))
+        .unwrap();
+        let v = pod_view(&p, "Job/job".into(), true, &[]);
+        let got: Vec<(&str, bool, &str, i32)> = v
+            .container_states
+            .iter()
+            .map(|c| (c.name.as_str(), c.init, c.state.as_str(), c.restarts))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("wait-db", true, "completed", 0),
+                ("configure", true, "waiting: CrashLoopBackOff (exit 1)", 3),
+                ("app", false, "waiting: PodInitializing", 0),
+            ]
+        );
+        assert_eq!(v.log_containers(), ["wait-db", "configure", "app"]);
+        assert_eq!(v.failed_container(), Some("configure"));
+        assert_eq!(v.restarts, 3);
+        assert_eq!(v.containers, ["app"]);
+    }
+
     fn names(w: &Observed<'_>) -> Vec<String> {
         w.current
             .iter()

@@ -32,7 +32,7 @@ const LAYERS: &[(&str, &str, &str)] = &[
     // The plan, then the engine that runs it.
     ("helmdeck-core", "config", "cli glob time text validate"),
     ("helmdeck-core", "engine", "atomic cli config glob helm rollout cluster text time advice validate exit"),
-    ("helmdeck-core", "inspect", "cli cluster engine glob helm rollout text time advice"),
+    ("helmdeck-core", "inspect", "cli cluster engine glob helm rollout text time advice record"),
     // Records of runs, read back for replay.
     ("helmdeck-core", "record", "engine helm text time"),
     // Renderers: the formats CI reads, then the terminal.

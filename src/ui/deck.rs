@@ -123,11 +123,13 @@ pub fn shown_container(state: &DeployState, detail: &Detail) -> Option<(String, 
     let pods = model::pods_of(state, &detail.target);
     let key = detail.pod.key.as_ref()?;
     let pod = pods.iter().find(|p| &p.name == key)?;
-    if pod.containers.is_empty() {
+    // initContainers first, as they run: `c` steps through them before the app containers.
+    let containers = pod.log_containers();
+    if containers.is_empty() {
         return None;
     }
-    let c = &pod.containers[detail.container % pod.containers.len()];
-    Some((pod.name.clone(), c.clone()))
+    let c = containers[detail.container % containers.len()];
+    Some((pod.name.clone(), c.to_string()))
 }
 
 /// The log lines shown for the selected container, and where they come from.

@@ -70,6 +70,7 @@ pub fn pod(name: &str, owner: &str, phase: &str, ready: bool) -> PodView {
         current: true,
         causes: vec![],
         containers: vec!["app".into()],
+        container_states: Vec::new(),
     }
 }
 

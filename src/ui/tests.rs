@@ -138,6 +138,73 @@ fn drill_down_into_the_init_job() {
     insta::assert_snapshot!("drilldown_init_job_160x48", screen);
 }
 
+/// A pod with initContainers: the drill-down lists every container (initContainers marked,
+/// with their state) and `c` steps through them, initContainers first.
+#[test]
+fn drill_down_lists_init_containers_and_c_cycles_through_them() {
+    use crate::engine::event::ContainerView;
+    let mut story = Story::init_incomplete();
+    let state = |name: &str, init: bool, state: &str, restarts: i32| ContainerView {
+        name: name.into(),
+        init,
+        state: state.into(),
+        restarts,
+    };
+    for (container, line) in [
+        ("wait-db", "demo-db:5432 accepting connections"),
+        ("configure", "error: site setup refused"),
+    ] {
+        story.send(Event::Log {
+            pod: "demo-init-sw2q4".into(),
+            container: container.into(),
+            text: line.into(),
+        });
+    }
+    story.send(Event::Pod(PodView {
+        containers: vec!["init".into()],
+        causes: vec!["init container configure: CrashLoopBackOff (exit 1, 3 restarts)".into()],
+        container_states: vec![
+            state("wait-db", true, "completed", 0),
+            state("configure", true, "waiting: CrashLoopBackOff (exit 1)", 3),
+            state("init", false, "waiting: PodInitializing", 0),
+        ],
+        ..pod("demo-init-sw2q4", "Job/demo-init", "Pending", false)
+    }));
+    let mut ui = UiState::new();
+    story.render(&mut ui, 160, 48);
+    press(&mut ui, &story.state, KeyCode::Tab);
+    press(&mut ui, &story.state, KeyCode::Char('G'));
+    press(&mut ui, &story.state, KeyCode::Enter);
+    let first = story.render(&mut ui, 160, 48);
+    assert!(
+        first.contains("CONTAINERS ▸init wait-db completed · init configure waiting: CrashLoopBackOff (exit 1), 3 restarts · init waiting: PodInitializing"),
+        "{first}"
+    );
+    assert!(
+        first.contains("LOG demo-init-sw2q4 / init wait-db (1 of 3, c next)"),
+        "{first}"
+    );
+    assert!(
+        first.contains("demo-db:5432 accepting connections"),
+        "{first}"
+    );
+    press(&mut ui, &story.state, KeyCode::Char('c'));
+    let second = story.render(&mut ui, 160, 48);
+    assert!(
+        second.contains("LOG demo-init-sw2q4 / init configure (2 of 3, c next)"),
+        "{second}"
+    );
+    assert!(second.contains("error: site setup refused"), "{second}");
+    insta::assert_snapshot!("drilldown_init_containers_160x48", second);
+    press(&mut ui, &story.state, KeyCode::Char('c'));
+    let third = story.render(&mut ui, 160, 48);
+    assert!(
+        third.contains("LOG demo-init-sw2q4 / init (3 of 3, c next)"),
+        "{third}"
+    );
+    assert!(third.contains("refusing to change roles"), "{third}");
+}
+
 #[test]
 fn help_overlay() {
     screens("help", &Story::rollout(), |ui, state| {

@@ -15,6 +15,7 @@ mod differential;
 mod exits;
 mod flip;
 mod flip_init;
+mod flip_init_containers;
 mod init_hooks;
 mod init_render;
 mod inspect;

@@ -310,6 +310,10 @@ pub struct InspectArgs {
     /// A glob over the name, optionally `Kind/glob` (repeatable).
     #[arg(long = "optional", value_name = "PATTERN")]
     pub optional: Vec<String>,
+    /// The init Job to show, as `deploy --init-job` names it (default: the newest Job
+    /// helmdeck's init step created for the release, labelled `helmdeck.io/run`).
+    #[arg(long, value_name = "NAME")]
+    pub init_job: Option<String>,
     /// kubeconfig context to use.
     #[arg(long)]
     pub kube_context: Option<String>,

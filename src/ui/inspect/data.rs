@@ -7,8 +7,10 @@ use ratatui::style::{Modifier, Style};
 use crate::engine::event::KubeEventView;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::helm::hooks::HookPhase;
+use crate::helm::status::HookRecord;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookPod, InspectedHook, Inspection, Termination,
+    ContainerEvidence, HistoryRow, HookEvidence, HookPod, InitJobView, InspectedHook, Inspection,
+    Termination,
 };
 use crate::ui::model::{self, Mark, Target};
 use crate::ui::panes::DeployFrame;
@@ -24,7 +26,16 @@ pub struct Inspected {
 }
 
 impl Inspected {
-    pub fn new(inspection: Inspection, now: Option<jiff::Timestamp>) -> Inspected {
+    pub fn new(mut inspection: Inspection, now: Option<jiff::Timestamp>) -> Inspected {
+        // The init Job is listed last among the hooks (event `init`, as the deploy screen
+        // lists it), so Enter shows its pods, containers, log tails and events the same way.
+        // A Job helm ran as a hook (`--init-job` naming it) already has its row.
+        let row = inspection.init_job.as_ref().map(init_job_row);
+        if let Some(row) =
+            row.filter(|r| !inspection.hooks.iter().any(|h| hook_key(h) == hook_key(r)))
+        {
+            inspection.hooks.push(row);
+        }
         let mut mirror = DeployState::new(PlanSummary {
             release: inspection.release.clone(),
             namespace: inspection.namespace.clone(),
@@ -54,6 +65,45 @@ impl Inspected {
     /// The newest stored revision.
     pub fn newest(&self) -> Option<i64> {
         self.inspection.history.iter().map(|r| r.revision).max()
+    }
+}
+
+/// The init Job as a hook row: its phase from the live Job's status, its evidence (or, for a
+/// Job that is gone, the note that says why) as a hook's.
+fn init_job_row(j: &InitJobView) -> InspectedHook {
+    let status = j
+        .live
+        .as_ref()
+        .and_then(|l| l.status.as_deref())
+        .unwrap_or("");
+    let phase = if status.starts_with("Failed") {
+        HookPhase::Failed
+    } else if status.starts_with("Complete") {
+        HookPhase::Succeeded
+    } else if status.starts_with("Running") {
+        HookPhase::Running
+    } else {
+        HookPhase::Unknown
+    };
+    let mut live = j.live.clone().unwrap_or_else(|| HookEvidence {
+        kind: "Job".into(),
+        name: j.name.clone(),
+        ..HookEvidence::default()
+    });
+    live.notes.extend(j.note.iter().cloned());
+    if let Some(c) = &j.failed_container {
+        live.notes.insert(0, format!("failed container: {c}"));
+    }
+    InspectedHook {
+        record: HookRecord {
+            name: j.name.clone(),
+            kind: "Job".into(),
+            events: vec!["init".into()],
+            phase,
+            ..HookRecord::default()
+        },
+        in_this_run: true,
+        live: Some(live),
     }
 }
 

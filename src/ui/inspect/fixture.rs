@@ -257,6 +257,7 @@ pub fn hook_fails() -> Inspection {
         requested: None,
         revision: Some(2),
         error: None,
+        init_job: None,
         history: vec![
             history(1, "09:52:10.521534127", "deployed", "Install complete"),
             history(2, "10:00:00.747860519", "failed", UPGRADE_FAILED),

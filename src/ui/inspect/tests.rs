@@ -595,3 +595,83 @@ fn an_attempt_that_ended_differently_shows_whole_in_text() {
         "{text}"
     );
 }
+
+/// The newest run's init Job is the hooks pane's last row (event `init`); Enter shows its pod,
+/// the failed initContainer and its log tail.
+#[test]
+fn the_init_job_is_listed_with_its_failed_init_container() {
+    use crate::inspect::model::{
+        ContainerEvidence, HookEvidence, HookPod, InitJobView, Termination,
+    };
+    let mut i = fixture::hook_fails();
+    let configure = ContainerEvidence {
+        name: "configure".into(),
+        init: true,
+        restarts: 0,
+        state: "terminated".into(),
+        terminated: Some(Termination {
+            exit_code: 1,
+            reason: Some("Error".into()),
+            ..Termination::default()
+        }),
+        log: vec!["error: site setup refused".into()],
+        ..ContainerEvidence::default()
+    };
+    i.init_job = Some(InitJobView {
+        name: "demo-setup".into(),
+        run: Some("r1".into()),
+        live: Some(HookEvidence {
+            kind: "Job".into(),
+            name: "demo-setup".into(),
+            found: true,
+            status: Some("Failed: BackoffLimitExceeded".into()),
+            failed: 1,
+            pods: vec![HookPod {
+                name: "demo-setup-x1".into(),
+                phase: "Failed".into(),
+                causes: vec!["init container configure: Failed: Error (exit 1)".into()],
+                containers: vec![
+                    configure,
+                    ContainerEvidence {
+                        name: "init".into(),
+                        state: "waiting: PodInitializing".into(),
+                        ..ContainerEvidence::default()
+                    },
+                ],
+                ..HookPod::default()
+            }],
+            ..HookEvidence::default()
+        }),
+        failed_container: Some("configure".into()),
+        note: None,
+    });
+    let data = fixture::data(i);
+    let mut ui = InspectUi::new(&data);
+    fixture::render(&data, &mut ui, 160, 48);
+    let list = fixture::render(&data, &mut ui, 160, 48);
+    assert!(list.contains("demo-setup"), "{list}");
+    let keys: Vec<String> = crate::ui::inspect::data::hook_keys(&data.inspection, "");
+    assert_eq!(
+        keys.last().map(String::as_str),
+        Some("Job/demo-setup"),
+        "{keys:?}"
+    );
+    press(&mut ui, &data, KeyCode::Char('G'));
+    press(&mut ui, &data, KeyCode::Enter);
+    let screen = fixture::render(&data, &mut ui, 160, 48);
+    assert!(screen.contains("init container configure"), "{screen}");
+    assert!(screen.contains("error: site setup refused"), "{screen}");
+    // Named as a hook of the release already (helm ran it): listed once.
+    let mut twice = data.inspection.clone();
+    if let Some(j) = twice.init_job.as_mut() {
+        j.name = "demo-init".into();
+    }
+    twice.hooks.retain(|h| h.record.events != ["init"]);
+    let again = fixture::data(twice);
+    let keys = crate::ui::inspect::data::hook_keys(&again.inspection, "");
+    assert_eq!(
+        keys.iter().filter(|k| *k == "Job/demo-init").count(),
+        1,
+        "{keys:?}"
+    );
+}

@@ -126,9 +126,23 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     let h = inner.height;
     let pods_h = ((pods.len().max(1) as u16) + 1).min((h / 3).max(3));
     let events_h = ((events.len().max(1) as u16) + 1).min((h / 4).max(2));
-    let [pods_area, events_area, log_title_area, log_area] = Layout::vertical([
+    let selected = detail
+        .pod
+        .key
+        .as_ref()
+        .and_then(|k| pods.iter().find(|p| &p.name == k).copied());
+    // A pod with initContainers lists every container with its state (one line).
+    let strip = selected.filter(|p| p.container_states.iter().any(|c| c.init));
+    let [
+        pods_area,
+        events_area,
+        containers_area,
+        log_title_area,
+        log_area,
+    ] = Layout::vertical([
         Constraint::Length(pods_h),
         Constraint::Length(events_h),
+        Constraint::Length(u16::from(strip.is_some())),
         Constraint::Length(1),
         Constraint::Fill(1),
     ])
@@ -149,7 +163,50 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         pods::render(frame, pods_area, &pods, &mut d.pod, &look, &t);
     }
     render_events(frame, events_area, ctx, &events);
+    if let Some(pod) = strip {
+        let shown = shown_container(state, &detail).map(|(_, c)| c);
+        let line = containers_line(pod, shown.as_deref(), containers_area.width as usize, ctx);
+        frame.render_widget(Paragraph::new(line), containers_area);
+    }
     render_log(frame, [log_title_area, log_area], ctx, ui, &pods);
+}
+
+/// `CONTAINERS init wait-db completed · ▸init configure waiting: CrashLoopBackOff (exit 1), 6
+/// restarts · app waiting: PodInitializing`: every container in the order they run, the one
+/// whose log is shown marked, cut to `width`.
+fn containers_line<'a>(
+    pod: &PodView,
+    shown: Option<&str>,
+    width: usize,
+    ctx: &DeployFrame,
+) -> Line<'a> {
+    let items: Vec<String> = pod
+        .container_states
+        .iter()
+        .map(|c| {
+            let mark = if shown == Some(c.name.as_str()) {
+                "▸"
+            } else {
+                ""
+            };
+            let init = if c.init { "init " } else { "" };
+            let restarts = match c.restarts {
+                0 => String::new(),
+                1 => ", 1 restart".into(),
+                n => format!(", {n} restarts"),
+            };
+            format!(
+                "{mark}{init}{} {}{restarts}",
+                fit::inert(&c.name),
+                fit::inert(&c.state)
+            )
+        })
+        .collect();
+    let text = fit::end(&items.join(" · "), width.saturating_sub(11)).into_owned();
+    Line::from(vec![
+        Span::styled("CONTAINERS ", ctx.theme.heading()),
+        Span::raw(text),
+    ])
 }
 
 /// The selected container's log: its title (which pod and container, the scroll position,
@@ -168,13 +225,17 @@ fn render_log(
     };
     let (lines, status) = log_lines(state, &detail, &ui.log, ui.filters.get(FilterSlot::Log));
     let shown = shown_container(state, &detail);
-    let containers = shown
+    let pod = shown
         .as_ref()
-        .and_then(|(p, _)| pods.iter().find(|x| &x.name == p))
-        .map(|p| p.containers.len())
-        .unwrap_or(0);
+        .and_then(|(p, _)| pods.iter().find(|x| &x.name == p));
+    let containers = pod.map_or(0, |p| p.log_containers().len());
     let head = match &shown {
-        Some((p, c)) => log_heading(p, c, detail.container, containers),
+        Some((p, c)) => {
+            let init =
+                pod.is_some_and(|p| p.container_states.iter().any(|s| s.init && &s.name == c));
+            let label = if init { format!("init {c}") } else { c.clone() };
+            log_heading(p, &label, detail.container, containers)
+        }
         None if test_log(state, &detail.target).is_some() => {
             format!("LOG {}", fit::inert(detail.target.name()))
         }

@@ -334,6 +334,7 @@ mod tests {
                     current: true,
                     causes: vec!["Error (exit 3)".into()],
                     containers: vec!["main".into()],
+                    container_states: Vec::new(),
                 }),
                 1.0,
                 "t1",

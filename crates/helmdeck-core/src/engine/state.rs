@@ -334,6 +334,7 @@ mod tests {
             current: true,
             causes: vec![],
             containers: vec![],
+            container_states: Vec::new(),
         };
         s.apply(&Event::Pod(pod("apps")), 3.0, "t");
         s.apply(&Event::Pod(pod("monitoring")), 3.0, "t");

@@ -299,13 +299,29 @@ fn job_cause(state: &DeployState, label: &str, job: &str) -> Vec<String> {
         out.push(format!("{label}: {words}"));
     }
     // A pod deleted since (a hook's delete policy) still left its log behind; of the pods
-    // still listed, only the last one's log is kept (earlier attempts said the same).
+    // still listed, only the last one's log is kept (earlier attempts said the same), and of
+    // its containers the one that failed (an initContainer, when that is what failed).
     let prefix = format!("{job}-");
-    for (key, lines) in &state.logs {
-        let Some((pod, _)) = key.split_once('/') else {
+    let failed = last.and_then(|l| l.failed_container());
+    let mut keys: Vec<&String> = state.logs.keys().collect();
+    // The last pod's containers in the order they ran: initContainers first.
+    let order = |key: &str| {
+        last.and_then(|l| {
+            let (pod, container) = key.split_once('/')?;
+            (pod == l.name).then(|| l.log_containers().iter().position(|c| *c == container))?
+        })
+    };
+    keys.sort_by_key(|k| (order(k).unwrap_or(usize::MAX), k.as_str()));
+    for key in keys {
+        let lines = &state.logs[key];
+        let Some((pod, container)) = key.split_once('/') else {
             continue;
         };
-        let ours = last.is_some_and(|l| l.name == pod)
+        let is_last = last.is_some_and(|l| l.name == pod);
+        if is_last && failed.is_some_and(|f| f != container) {
+            continue;
+        }
+        let ours = is_last
             || (!pods.contains(&pod)
                 && pod.starts_with(&prefix)
                 && !state

@@ -6,10 +6,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::engine::event::{KubeEventView, PodView, WorkloadKey, WorkloadView};
+use crate::engine::event::{ContainerView, KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
 use crate::rollout::diagnosis;
 use crate::rollout::optional::optional_because;
@@ -219,7 +219,13 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
         owner: text::plain(&owner),
         phase: text::plain(status.and_then(|s| s.phase.as_deref()).unwrap_or("Unknown")),
         ready: diagnosis::is_pod_ready(pod),
-        restarts: statuses.map_or(0, |c| c.iter().map(|c| c.restart_count).sum()),
+        // initContainers' restarts count too, as in kubectl's RESTARTS column.
+        restarts: statuses
+            .into_iter()
+            .chain(status.and_then(|s| s.init_container_statuses.as_ref()))
+            .flatten()
+            .map(|c| c.restart_count)
+            .sum(),
         node: pod
             .spec
             .as_ref()
@@ -235,7 +241,71 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
             .as_ref()
             .map(|s| s.containers.iter().map(|c| text::plain(&c.name)).collect())
             .unwrap_or_default(),
+        container_states: container_views(pod),
     }
+}
+
+/// Every container of the pod from its spec, initContainers first (the order they run), each
+/// with its state from the pod's status.
+pub fn container_views(pod: &Pod) -> Vec<ContainerView> {
+    let Some(spec) = pod.spec.as_ref() else {
+        return Vec::new();
+    };
+    let status = pod.status.as_ref();
+    let find = |list: Option<&Vec<ContainerStatus>>, name: &str| {
+        list.into_iter().flatten().find(|c| c.name == name).cloned()
+    };
+    let init = spec.init_containers.iter().flatten().map(|c| {
+        let st = find(
+            status.and_then(|s| s.init_container_statuses.as_ref()),
+            &c.name,
+        );
+        (c.name.as_str(), true, st)
+    });
+    let main = spec.containers.iter().map(|c| {
+        let st = find(status.and_then(|s| s.container_statuses.as_ref()), &c.name);
+        (c.name.as_str(), false, st)
+    });
+    init.chain(main)
+        .map(|(name, init, st)| ContainerView {
+            name: text::plain(name),
+            init,
+            state: text::plain(&container_state(st.as_ref())),
+            restarts: st.as_ref().map_or(0, |s| s.restart_count),
+        })
+        .collect()
+}
+
+/// A container's state in a few words, as `kubectl describe` names it.
+fn container_state(st: Option<&ContainerStatus>) -> String {
+    let Some(state) = st.and_then(|s| s.state.as_ref()) else {
+        return "not started".into();
+    };
+    if let Some(t) = &state.terminated {
+        let reason = t.reason.as_deref().unwrap_or("Terminated");
+        return if t.exit_code == 0 {
+            "completed".into()
+        } else {
+            format!("terminated: {reason} (exit {})", t.exit_code)
+        };
+    }
+    if let Some(w) = &state.waiting {
+        let reason = w.reason.as_deref().unwrap_or("Waiting");
+        // A restart back-off says how the last run ended: that is what failed.
+        let last = st
+            .and_then(|s| s.last_state.as_ref())
+            .and_then(|l| l.terminated.as_ref());
+        return match last {
+            Some(t) if reason == "CrashLoopBackOff" => {
+                format!("waiting: {reason} (exit {})", t.exit_code)
+            }
+            _ => format!("waiting: {reason}"),
+        };
+    }
+    if state.running.is_some() {
+        return "running".into();
+    }
+    "not started".into()
 }
 
 /// Whether `e` is about one of `uids` (an Event without a uid is about none of them).
@@ -319,6 +389,52 @@ mod tests {
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "X", "name": "o", "uid": owner_uid}]},
         }))
         .unwrap()
+    }
+
+    /// Every container from the spec, initContainers first in the order they run, each with
+    /// its state; restarts count the initContainers' too.
+    #[test]
+    fn a_pod_view_lists_init_containers_first_with_their_state() {
+        let p: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "job-x"},
+            "spec": {
+                "initContainers": [{"name": "wait-db"}, {"name": "configure"}],
+                "containers": [{"name": "app"}]
+            },
+            "status": {
+                "phase": "Pending",
+                "initContainerStatuses": [
+                    {"name": "wait-db", "image": "i", "imageID": "", "ready": true, "restartCount": 0,
+                     "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                    {"name": "configure", "image": "i", "imageID": "", "ready": false, "restartCount": 3,
+                     "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                     "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+                ],
+                "containerStatuses": [
+                    {"name": "app", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                     "state": {"waiting": {"reason": "PodInitializing"}}}
+                ]
+            }
+        }))
+        .unwrap();
+        let v = pod_view(&p, "Job/job".into(), true, &[]);
+        let got: Vec<(&str, bool, &str, i32)> = v
+            .container_states
+            .iter()
+            .map(|c| (c.name.as_str(), c.init, c.state.as_str(), c.restarts))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("wait-db", true, "completed", 0),
+                ("configure", true, "waiting: CrashLoopBackOff (exit 1)", 3),
+                ("app", false, "waiting: PodInitializing", 0),
+            ]
+        );
+        assert_eq!(v.log_containers(), ["wait-db", "configure", "app"]);
+        assert_eq!(v.failed_container(), Some("configure"));
+        assert_eq!(v.restarts, 3);
+        assert_eq!(v.containers, ["app"]);
     }
 
     fn names(w: &Observed<'_>) -> Vec<String> {

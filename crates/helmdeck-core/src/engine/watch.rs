@@ -465,9 +465,12 @@ async fn wait_for_job(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {
             for pod in &list.items {
                 let view = views::pod_view(pod, owner.clone(), true, &[]);
                 if matches!(progress, JobProgress::Failed { .. }) && view.phase == "Failed" {
-                    for container in &view.containers {
-                        hooks_live::fetch_log_tail(&pods, &ctx.emit, &view.name, container);
-                    }
+                    hooks_live::fetch_log_tail(
+                        &pods,
+                        &ctx.emit,
+                        &view.name,
+                        &view.log_containers(),
+                    );
                 }
                 ctx.emit.send(Event::Pod(view));
             }

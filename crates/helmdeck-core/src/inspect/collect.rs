@@ -14,11 +14,11 @@ use crate::cluster::releases;
 use crate::engine::event::{WorkloadKey, reference};
 use crate::glob::KindGlob;
 use crate::helm::status::{HookRecord, ReleaseStatus};
-use crate::inspect::evidence;
 use crate::inspect::model::{InspectedHook, Inspection, RevisionInfo, Storage};
 use crate::inspect::records::{self, StoredObject};
 use crate::inspect::redact;
 use crate::inspect::workloads::{self, Live};
+use crate::inspect::{evidence, init_job};
 use crate::text;
 
 /// What to inspect.
@@ -32,6 +32,8 @@ pub struct Request {
     pub context: Option<String>,
     /// The deny list (`--optional`), as the deploy step takes it.
     pub optional: Vec<KindGlob>,
+    /// `--init-job`: the init Job to show (default: the newest one helmdeck's init step made).
+    pub init_job: Option<String>,
 }
 
 /// Collects the inspection. Never fails: what cannot be read is said in `error` / `warnings`.
@@ -113,6 +115,16 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
     if out.revision_absent() {
         return out;
     }
+    out.init_job = init_job::collect(
+        client,
+        &req.release,
+        &req.namespace,
+        req.init_job.as_deref(),
+        &events,
+        &out.hooks,
+        &mut out.warnings,
+    )
+    .await;
     let live = live_workloads(client, req, &manifest_workloads, events, &mut out.warnings).await;
     let judged = workloads::judge(
         &live,

@@ -48,6 +48,11 @@
 //!        "events": [<event>],
 //!        "notes": ["…"]}}
 //!   ],
+//!   "init_job": null | {                 // the newest run's init Job (`helmdeck.io/run`), or --init-job
+//!     "name": "demo-init", "run": "…", "found": true, "status": "Failed: BackoffLimitExceeded: …",
+//!     "failed_container": "wait-db",     // the first container that exited non-zero (initContainers first)
+//!     "note": null,                      // why it is gone: "… deleted after it succeeded …"
+//!     "pods": [<as live.pods>], "events": [<event>], "notes": ["…"]},
 //!   "workloads": [{"kind": "Deployment", "name": "demo-api", "ready": true, "failed": false,
 //!                  "optional": false,
 //!                  "optional_because": null,  // "--optional PATTERN" | "annotation KEY" (as deploy's report)
@@ -68,7 +73,8 @@ use serde_json::{Value, json};
 
 use crate::engine::event::KubeEventView;
 use crate::inspect::model::{
-    ContainerEvidence, HistoryRow, HookEvidence, InspectedHook, Inspection, Termination,
+    ContainerEvidence, HistoryRow, HookEvidence, InitJobView, InspectedHook, Inspection,
+    Termination,
 };
 
 pub const INSPECT_VERSION: u32 = 1;
@@ -94,6 +100,7 @@ pub fn document(i: &Inspection) -> Value {
             "operation": r.operation.name(), "storage": r.storage.kubectl_name(), "object": r.object,
         })),
         "hooks": i.hooks.iter().enumerate().map(|(n, h)| hook(n, h)).collect::<Vec<_>>(),
+        "init_job": i.init_job.as_ref().map(init_job),
         "workloads": i.workloads.iter().map(|w| {
             let owner = format!("{}/{}", w.kind, w.name);
             json!({
@@ -132,6 +139,18 @@ fn hook(order: usize, h: &InspectedHook) -> Value {
         "weight": r.weight, "phase": r.phase.word(), "in_this_run": h.in_this_run,
         "started_at": r.started_at, "completed_at": r.completed_at, "delete_policies": r.delete_policies,
         "live": h.live.as_ref().map(live),
+    })
+}
+
+fn init_job(j: &InitJobView) -> Value {
+    let live = j.live.as_ref().map(live);
+    json!({
+        "name": j.name, "run": j.run, "found": j.live.as_ref().is_some_and(|l| l.found),
+        "failed_container": j.failed_container, "note": j.note,
+        "status": live.as_ref().map(|l| l["status"].clone()),
+        "pods": live.as_ref().map_or(json!([]), |l| l["pods"].clone()),
+        "events": live.as_ref().map_or(json!([]), |l| l["events"].clone()),
+        "notes": live.as_ref().map_or(json!([]), |l| l["notes"].clone()),
     })
 }
 

@@ -10,6 +10,7 @@
 pub mod collect;
 pub mod digest;
 pub mod evidence;
+pub mod init_job;
 pub mod json;
 pub mod model;
 pub mod records;
@@ -61,6 +62,7 @@ impl Reader {
             show_manifest: args.show_manifest,
             context: args.kube_context.clone(),
             optional,
+            init_job: args.init_job.clone(),
         };
         Ok(Reader { cluster, request })
     }

@@ -29,6 +29,8 @@ pub struct Inspection {
     pub info: Option<RevisionInfo>,
     /// The inspected revision's hooks, in helm's execution order for its operation.
     pub hooks: Vec<InspectedHook>,
+    /// The init Job of the newest run (or `--init-job`), when there is one to speak of.
+    pub init_job: Option<InitJobView>,
     /// The release's live workloads, judged as the deploy step judges them.
     pub workloads: Vec<WorkloadView>,
     /// Pods of those workloads (current and old), for the drill-down.
@@ -246,4 +248,18 @@ pub struct Termination {
     /// The container's termination message (`terminationMessagePath`).
     pub message: Option<String>,
     pub finished_at: Option<String>,
+}
+
+/// The init Job as inspect shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct InitJobView {
+    pub name: String,
+    /// The `helmdeck.io/run` label of the Job (none for a helm hook's Job).
+    pub run: Option<String>,
+    /// The live Job, its pods (containers, initContainers first, with log tails) and events.
+    pub live: Option<HookEvidence>,
+    /// The container that failed the newest pod, e.g. the initContainer `configure-xnat-web`.
+    pub failed_container: Option<String>,
+    /// Why there is no live Job to show (deleted after it succeeded, ...).
+    pub note: Option<String>,
 }

@@ -17,6 +17,7 @@ pub fn render(i: &Inspection) -> String {
     history(&mut out, i);
     lock(&mut out, i);
     hooks(&mut out, i);
+    init_job(&mut out, i);
     workloads(&mut out, i);
     if !i.warnings.is_empty() {
         out.push_str("\nWarnings\n");
@@ -196,6 +197,28 @@ fn hooks(out: &mut String, i: &Inspection) {
     }
 }
 
+/// The newest run's init Job: its live evidence as a hook's, or why it is gone.
+fn init_job(out: &mut String, i: &Inspection) {
+    let Some(j) = &i.init_job else {
+        return;
+    };
+    let run = j
+        .run
+        .as_deref()
+        .map(|r| format!(", run {r}"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "\nInit Job {}{run}", j.name);
+    if let Some(note) = &j.note {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    if let Some(c) = &j.failed_container {
+        let _ = writeln!(out, "  failed container: {c}");
+    }
+    if let Some(e) = &j.live {
+        pods_and_events(out, e);
+    }
+}
+
 fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
     let _ = writeln!(
         out,
@@ -204,17 +227,22 @@ fn hook_evidence(out: &mut String, h: &InspectedHook, e: &HookEvidence) {
         e.kind,
         h.record.phase.word()
     );
-    if e.found {
+    if e.found && e.kind != "Job" {
         let status = e.status.as_deref().unwrap_or("unknown");
-        if e.kind == "Job" {
-            let _ = writeln!(
-                out,
-                "  Job: {status} · {} active, {} succeeded, {} failed",
-                e.active, e.succeeded, e.failed
-            );
-        } else {
-            let _ = writeln!(out, "  Pod: {status}");
-        }
+        let _ = writeln!(out, "  Pod: {status}");
+    }
+    pods_and_events(out, e);
+}
+
+/// A Job's (or hook Pod's) notes, pods with their containers and logs, and events.
+fn pods_and_events(out: &mut String, e: &HookEvidence) {
+    if e.found && e.kind == "Job" {
+        let status = e.status.as_deref().unwrap_or("unknown");
+        let _ = writeln!(
+            out,
+            "  Job: {status} · {} active, {} succeeded, {} failed",
+            e.active, e.succeeded, e.failed
+        );
     }
     for note in &e.notes {
         let _ = writeln!(out, "  note: {note}");

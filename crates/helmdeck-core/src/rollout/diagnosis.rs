@@ -230,26 +230,41 @@ fn is_about(event: &Event, pod: &ObjectMeta) -> bool {
 
 /// One cause for the whole pod: the first container that exited non-zero, and the pod's own
 /// reason (Evicted, Shutdown, DeadlineExceeded) when it has one, since that explains the rest.
+/// A failed initContainer is named as one (`init container fetch-bundle: Failed: Error (exit
+/// 1)`): the app containers never ran, so it is the whole story.
 fn failed(status: &PodStatus) -> Vec<PodCause> {
-    let all = status
-        .init_container_statuses
-        .iter()
-        .chain(&status.container_statuses)
-        .flatten();
-    let mut ended = all.filter_map(|c| Some((c, c.state.as_ref()?.terminated.as_ref()?)));
-    let first = ended.find(|(_, t)| t.exit_code != 0);
+    let init = status.init_container_statuses.iter().flatten();
+    let all = init.map(|c| (c, Kind::Init)).chain(
+        status
+            .container_statuses
+            .iter()
+            .flatten()
+            .map(|c| (c, Kind::Main)),
+    );
+    let mut ended =
+        all.filter_map(|(c, kind)| Some((c, kind, c.state.as_ref()?.terminated.as_ref()?)));
+    let first = ended.find(|(_, _, t)| t.exit_code != 0);
     let pod_reason = status.reason.clone().filter(|r| !r.is_empty());
-    let container_reason = first.and_then(|(_, t)| t.reason.clone());
-    vec![PodCause::Failed {
-        container: first.map(|(c, _)| c.name.clone()).unwrap_or_default(),
-        exit_code: first.map_or(0, |(_, t)| t.exit_code),
+    let container_reason = first.and_then(|(_, _, t)| t.reason.clone());
+    let cause = PodCause::Failed {
+        container: first.map(|(c, _, _)| c.name.clone()).unwrap_or_default(),
+        exit_code: first.map_or(0, |(_, _, t)| t.exit_code),
         reason: pod_reason
+            .clone()
             .or(container_reason)
             .unwrap_or_else(|| "Failed".into()),
         message: first
-            .and_then(|(_, t)| t.message.clone())
+            .and_then(|(_, _, t)| t.message.clone())
             .unwrap_or_default(),
-    }]
+    };
+    match first {
+        // The pod's own reason (Evicted, DeadlineExceeded) explains more than the container.
+        Some((c, Kind::Init, _)) if pod_reason.is_none() => vec![PodCause::Init {
+            container: c.name.clone(),
+            waiting: Box::new(cause),
+        }],
+        _ => vec![cause],
+    }
 }
 
 fn unschedulable(status: &PodStatus, events: &[&Event]) -> Option<PodCause> {

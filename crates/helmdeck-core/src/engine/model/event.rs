@@ -240,7 +240,50 @@ pub struct PodView {
     /// Belongs to the current revision (not an old ReplicaSet).
     pub current: bool,
     pub causes: Vec<String>,
+    /// The app containers, in spec order.
     pub containers: Vec<String>,
+    /// Every container with its state: the initContainers first, in the order they run, then
+    /// the app containers. Empty in views made before initContainers were shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_states: Vec<ContainerView>,
+}
+
+impl PodView {
+    /// The containers whose logs can be read, in the order they run: initContainers first.
+    pub fn log_containers(&self) -> Vec<&str> {
+        if self.container_states.is_empty() {
+            return self.containers.iter().map(String::as_str).collect();
+        }
+        self.container_states
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    /// The container that failed the pod: the first, in the order they run (initContainers
+    /// first), that ended non-zero or is backing off after doing so. None when the view does
+    /// not say.
+    pub fn failed_container(&self) -> Option<&str> {
+        self.container_states
+            .iter()
+            .find(|c| {
+                c.state.starts_with("terminated:")
+                    || c.state.starts_with("waiting: CrashLoopBackOff")
+            })
+            .map(|c| c.name.as_str())
+    }
+}
+
+/// One container of a pod as the drill-down lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerView {
+    pub name: String,
+    /// An initContainer (runs to completion before the app containers start).
+    pub init: bool,
+    /// `running`, `waiting: CrashLoopBackOff`, `terminated: Error (exit 1)`, `completed`, or
+    /// `not started`.
+    pub state: String,
+    pub restarts: i32,
 }
 
 /// A failed Job's attempts as one cause: every pod it made (restartPolicy Never makes one per

@@ -252,9 +252,7 @@ impl Shown {
             let view = views::pod_view(pod, format!("Job/{}", owner.name), true, &[]);
             // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
             if view.phase == "Failed" && self.logs_fetched.insert(view.name.clone()) {
-                for container in &view.containers {
-                    fetch_log_tail(pods_api, emit, &view.name, container);
-                }
+                fetch_log_tail(pods_api, emit, &view.name, &view.log_containers());
             }
             if self.pods.get(&view.name) != Some(&view) {
                 emit.send(Event::Pod(view.clone()));
@@ -291,20 +289,22 @@ impl Shown {
 /// Lines kept of a failed hook pod's log.
 const FAILED_HOOK_LOG_LINES: i64 = 20;
 
-pub fn fetch_log_tail(pods: &Api<Pod>, emit: &Emitter, pod: &str, container: &str) {
-    let (pods, emit, pod, container) = (
-        pods.clone(),
-        emit.clone(),
-        pod.to_string(),
-        container.to_string(),
-    );
+/// The last lines of each of the pod's `containers`, fetched one after the other in the
+/// order given (the order they ran: initContainers first), so the lines arrive in that order.
+pub fn fetch_log_tail(pods: &Api<Pod>, emit: &Emitter, pod: &str, containers: &[&str]) {
+    let (pods, emit, pod) = (pods.clone(), emit.clone(), pod.to_string());
+    let containers: Vec<String> = containers.iter().map(|c| c.to_string()).collect();
     tokio::spawn(async move {
-        let params = kube::api::LogParams {
-            container: Some(container.clone()),
-            tail_lines: Some(FAILED_HOOK_LOG_LINES),
-            ..Default::default()
-        };
-        if let Ok(log) = pods.logs(&pod, &params).await {
+        for container in containers {
+            let params = kube::api::LogParams {
+                container: Some(container.clone()),
+                tail_lines: Some(FAILED_HOOK_LOG_LINES),
+                ..Default::default()
+            };
+            // A container that never ran has no log: the next one may.
+            let Ok(log) = pods.logs(&pod, &params).await else {
+                continue;
+            };
             for line in log.lines() {
                 emit.send(Event::Log {
                     pod: pod.clone(),

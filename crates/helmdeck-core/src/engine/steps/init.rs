@@ -4,7 +4,7 @@
 //! one), runs it, streams its logs, and waits for Complete or Failed. The release is already
 //! live: a failure here is exit 3, not 1.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::{AsyncBufReadExt, TryStreamExt};
@@ -31,33 +31,111 @@ enum Msg {
     LogDone,
 }
 
-/// Follows one container's log, sending each line as an event.
-fn follow_log(
+/// Follows the logs of one pod's containers in the order they run: each initContainer once it
+/// has started, to its end, then the app containers; every line tagged with its container. A
+/// container that never starts before the pod ends is passed over. `pod` carries the pod as
+/// the watch last saw it.
+fn follow_pod(
     ctx: &Ctx,
     pods: Api<Pod>,
-    pod: String,
-    container: String,
+    mut pod: tokio::sync::watch::Receiver<Pod>,
     tx: mpsc::UnboundedSender<Msg>,
 ) -> tokio::task::JoinHandle<()> {
     let emit = ctx.emit.clone();
     tokio::spawn(async move {
-        let params = LogParams {
-            follow: true,
-            container: Some(container.clone()),
-            ..Default::default()
-        };
-        if let Ok(stream) = pods.log_stream(&pod, &params).await {
-            let mut lines = stream.lines();
-            while let Ok(Some(line)) = lines.try_next().await {
-                emit.send(Event::Log {
-                    pod: text::plain(&pod),
-                    container: text::plain(&container),
-                    text: text::plain(&line),
-                });
+        let name = pod.borrow().metadata.name.clone().unwrap_or_default();
+        let order = run_order(&pod.borrow());
+        for container in order {
+            // Wait for its turn: started, or the pod is over without it.
+            loop {
+                let (started, over) = {
+                    let p = pod.borrow_and_update();
+                    (has_started(&p, &container), is_over(&p))
+                };
+                if started || over {
+                    break;
+                }
+                if pod.changed().await.is_err() {
+                    let _ = tx.send(Msg::LogDone);
+                    return;
+                }
             }
+            let started = has_started(&pod.borrow(), &container);
+            if !started {
+                continue;
+            }
+            follow_log(&emit, &pods, &name, &container).await;
         }
         let _ = tx.send(Msg::LogDone);
     })
+}
+
+/// Streams one container's log to its end, sending each line as an event.
+async fn follow_log(
+    emit: &crate::engine::emit::Emitter,
+    pods: &Api<Pod>,
+    pod: &str,
+    container: &str,
+) {
+    let params = LogParams {
+        follow: true,
+        container: Some(container.to_string()),
+        ..Default::default()
+    };
+    if let Ok(stream) = pods.log_stream(pod, &params).await {
+        let mut lines = std::pin::pin!(stream.lines());
+        while let Ok(Some(line)) = lines.try_next().await {
+            emit.send(Event::Log {
+                pod: text::plain(pod),
+                container: text::plain(container),
+                text: text::plain(&line),
+            });
+        }
+    }
+}
+
+/// The pod's containers in the order they run: initContainers first.
+fn run_order(pod: &Pod) -> Vec<String> {
+    let Some(spec) = pod.spec.as_ref() else {
+        return Vec::new();
+    };
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// The container is running or has run (its log can be read).
+fn has_started(pod: &Pod, container: &str) -> bool {
+    let Some(status) = pod.status.as_ref() else {
+        return false;
+    };
+    status
+        .init_container_statuses
+        .iter()
+        .chain(status.container_statuses.iter())
+        .flatten()
+        .filter(|c| c.name == container)
+        .any(|c| {
+            let ran = c
+                .last_state
+                .as_ref()
+                .is_some_and(|s| s.terminated.is_some());
+            ran || c
+                .state
+                .as_ref()
+                .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
+        })
+}
+
+/// The pod has ended: no container of it starts any more.
+fn is_over(pod: &Pod) -> bool {
+    matches!(
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed")
+    )
 }
 
 /// The Job's end in one line: its reason, then its attempts counted over every pod it made and
@@ -239,7 +317,7 @@ async fn run_job(
         tasks,
         jobs_seen: Collection::default(),
         pods_seen: Collection::default(),
-        following: BTreeSet::new(),
+        following: BTreeMap::new(),
         logs_open: 0,
         seen: false,
         finished: None,
@@ -295,8 +373,9 @@ struct JobRun<'a> {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     jobs_seen: Collection<Job>,
     pods_seen: Collection<Pod>,
-    /// (pod, container) whose log is followed: each once.
-    following: BTreeSet<(String, String)>,
+    /// Each pod whose logs are followed, with the channel that hands its follower the pod as
+    /// the watch sees it.
+    following: BTreeMap<String, tokio::sync::watch::Sender<Pod>>,
     logs_open: usize,
     /// This run's Job was in the watch once, so its absence now means it was deleted.
     seen: bool,
@@ -313,9 +392,12 @@ impl JobRun<'_> {
     ) -> (StepOutcome, bool) {
         let ctx = self.ctx;
         loop {
-            // After the Job ends, let the log streams drain (bounded) before reporting.
+            // After the Job ends, let the log streams drain and its pods' last changes arrive
+            // (bounded) before reporting: the Job's and the pods' watches race, and the
+            // evidence reads the pods as last seen.
             if let Some(done) = &self.finished
                 && self.logs_open == 0
+                && self.pods_settled()
             {
                 return (done.clone(), false);
             }
@@ -348,6 +430,15 @@ impl JobRun<'_> {
         }
     }
 
+    /// Every pod of this run's Job has ended (or is gone).
+    fn pods_settled(&self) -> bool {
+        self.pods_seen
+            .items
+            .values()
+            .filter(|p| owned_by(p, self.uid))
+            .all(is_over)
+    }
+
     /// Takes one watch change or log end in: shows this run's pods, follows each container's
     /// log once it has started, and judges the Job until it has ended.
     fn apply(&mut self, msg: Msg) {
@@ -375,12 +466,16 @@ impl JobRun<'_> {
             self.ctx
                 .emit
                 .send(Event::Pod(views::pod_view(pod, owner, true, &[])));
-            for container in started_containers(pod) {
-                if self.following.insert((name.clone(), container.clone())) {
+            match self.following.get(&name) {
+                Some(sender) => {
+                    sender.send_replace((*pod).clone());
+                }
+                None => {
+                    let (sender, receiver) = tokio::sync::watch::channel((*pod).clone());
+                    self.following.insert(name.clone(), sender);
                     self.logs_open += 1;
                     let (pods, tx) = (self.pods.clone(), self.tx.clone());
-                    let follower = follow_log(self.ctx, pods, name.clone(), container, tx);
-                    self.tasks.push(follower);
+                    self.tasks.push(follow_pod(self.ctx, pods, receiver, tx));
                 }
             }
         }
@@ -388,21 +483,6 @@ impl JobRun<'_> {
             self.finished = judge_own(&self.jobs_seen, self.job_name, uid, &mut self.seen, &own);
         }
     }
-}
-
-/// The containers of `pod` that are running or have run: the ones with a log to follow.
-fn started_containers(pod: &Pod) -> impl Iterator<Item = String> + '_ {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref())
-        .into_iter()
-        .flatten()
-        .filter(|c| {
-            c.state
-                .as_ref()
-                .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
-        })
-        .map(|c| c.name.clone())
 }
 
 /// How this run's Job (by uid) ended, if it did: Complete, Failed, or gone or replaced under

@@ -403,6 +403,7 @@ fn a_failed_jobs_cause_holds_its_own_logs_only() {
         current: true,
         causes: vec!["Failed: Error (exit 1)".into()],
         containers: vec!["c".into()],
+        container_states: Vec::new(),
     };
     for p in [
         pod("demo-seed-abc", "Job/demo-seed"),
@@ -447,6 +448,7 @@ fn a_job_that_failed_several_times_is_one_line_with_its_attempts() {
         current: true,
         causes: vec![format!("{phase}: Error (exit 2)")],
         containers: vec!["init".into()],
+        container_states: Vec::new(),
     };
     for p in [
         pod("demo-init-a", "Failed", 0),
@@ -710,4 +712,51 @@ fn a_landed_deploy_whose_test_step_fails_is_cancelled_or_never_ends_is_1() {
     );
     let passed = with_test(Some(ok()));
     assert_eq!((passed.code(), passed.outcome), (0, Outcome::Landed));
+}
+
+/// A pod failed by its second initContainer: the cause names it, and of the pod's logs only
+/// that initContainer's is evidence (the one that ran fine before it is not the cause).
+#[test]
+fn a_job_failed_by_an_init_container_keeps_that_containers_log() {
+    use crate::engine::event::ContainerView;
+    let mut s = state(&[], &[]);
+    let state_of = |name: &str, init: bool, state: &str| ContainerView {
+        name: name.into(),
+        init,
+        state: state.into(),
+        restarts: 0,
+    };
+    let pod = PodView {
+        name: "demo-load-x".into(),
+        namespace: "apps".into(),
+        owner: "Job/demo-load".into(),
+        phase: "Failed".into(),
+        ready: false,
+        restarts: 0,
+        node: None,
+        current: true,
+        causes: vec!["init container fetch: Failed: Error (exit 1)".into()],
+        containers: vec!["load".into()],
+        container_states: vec![
+            state_of("probe", true, "completed"),
+            state_of("fetch", true, "terminated: Error (exit 1)"),
+            state_of("load", false, "waiting: PodInitializing"),
+        ],
+    };
+    s.pods.insert(("apps".into(), pod.name.clone()), pod);
+    for (container, line) in [("probe", "probing"), ("fetch", "403 Forbidden")] {
+        s.logs.insert(
+            format!("demo-load-x/{container}"),
+            [line.to_string()].into(),
+        );
+    }
+    let got = job_cause(&s, "hook demo-load", "demo-load");
+    assert_eq!(
+        got,
+        [
+            "hook demo-load: 1 attempt (1 pod, 0 restarts), last: pod demo-load-x: init \
+             container fetch: Failed: Error (exit 1)",
+            "hook demo-load: log demo-load-x/fetch: 403 Forbidden",
+        ]
+    );
 }

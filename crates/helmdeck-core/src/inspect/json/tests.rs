@@ -61,6 +61,7 @@ fn sample() -> Inspection {
         requested: None,
         revision: Some(2),
         error: None,
+        init_job: None,
         history: vec![
             row(1, "deployed", None),
             row(2, "failed", None),
@@ -141,6 +142,7 @@ fn sample() -> Inspection {
             current: true,
             causes: vec![],
             containers: vec!["api".into()],
+            container_states: Vec::new(),
         }],
         events: vec![],
         manifest: None,

@@ -602,3 +602,25 @@ fn a_crash_looping_init_container_is_the_one_cause_and_named() {
         ["init container wait-db: CrashLoopBackOff (exit 1, 2 restarts)"]
     );
 }
+
+/// A pod that failed because an initContainer exited non-zero (restartPolicy Never) names that
+/// initContainer, not the app container that never ran.
+#[test]
+fn a_pod_failed_by_its_init_container_names_it() {
+    let mut v = raw(CONFIG_ERROR);
+    let status = &mut v["pod"]["status"];
+    status["phase"] = json!("Failed");
+    status["initContainerStatuses"][0]["ready"] = json!(false);
+    status["initContainerStatuses"][0]["state"] =
+        json!({"terminated": {"exitCode": 2, "reason": "Error"}});
+    status["containerStatuses"][0]["state"] = json!({"waiting": {"reason": "PodInitializing"}});
+    let (pod, events) = typed(v);
+    let summaries: Vec<String> = pod_causes(&pod, &events)
+        .iter()
+        .map(PodCause::summary)
+        .collect();
+    assert_eq!(
+        summaries,
+        ["init container wait-db: Failed: Error (exit 2)"]
+    );
+}

@@ -112,3 +112,105 @@ fn watch_of_a_plain_helm_deploy_whose_init_hook_failed_ends_1_naming_it() {
         run.describe()
     );
 }
+
+/// The UI test writes bats' TAP lines; `fail: true` makes it fail as the jenkins UI test does.
+fn jenkins_scenario(fail: bool) -> String {
+    let (outcome, logs) = if fail {
+        (
+            "fail",
+            "['1..1', 'not ok 1 Testing Jenkins UI is accessible', '# curl: (7) Failed to connect to demo-jenkins-like port 8080']",
+        )
+    } else {
+        (
+            "succeed",
+            "['1..1', 'ok 1 Testing Jenkins UI is accessible']",
+        )
+    };
+    format!(
+        "namespaces: [apps]\ndefaults: {{start_after: 200ms, ready_after: 300ms}}\njobs:\n  - {{match: '*-ui-test', outcome: {outcome}, after: 300ms, logs: {logs}}}\n"
+    )
+}
+
+fn deploy_jenkins_with_test(sim: &Sim) -> DeployRun {
+    let chart = crate::support::repo().join("tests/charts/jenkins-like");
+    sim.deploy_chart(&chart, "test.json", &["--timeout", "60s", "--test"])
+}
+
+/// The report's `tests` entry of `name`.
+fn test_entry<'a>(run: &'a DeployRun, name: &str) -> &'a serde_json::Value {
+    run.report["tests"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == name))
+        .unwrap_or_else(|| panic!("no test {name}: {}", run.report["tests"]))
+}
+
+#[test]
+fn test_beside_a_configmap_test_hook_lands_0_with_the_pods_log() {
+    let sim = Sim::start_yaml(&jenkins_scenario(false));
+    let run = deploy_jenkins_with_test(&sim);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert_eq!(
+        run.step("test")["status"],
+        "succeeded",
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout.contains("helm test demo") && !run.stdout.contains("--logs"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout
+            .contains("test pod demo-ui-test: Succeeded · ok 1 Testing Jenkins UI is accessible"),
+        "{}",
+        run.describe()
+    );
+    // The ConfigMap of test scripts is a test hook, never a test pod.
+    assert!(
+        run.stdout
+            .contains("test hook ConfigMap/demo-jenkins-like-tests: Succeeded (not a pod"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout.contains("test pod demo-jenkins-like-tests"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout.contains("1 test pod(s) passed"),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(test_entry(&run, "demo-ui-test")["phase"], "Succeeded");
+    assert_eq!(
+        test_entry(&run, "demo-jenkins-like-tests")["kind"],
+        "ConfigMap"
+    );
+    let report = run.report.to_string();
+    assert!(
+        report.contains("ok 1 Testing Jenkins UI is accessible"),
+        "the pod's log in the report: {report}"
+    );
+}
+
+#[test]
+fn test_whose_pod_fails_ends_1_naming_it_with_its_log_line() {
+    let sim = Sim::start_yaml(&jenkins_scenario(true));
+    let run = deploy_jenkins_with_test(&sim);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let reason = run.reason();
+    assert!(reason.starts_with("test failed: "), "{}", run.describe());
+    assert!(
+        reason.contains("test pod demo-ui-test Failed")
+            && reason.contains("# curl: (7) Failed to connect to demo-jenkins-like port 8080"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !reason.contains("demo-jenkins-like-tests"),
+        "the ConfigMap succeeded: {reason}"
+    );
+    assert_eq!(test_entry(&run, "demo-ui-test")["phase"], "Failed");
+}

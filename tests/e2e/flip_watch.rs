@@ -214,3 +214,119 @@ fn test_whose_pod_fails_ends_1_naming_it_with_its_log_line() {
     );
     assert_eq!(test_entry(&run, "demo-ui-test")["phase"], "Failed");
 }
+
+/// The admin password of the masking proof: NOTES print it (`secrets.create: true`) and the
+/// vocabulary loader's first, failing pod logs it.
+const ADMIN_PASSWORD: &str = "Xn4t-Adm1n-Pw";
+const DB_PASSWORD: &str = "pg-Db-Pw-77";
+
+/// The omop-vocab-load hook's first pod fails (its log is fetched) and the retry succeeds, so
+/// the deploy lands with a log line holding the password in what helmdeck saw.
+fn leaky_vocab_scenario() -> String {
+    format!(
+        "nodes: 3\nnamespaces: [apps]\ndefaults: {{start_after: 100ms, ready_after: 200ms}}\njobs:\n  - {{match: '*-omop-vocab-load', fail_first: 1, after: 300ms, exit_code: 1, logs: ['load-vocab: XNAT refused password {ADMIN_PASSWORD}, retrying']}}\n"
+    )
+}
+
+/// Every file under `dir`, as text.
+fn all_text_under(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&all_text_under(&path));
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+#[test]
+fn flip_with_its_values_files_keeps_every_workload_name_whole_and_the_password_nowhere() {
+    let sim = Sim::start_yaml(&leaky_vocab_scenario());
+    let secrets = sim.home().join("secrets.yaml");
+    std::fs::write(
+        &secrets,
+        format!(
+            "secrets:\n  create: true\n  xnatAdminPassword: {ADMIN_PASSWORD}\n  dbPassword: {DB_PASSWORD}\n"
+        ),
+    )
+    .expect("write the secrets values file");
+    let values = flip_chart().join("values.yaml");
+    let junit = sim.home().join("junit.xml");
+    let run = crate::flip::deploy_flip(
+        &sim,
+        "masking.json",
+        &[
+            "--timeout",
+            "60s",
+            "-f",
+            values.to_str().expect("a UTF-8 path"),
+            "-f",
+            secrets.to_str().expect("a UTF-8 path"),
+            "--junit",
+            junit.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    // Not vacuous: helm's record of the release holds the NOTES with the password.
+    let notes = sim.helm(&["get", "notes", RELEASE, "-n", &sim.namespace]);
+    assert!(
+        text(&notes).contains(&format!("password {ADMIN_PASSWORD}")),
+        "the chart prints the password: {}",
+        text(&notes)
+    );
+    let records = all_text_under(&sim.home().join(".local/state/helmdeck"));
+    assert!(
+        records.contains("load-vocab: XNAT refused password ***, retrying"),
+        "the failing pod's log line reached the record, masked in place: {}",
+        records
+            .lines()
+            .filter(|l| l.contains("vocab") || l.contains("password"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        records.contains(", password ***)"),
+        "the NOTES reached the record, masked in place"
+    );
+    let inspect = sim
+        .helmdeck_command(&["inspect", RELEASE, "-n", &sim.namespace, "--headless"])
+        .output()
+        .expect("run helmdeck inspect");
+    let report = run.report.to_string();
+    let junit_text = std::fs::read_to_string(&junit).expect("the JUnit file");
+    let outputs = [
+        ("the report", report.as_str()),
+        ("the JUnit file", junit_text.as_str()),
+        ("the records", records.as_str()),
+        ("the headless stdout", run.stdout.as_str()),
+        ("the headless stderr", run.stderr.as_str()),
+        ("inspect", &text(&inspect)),
+    ];
+    for (what, out) in outputs {
+        for secret in [ADMIN_PASSWORD, DB_PASSWORD] {
+            assert!(!out.contains(secret), "{secret} in {what}:\n{out}");
+        }
+    }
+    let workloads = [
+        "trust-api",
+        "data-access-api",
+        "imaging-api",
+        "xnat-web",
+        "fl-client",
+    ];
+    for (what, out) in [("the report", &report), ("the JUnit file", &junit_text)] {
+        for w in workloads {
+            assert!(
+                out.contains(&format!("{}{w}", crate::flip::PREFIX)),
+                "{w} whole in {what}:\n{out}"
+            );
+        }
+        assert!(
+            !out.contains("-***") && !out.contains("***-"),
+            "a mask inside a name in {what}:\n{out}"
+        );
+    }
+}

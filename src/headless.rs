@@ -172,6 +172,11 @@ impl Headless {
     /// masks it (names, kinds and namespaces whole), else, when that masked form no longer
     /// reads as an event, each line masked as text.
     pub fn masked_lines(&mut self, event: &Event, state: &DeployState) -> Vec<String> {
+        // The plan's diff is the preview of the values' changes, asked for with --plan (its
+        // Secret data is masked in the plan itself); the record keeps no diff to mask.
+        if matches!(event, Event::Plan(_)) {
+            return self.lines(event, state);
+        }
         let mut value = serde_json::to_value(event).unwrap_or_default();
         self.scrub.value(&mut value);
         match serde_json::from_value::<Event>(value) {

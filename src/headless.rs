@@ -15,6 +15,7 @@ use crate::engine::state::DeployState;
 use crate::engine::verdict::Verdict;
 use crate::helm::hooks::HookPhase;
 use crate::helm::process::exit_words;
+use crate::record::scrub::Scrub;
 use crate::signals::Signals;
 
 /// Remembers what was printed so only transitions print.
@@ -23,6 +24,9 @@ pub struct Headless {
     workloads: BTreeMap<WorkloadKey, (bool, bool, String)>,
     warnings: std::collections::BTreeSet<(String, String, String)>,
     hooks: BTreeMap<String, HookPhase>,
+    /// The release's values, masked in what is printed as in the record: headless output is
+    /// what CI keeps in its job log.
+    scrub: Scrub,
 }
 
 fn stamp(state: &DeployState) -> String {
@@ -156,8 +160,36 @@ impl Headless {
         ))
     }
 
+    /// A printer that masks the release's values as the record does.
+    pub fn masking(scrub: Scrub) -> Headless {
+        Headless {
+            scrub,
+            ..Headless::default()
+        }
+    }
+
+    /// The lines of `event` with the release's values masked: the event masked as the record
+    /// masks it (names, kinds and namespaces whole), else, when that masked form no longer
+    /// reads as an event, each line masked as text.
+    pub fn masked_lines(&mut self, event: &Event, state: &DeployState) -> Vec<String> {
+        // The plan's diff is the preview of the values' changes, asked for with --plan (its
+        // Secret data is masked in the plan itself); the record keeps no diff to mask.
+        if matches!(event, Event::Plan(_)) {
+            return self.lines(event, state);
+        }
+        let mut value = serde_json::to_value(event).unwrap_or_default();
+        self.scrub.value(&mut value);
+        match serde_json::from_value::<Event>(value) {
+            Ok(masked) => self.lines(&masked, state),
+            Err(_) => {
+                let lines = self.lines(event, state);
+                lines.iter().map(|l| self.scrub.text(l)).collect()
+            }
+        }
+    }
+
     pub fn print(&mut self, event: &Event, state: &DeployState) {
-        let lines = self.lines(event, state);
+        let lines = self.masked_lines(event, state);
         if lines.is_empty() {
             return;
         }
@@ -271,7 +303,13 @@ pub async fn run(
         );
         on_signal.cancel();
     });
-    let mut printer = Headless::default();
+    let value_args: Vec<String> = prepared
+        .plan
+        .value_args()
+        .into_iter()
+        .chain(prepared.plan.extra.clone())
+        .collect();
+    let mut printer = Headless::masking(Scrub::of_helm_args(&value_args));
     let state = run::deploy(prepared, cancel, |event, state| {
         if lines {
             printer.print(event, state);
@@ -346,6 +384,44 @@ mod tests {
         assert_eq!(
             Headless::default().lines(&Event::Workload(rolling), &state),
             ["[   0.0s] rollout   ◐ Deployment/web 2/2 ready, 1/2 updated · rolling"]
+        );
+    }
+
+    /// Headless output is a CI job's log: a release value is masked there as in the record,
+    /// while a workload whose name equals a masked value keeps its name (the event is masked as
+    /// the record masks it, names whole).
+    #[test]
+    fn printed_lines_mask_the_release_values_but_never_a_name() {
+        let state = DeployState::new(PlanSummary {
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        });
+        let mut h = Headless::masking(Scrub::of_helm_args(&[
+            "--set".into(),
+            "auth.adminPassword=Xn4t-Pw".into(),
+            "--set".into(),
+            "db.host=trust-web".into(),
+        ]));
+        let notes = Event::HelmLine {
+            stderr: false,
+            text: "XNAT (user admin, password Xn4t-Pw) on trust-web".into(),
+        };
+        assert_eq!(
+            h.masked_lines(&notes, &state),
+            ["[   0.0s] helm │ XNAT (user admin, password ***) on ***"]
+        );
+        let hook = HookView {
+            name: "trust-web".into(),
+            kind: "Job".into(),
+            events: vec!["post-install".into()],
+            weight: 0,
+            phase: HookPhase::Succeeded,
+            started_at: None,
+            completed_at: None,
+        };
+        assert_eq!(
+            h.masked_lines(&Event::Hooks { hooks: vec![hook] }, &state),
+            ["[   0.0s] hook      Job trust-web (post-install, weight 0): Succeeded"]
         );
     }
 

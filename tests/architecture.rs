@@ -38,7 +38,7 @@ const LAYERS: &[(&str, &str, &str)] = &[
     // Renderers: the formats CI reads, then the terminal.
     ("helmdeck", "junit", "atomic engine text validate"),
     ("helmdeck", "gha", "engine text"),
-    ("helmdeck", "headless", "engine gha helm text time signals"),
+    ("helmdeck", "headless", "engine gha helm record text time signals"),
     ("helmdeck", "ui", "engine headless helm inspect record signals text time"),
 ];
 

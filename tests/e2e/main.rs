@@ -16,6 +16,7 @@ mod exits;
 mod flip;
 mod flip_init;
 mod flip_init_containers;
+mod flip_watch;
 mod init_hooks;
 mod init_render;
 mod inspect;

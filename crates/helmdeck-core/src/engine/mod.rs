@@ -18,3 +18,4 @@ pub mod steps;
 pub mod verdict;
 pub mod views;
 pub mod watch;
+pub mod watch_init;

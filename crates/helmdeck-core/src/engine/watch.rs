@@ -1,9 +1,9 @@
 //! `helmdeck watch`: a deploy someone else runs, followed from its release records. No chart and
 //! no helm: the records (the Secrets helm writes) say which revision is under way and how it
 //! ended, the hook Jobs are watched live while it is pending, then the rollout step judges its
-//! workloads and, with `--init-job`, the named Job is waited for (never created). The steps are
-//! the deploy's (`upgrade` is the record followed until it is no longer `pending-*`), so every
-//! renderer and the verdict read a watch as they read a deploy.
+//! workloads and, with `--init-job`, the named Job is judged from its hook record or waited for
+//! (never created). The steps are the deploy's (`upgrade` is the record followed until it is no
+//! longer `pending-*`), so every renderer and the verdict read a watch as they read a deploy.
 
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, Step, StepOutcome};
 use crate::engine::steps::{self, Ctx, StepError, hooks_live, lock, upgrade};
 use crate::engine::views;
+pub use crate::engine::watch_init::run_kind_of;
 use crate::helm::hooks::{self, RunKind};
 use crate::helm::status::{self, ReleaseStatus};
 use crate::rollout::readiness::{self, JobProgress};
@@ -86,7 +87,7 @@ pub async fn run_steps(ctx: &Ctx, after: Option<i64>) {
     }
     match ctx.plan.init_job.clone() {
         Some(job) => {
-            steps::run(ctx, Step::Init, wait_for_job(ctx, &job)).await;
+            steps::run(ctx, Step::Init, init(ctx, &job)).await;
         }
         None => {
             steps::skip(ctx, Step::Init, "no --init-job").await;
@@ -276,17 +277,6 @@ async fn failed_rollback_hooks(
     Ok(failed)
 }
 
-/// Which hooks the revision's operation ran: a rollback's are the rollback events.
-pub fn run_kind_of(record: &ReleaseStatus) -> RunKind {
-    if hooks::is_rollback(&record.status, &record.description) {
-        RunKind::Rollback
-    } else if record.version == 1 {
-        RunKind::Install
-    } else {
-        RunKind::Upgrade
-    }
-}
-
 /// The lock a pending revision holds, with the rollback this watch may advise.
 fn held(ctx: &Ctx, revisions: &[Revision], rev: &Revision) -> Lock {
     let target = rollback_target(revisions, rev.version);
@@ -418,7 +408,16 @@ pub fn outcome_of(record: &ReleaseStatus, run_kind: RunKind) -> StepOutcome {
     StepOutcome::Failed { reason }
 }
 
-/// `--init-job NAME`: waits for that Job (created by the deploy, never by a watch) to end. Only
+/// `--init-job NAME`: a hook of the release is judged from helm's record of it (it ran while the
+/// revision was pending and may be deleted since); any other Job is waited for.
+async fn init(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {
+    match crate::engine::watch_init::from_hook(ctx, name).await? {
+        Some(outcome) => Ok(outcome),
+        None => wait_for_job(ctx, name).await,
+    }
+}
+
+/// Waits for the `--init-job` Job (created by the deploy, never by a watch) to end. Only
 /// a Job created since the watched revision's record counts: an earlier deploy's is not this
 /// one's run.
 async fn wait_for_job(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {

@@ -16,6 +16,7 @@ pub mod preflight;
 pub mod rollback;
 pub mod rollout;
 pub mod smoke;
+pub mod test_logs;
 pub mod upgrade;
 
 use tokio_util::sync::CancellationToken;

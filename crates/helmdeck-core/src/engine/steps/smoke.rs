@@ -1,11 +1,12 @@
-//! `--test`: `helm test REL --logs` after a landed deploy, as the `test` step. helm runs the
-//! chart's `test` hook pods and judges them; this step streams its output into the helm pane,
-//! puts each test pod in the hooks pane with the phase helm recorded (its log tail in a note),
-//! and names the failing ones in its reason.
+//! `--test`: `helm test REL` after a landed deploy, as the `test` step. helm runs the chart's
+//! `test` hooks and records each one's phase; this step streams its output into the helm pane,
+//! judges the tests from those phases, reads the logs of the Pod and Job hooks itself (never
+//! `--logs`: helm 4.1.4 then asks for a log of every test hook and exits 1 on a ConfigMap one),
+//! puts each test hook in the hooks pane and names the failing ones in its reason.
 
 use crate::cluster::releases;
 use crate::engine::event::{Event, HookView, Step, StepOutcome};
-use crate::engine::steps::{Ctx, StepError};
+use crate::engine::steps::{Ctx, StepError, test_logs};
 use crate::helm::hooks::{HookPhase, RunKind};
 use crate::helm::process::Stream;
 use crate::helm::status::ReleaseStatus;
@@ -14,13 +15,23 @@ use crate::text;
 /// Log lines of a failing test kept in the step's reason.
 const LOG_TAIL: usize = 3;
 
-/// One test pod as `helm test --logs` printed it.
+/// One test hook as helm printed it (`TEST SUITE:` / `Phase:`), or as this step judged it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TestPod {
     pub name: String,
-    /// `Succeeded`, `Failed`, … (helm's `Phase:` line); empty when helm printed none.
+    /// The hook's kind from the record (`Pod`, `Job`, `ConfigMap`, ...); empty when only helm's
+    /// output named it.
+    pub kind: String,
+    /// `Succeeded`, `Failed`, … ; empty when helm printed none.
     pub phase: String,
     pub logs: Vec<String>,
+}
+
+impl TestPod {
+    /// `test pod NAME`, `test Job NAME`, `test hook ConfigMap/NAME`: only a Pod is a test pod.
+    fn label(&self) -> String {
+        test_logs::label(&self.kind, &self.name)
+    }
 }
 
 /// The test suites and pod logs in `helm test --logs` output (stdout lines, already plain).
@@ -61,22 +72,54 @@ pub fn parse(lines: &[String]) -> Vec<TestPod> {
     pods
 }
 
-/// The step's failure reason: helm's error, then each failing pod with its log tail.
-pub fn failure(helm_error: &str, pods: &[TestPod]) -> String {
+/// Whether a test hook's phase fails the tests: it failed, or helm left it unfinished. A
+/// skipped one only follows an earlier failure (helm stops at the first).
+fn fails(phase: &str) -> bool {
+    matches!(phase, "Failed" | "Running" | "Unknown")
+}
+
+/// The step's failure reason: helm's error, then each failing test hook with its log tail.
+pub fn failure(helm_error: &str, tests: &[TestPod]) -> String {
     let mut reason = helm_error.to_string();
-    for pod in pods.iter().filter(|p| p.phase != "Succeeded") {
-        let phase = if pod.phase.is_empty() {
+    for test in tests.iter().filter(|t| t.phase != "Succeeded") {
+        let phase = if test.phase.is_empty() {
             "no phase"
         } else {
-            &pod.phase
+            &test.phase
         };
-        reason.push_str(&format!(" · test pod {} {phase}", pod.name));
-        let tail = &pod.logs[pod.logs.len().saturating_sub(LOG_TAIL)..];
+        if phase == "skipped" {
+            continue;
+        }
+        reason.push_str(&format!(" · {} {phase}", test.label()));
+        let tail = &test.logs[test.logs.len().saturating_sub(LOG_TAIL)..];
         if !tail.is_empty() {
             reason.push_str(&format!(" (log: {})", tail.join(" | ")));
         }
     }
     reason
+}
+
+/// The tests' outcome from the phases helm recorded, with helm's exit as the fallback: any
+/// test hook failed or unfinished fails; helm failing while every test with pods succeeded
+/// does not (a note says so); helm failing with no such test to judge does.
+pub fn judge(helm_ok: bool, helm_error: &str, tests: &[TestPod]) -> Result<Option<String>, String> {
+    if tests.iter().any(|t| fails(&t.phase)) {
+        return Err(failure(helm_error, tests));
+    }
+    if helm_ok {
+        return Ok(None);
+    }
+    let with_pods: Vec<&TestPod> = tests
+        .iter()
+        .filter(|t| test_logs::has_pods(&t.kind))
+        .collect();
+    if !with_pods.is_empty() && with_pods.iter().all(|t| t.phase == "Succeeded") {
+        return Ok(Some(format!(
+            "helm test failed ({helm_error}) although every test hook with a pod Succeeded in \
+             helm's record: judged from the record"
+        )));
+    }
+    Err(failure(helm_error, tests))
 }
 
 /// The hooks pane after `helm test`: the record's hooks as the upgrade judged them (`run`), each
@@ -121,28 +164,74 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> StepOutcome {
     super::run(ctx, Step::Test, try_run(ctx, run)).await
 }
 
-/// Sends the hooks with the test pods' phases, from the record helm updated after the tests.
-/// An unreadable record only leaves the notes.
-async fn send_test_hooks(ctx: &Ctx, run: RunKind, printed: &[TestPod]) {
+/// The record helm updated after the tests; None (with a warning) when unreadable.
+async fn latest_record(ctx: &Ctx) -> Option<ReleaseStatus> {
     let (client, namespace) = (&ctx.cluster.client, ctx.namespace());
     let latest = match releases::revisions(client, namespace, &ctx.plan.release).await {
-        Ok(revisions) => revisions.into_iter().last(),
+        Ok(revisions) => revisions.into_iter().last()?,
         Err(e) => {
             ctx.emit.warn(
                 Step::Test,
                 format!("release records unreadable after helm test: {e:#}"),
             );
-            return;
+            return None;
         }
     };
-    let Some(latest) = latest else {
-        return;
-    };
     match super::upgrade::read_record(ctx, &latest).await {
-        Ok(record) => ctx.emit.send(Event::Hooks {
-            hooks: test_views(&record, run, printed),
-        }),
-        Err(e) => ctx.emit.warn(Step::Test, format!("after helm test: {e}")),
+        Ok(record) => Some(record),
+        Err(e) => {
+            ctx.emit.warn(Step::Test, format!("after helm test: {e}"));
+            None
+        }
+    }
+}
+
+/// The test hooks judged: from the record (sent to the hooks pane) with their kinds, else as
+/// helm printed them (kind unknown).
+async fn judged_tests(ctx: &Ctx, run: RunKind, printed: &[TestPod]) -> Vec<TestPod> {
+    let Some(record) = latest_record(ctx).await else {
+        return printed.to_vec();
+    };
+    let views = test_views(&record, run, printed);
+    let tests = views
+        .iter()
+        .filter(|v| v.events.iter().any(|e| e == "test"))
+        .map(|v| TestPod {
+            name: v.name.clone(),
+            kind: text::plain(&v.kind),
+            phase: v.phase.word().to_string(),
+            logs: Vec::new(),
+        })
+        .collect();
+    ctx.emit.send(Event::Hooks { hooks: views });
+    tests
+}
+
+/// One note per test hook: a pod's or Job's phase and last log line; any other kind is said to
+/// be no test pod, so a ConfigMap of test scripts is never counted as a passed test.
+fn note(ctx: &Ctx, test: &TestPod) {
+    let phase = if test.phase.is_empty() {
+        "no phase"
+    } else {
+        &test.phase
+    };
+    let label = test.label();
+    if !test_logs::has_pods(&test.kind) && !test.kind.is_empty() {
+        let text = format!("{label}: {phase} (not a pod: created for the tests, no log)");
+        return if fails(phase) {
+            ctx.emit.warn(Step::Test, text)
+        } else {
+            ctx.emit.info(Step::Test, text)
+        };
+    }
+    let tail = test
+        .logs
+        .last()
+        .map_or(String::new(), |l| format!(" · {l}"));
+    if test.phase == "Succeeded" {
+        ctx.emit.info(Step::Test, format!("{label}: {phase}{tail}"));
+    } else {
+        ctx.emit.warn(Step::Test, format!("{label}: {phase}{tail}"));
     }
 }
 
@@ -150,7 +239,7 @@ async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError>
     let step = Step::Test;
     let mut args = vec!["test".to_string(), ctx.plan.release.clone()];
     args.extend(ctx.scope_args());
-    args.extend(["--logs".into(), "--timeout".into(), ctx.plan.helm_timeout()]);
+    args.extend(["--timeout".into(), ctx.plan.helm_timeout()]);
     ctx.emit.info(step, format!("helm {}", args.join(" ")));
     let mut stdout = Vec::new();
     let keep_stdout = |stream: &Stream, line: &str| {
@@ -164,34 +253,33 @@ async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError>
     if exit.cancelled {
         return Ok(StepOutcome::Cancelled);
     }
-    let pods = parse(&stdout);
-    send_test_hooks(ctx, run_kind, &pods).await;
-    for pod in &pods {
-        let phase = if pod.phase.is_empty() {
-            "no phase"
-        } else {
-            &pod.phase
-        };
-        let tail = pod.logs.last().map_or(String::new(), |l| format!(" · {l}"));
-        if pod.phase == "Succeeded" {
-            ctx.emit
-                .info(step, format!("test pod {}: {phase}{tail}", pod.name));
-        } else {
-            ctx.emit
-                .warn(step, format!("test pod {}: {phase}{tail}", pod.name));
+    let mut tests = judged_tests(ctx, run_kind, &parse(&stdout)).await;
+    for test in &mut tests {
+        // A skipped test never ran: a pod of its name is an earlier run's.
+        if test_logs::has_pods(&test.kind) && test.phase != "skipped" {
+            test.logs = test_logs::fetch(ctx, &test.kind, &test.name)
+                .await
+                .unwrap_or_default();
         }
-    }
-    if exit.success() {
-        ctx.emit
-            .info(step, format!("{} test pod(s) passed", pods.len()));
-        return Ok(StepOutcome::Succeeded);
+        note(ctx, test);
     }
     let error = crate::helm::failure::reason(&exit.stderr_tail)
         .map(|e| text::plain(&e))
         .unwrap_or_else(|| format!("helm test exited with {:?}", exit.code));
-    Ok(StepOutcome::Failed {
-        reason: failure(&error, &pods),
-    })
+    match judge(exit.success(), &error, &tests) {
+        Ok(warning) => {
+            if let Some(w) = warning {
+                ctx.emit.warn(step, w);
+            }
+            let passed = tests
+                .iter()
+                .filter(|t| test_logs::has_pods(&t.kind) || t.kind.is_empty())
+                .count();
+            ctx.emit.info(step, format!("{passed} test pod(s) passed"));
+            Ok(StepOutcome::Succeeded)
+        }
+        Err(reason) => Ok(StepOutcome::Failed { reason }),
+    }
 }
 
 #[cfg(test)]
@@ -250,7 +338,7 @@ mod tests {
         let printed = [TestPod {
             name: "demo-test-db".into(),
             phase: "Failed".into(),
-            logs: vec![],
+            ..TestPod::default()
         }];
         let views = test_views(&record, RunKind::Upgrade, &printed);
         let phase = |name: &str| views.iter().find(|v| v.name == name).map(|v| v.phase);
@@ -269,24 +357,76 @@ mod tests {
         assert_eq!(views.len(), 4);
     }
 
+    fn test(name: &str, kind: &str, phase: &str, logs: &[&str]) -> TestPod {
+        TestPod {
+            name: name.into(),
+            kind: kind.into(),
+            phase: phase.into(),
+            logs: logs.iter().map(|l| (*l).to_string()).collect(),
+        }
+    }
+
     #[test]
     fn the_failure_names_each_failing_pod_with_its_log_tail() {
         let pods = [
-            TestPod {
-                name: "ok".into(),
-                phase: "Succeeded".into(),
-                logs: vec!["fine".into()],
-            },
-            TestPod {
-                name: "db".into(),
-                phase: "Failed".into(),
-                logs: (1..=5).map(|i| format!("l{i}")).collect(),
-            },
+            test("ok", "Pod", "Succeeded", &["fine"]),
+            test("db", "Pod", "Failed", &["l1", "l2", "l3", "l4", "l5"]),
+            test("late", "Pod", "skipped", &[]),
         ];
         assert_eq!(
             failure("pod db failed", &pods),
             "pod db failed · test pod db Failed (log: l3 | l4 | l5)"
         );
         assert_eq!(failure("x", &pods[..1]), "x");
+        let job = [test("migrate-check", "Job", "Failed", &["boom"])];
+        assert_eq!(
+            failure("x", &job),
+            "x · test Job migrate-check Failed (log: boom)"
+        );
+    }
+
+    #[test]
+    fn tests_are_judged_from_the_recorded_phases_not_from_helms_exit() {
+        let scripts = test("jk-tests", "ConfigMap", "Succeeded", &[]);
+        let ui = test(
+            "jk-ui-test",
+            "Pod",
+            "Succeeded",
+            &["ok 1 Testing Jenkins UI"],
+        );
+        // helm 4.1.4's `--logs` exits 1 on a ConfigMap test hook although every test passed.
+        let passed = [scripts.clone(), ui.clone()];
+        assert_eq!(judge(true, "", &passed), Ok(None));
+        let Ok(Some(note)) = judge(false, "unable to get pod logs for jk-tests", &passed) else {
+            panic!("every test pod succeeded: the tests passed");
+        };
+        assert!(note.contains("judged from the record"), "{note}");
+        // A failing pod fails whatever helm said, naming it with its log.
+        let failed = [
+            scripts.clone(),
+            test("jk-ui-test", "Pod", "Failed", &["not ok 1"]),
+        ];
+        let Err(reason) = judge(true, "helm", &failed) else {
+            panic!("a failed test pod fails the tests");
+        };
+        assert!(
+            reason.contains("test pod jk-ui-test Failed (log: not ok 1)"),
+            "{reason}"
+        );
+        assert!(!reason.contains("test pod jk-tests"), "{reason}");
+        // helm failing with no test pod to judge (only a ConfigMap) is helm's failure.
+        assert!(judge(false, "boom", &[scripts]).is_err());
+        // A ConfigMap hook that failed (helm could not create it) fails, named as a hook.
+        let Err(reason) = judge(
+            false,
+            "boom",
+            &[test("jk-tests", "ConfigMap", "Failed", &[]), ui],
+        ) else {
+            panic!("a failed test hook fails the tests");
+        };
+        assert!(
+            reason.contains("test hook ConfigMap/jk-tests Failed"),
+            "{reason}"
+        );
     }
 }

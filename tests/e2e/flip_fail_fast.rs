@@ -104,8 +104,7 @@ fn the_annotation_wins_over_the_flag_for_its_workload() {
     );
     assert_eq!(run.code, Some(1), "{}", run.describe());
     assert!(
-        run.reason()
-            .contains(&format!("{}: fail fast: ", api()))
+        run.reason().contains(&format!("{}: fail fast: ", api()))
             && run.reason().contains("> 1 allowed × 2 replicas"),
         "{}",
         run.describe()
@@ -142,4 +141,47 @@ fn a_bad_annotation_is_a_warning_and_that_workload_waits_to_the_timeout() {
         "{}",
         run.describe()
     );
+}
+
+/// The screen writes the finished report and JUnit at the verdict, not when it closes: while
+/// the banner is on screen both files already hold it.
+#[test]
+fn the_screens_report_and_junit_are_finished_while_the_banner_shows() {
+    use crate::tui::{BANNER_TIMEOUT, Tmux, exit_file, sim_env, strip, wait_exit};
+    let sim = Sim::start("all-green");
+    create_trust_secret(&sim, "db-pw-tui", "admin-pw-tui");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let (report, junit) = (work.path().join("r.json"), work.path().join("r.xml"));
+    let command = format!(
+        "{} {} deploy {} {} -n apps --helm {} --timeout 60s --report {} --junit {}; \
+         echo EXIT=$? > {}",
+        sim_env(&sim),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        crate::flip::RELEASE,
+        crate::flip::flip_chart().display(),
+        crate::support::tool("helm").display(),
+        report.display(),
+        junit.display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(80, 30, &command);
+    tmux.wait_for("the LANDED banner", BANNER_TIMEOUT, |s| {
+        strip(s).contains("LANDED")
+    });
+    let shown: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("the report"))
+            .expect("the report is JSON");
+    assert_eq!(
+        (&shown["state"], &shown["verdict"]["outcome"]),
+        (&serde_json::json!("finished"), &serde_json::json!("landed")),
+        "{shown}"
+    );
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file");
+    assert!(
+        xml.contains(r#"failures="0" errors="0""#) && !xml.contains("unfinished"),
+        "{xml}"
+    );
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=0");
 }

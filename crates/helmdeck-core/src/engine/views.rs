@@ -11,9 +11,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
-use crate::rollout::{diagnosis, fail_fast};
 use crate::rollout::optional::optional_because;
 use crate::rollout::readiness::{self, Progress, Readiness};
+use crate::rollout::{diagnosis, fail_fast};
 use crate::text;
 
 /// Pod causes shown per workload (the rest are in the drill-down).
@@ -445,10 +445,7 @@ mod tests {
         let w = Observed::deployment(&d, &rss, &pods, true);
         let v = workload_view(&w, &plain, &HashMap::new());
         assert!(v.failed, "{v:?}");
-        assert_eq!(
-            v.message,
-            "fail fast: 2 restarts > 1 allowed × 1 replica"
-        );
+        assert_eq!(v.message, "fail fast: 2 restarts > 1 allowed × 1 replica");
         let v = workload_view(&w, &denied, &HashMap::new());
         assert!(v.optional && !v.failed, "{v:?}");
     }

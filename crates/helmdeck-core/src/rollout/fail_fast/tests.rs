@@ -24,7 +24,10 @@ fn meta(annotations: serde_json::Value) -> ObjectMeta {
 
 #[test]
 fn restarts_over_n_times_replicas_fail_and_at_the_limit_do_not() {
-    let (a, b) = (pod("a", 1, "CrashLoopBackOff"), pod("b", 1, "CrashLoopBackOff"));
+    let (a, b) = (
+        pod("a", 1, "CrashLoopBackOff"),
+        pod("b", 1, "CrashLoopBackOff"),
+    );
     // 2 restarts, 1 allowed × 2 replicas: at the limit, still waiting.
     assert_eq!(exceeded(1, 2, &[(&a, &[]), (&b, &[])]), None);
     let c = pod("b", 2, "CrashLoopBackOff");
@@ -52,7 +55,11 @@ fn image_pull_and_config_error_events_count_by_their_count() {
         Some("fail fast: pod api-x had 3 ImagePullBackOff events > 2 allowed")
     );
     let c = pod("api-y", 0, "CreateContainerConfigError");
-    let config = [event("Failed", "Error: secret \"trust-secrets\" not found", 4)];
+    let config = [event(
+        "Failed",
+        "Error: secret \"trust-secrets\" not found",
+        4,
+    )];
     assert!(
         exceeded(3, 1, &[(&c, &config)])
             .is_some_and(|r| r.contains("4 CreateContainerConfigError events")),
@@ -66,7 +73,11 @@ fn image_pull_and_config_error_events_count_by_their_count() {
 fn crash_loop_backoff_events_and_other_reasons_do_not_count() {
     let p = pod("api-x", 0, "CrashLoopBackOff");
     let events = [
-        event("BackOff", "Back-off restarting failed container api in pod x", 9),
+        event(
+            "BackOff",
+            "Back-off restarting failed container api in pod x",
+            9,
+        ),
         event("Unhealthy", "Readiness probe failed: ErrImagePull", 9),
     ];
     assert_eq!(exceeded(0, 1, &[(&p, &events)]), None);

@@ -202,7 +202,10 @@ fn fail_fast_reason(
         })
         .collect();
     let reason = limit.and_then(|n| fail_fast::exceeded(n, w.readiness.counts.desired, &pods));
-    (reason, warning)
+    (
+        reason.as_deref().map(text::plain),
+        warning.as_deref().map(text::plain),
+    )
 }
 
 /// A manifest workload the cluster does not have (`key` is its kind, namespace and name). Only

@@ -29,7 +29,8 @@ const EVENT_REASONS: [&str; 3] = [
 
 /// The limit for the workload `meta` describes: its annotation when it has one, else `flag`.
 /// An annotation that is not a non-negative integer turns fail fast off for that workload
-/// (the flag's N was not meant for it) and comes back as the warning to show.
+/// (the flag's N was not meant for it) and comes back as the warning to show. Both texts
+/// hold cluster strings: the views make them plain before they are shown.
 pub fn allowed(flag: Option<u32>, meta: &ObjectMeta) -> (Option<u32>, Option<String>) {
     let annotated = meta.annotations.as_ref().and_then(|a| {
         ANNOTATIONS
@@ -47,7 +48,7 @@ pub fn allowed(flag: Option<u32>, meta: &ObjectMeta) -> (Option<u32>, Option<Str
                 "{name}: annotation {key}={value:?} is not a non-negative integer: fail fast is \
                  off for this workload"
             );
-            (None, Some(crate::text::plain(&warning)))
+            (None, Some(warning))
         }
     }
 }
@@ -71,7 +72,7 @@ pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[Event])]) -> Option
             let what: Vec<&str> = counted.keys().copied().collect();
             format!(
                 "fail fast: pod {} had {total} {} events > {allowed} allowed",
-                crate::text::plain(pod.metadata.name.as_deref().unwrap_or("")),
+                pod.metadata.name.as_deref().unwrap_or(""),
                 what.join("/")
             )
         })

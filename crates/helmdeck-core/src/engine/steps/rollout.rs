@@ -179,7 +179,7 @@ impl Emitted {
         }
         let limit = ctx.plan.failures_allowed_per_replica;
         if let (_, Some(warning)) = crate::rollout::fail_fast::allowed(limit, j.meta) {
-            ctx.emit.warn(Step::Rollout, warning);
+            ctx.emit.warn(Step::Rollout, text::plain(&warning));
             self.warned.insert(key.clone());
         }
     }

@@ -119,7 +119,7 @@ fn real_main() -> Result<i32> {
 }
 
 /// Where a run writes its files: the JSON report, the JUnit XML.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Outputs {
     report: Option<PathBuf>,
     junit: Option<PathBuf>,
@@ -231,7 +231,7 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
     };
     outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
-    let tap = tap(recorder);
+    let tap = tap(recorder, outputs.clone());
     let state = if args.record.events.is_some() {
         headless::run(prepared, CancellationToken::new(), tap, false).await
     } else if wants_tui(args.headless) {
@@ -407,7 +407,7 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     };
     outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
-    let tap = tap(recorder);
+    let tap = tap(recorder, outputs.clone());
     let state = if args.flags.record.events.is_some() {
         headless::run(demo.prepared, CancellationToken::new(), tap, false).await
     } else if wants_tui(args.flags.headless) {
@@ -462,9 +462,21 @@ fn recorder(
     Ok(recorder)
 }
 
-/// What the engine's renderers call first with every event: the record.
-fn tap(mut recorder: Recorder) -> impl FnMut(&Event, &DeployState) + Send + 'static {
-    move |event, state| recorder.event(event, state)
+/// What the engine's renderers call first with every event: the record, then, at each verdict
+/// (the first, and the one `R` decides again after its rollback), the report and JUnit files.
+/// The screen stays open after the verdict: its files must not say `running` meanwhile.
+fn tap(
+    mut recorder: Recorder,
+    outputs: Outputs,
+) -> impl FnMut(&Event, &DeployState) + Send + 'static {
+    move |event, state| {
+        recorder.event(event, state);
+        if let Event::Verdict(_) = event {
+            // A failed write is said (and is exit 1) by `finish`, which writes them again at
+            // the end: a line on stderr here would be drawn over by the screen.
+            let _ = write_files(&outputs, &verdict_files(state, &outputs));
+        }
+    }
 }
 
 /// `helmdeck replay`: the list, the headless lines, or the screen. A record cut short plays to
@@ -609,48 +621,54 @@ fn start(outputs: &Outputs, plan: &PlanSummary) -> Result<()> {
 /// run ended without one or the report cannot be written. The cluster was touched by now, so
 /// nothing here is the usage 2.
 fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> i32 {
-    let (code, mut final_report, xml) = match &state {
+    let (code, files) = match &state {
         Ok(state) => match &state.verdict {
-            Some(verdict) => (
-                verdict.code(),
-                report::build(state),
-                junit::build(&outputs.kept(state)),
-            ),
+            Some(verdict) => (verdict.code(), verdict_files(state, outputs)),
             None => {
                 let reason = "the deploy ended without a verdict (fail closed)";
                 say(&format!("helmdeck: {reason}"));
-                let ended = report::ended(state, exit::FAILED, reason);
-                (exit::FAILED, ended, junit::build(&outputs.kept(state)))
+                let mut ended = report::ended(state, exit::FAILED, reason);
+                outputs.scrub.value(&mut ended);
+                (exit::FAILED, (ended, junit::build(&outputs.kept(state))))
             }
         },
         Err(e) => {
             let line = one_line(e);
             say(&format!("helmdeck: {line} (fail closed: exit 1)"));
             let state = DeployState::new(plan.clone());
-            let ended = report::ended(&state, exit::FAILED, &line);
-            (exit::FAILED, ended, junit::build(&state))
+            let mut ended = report::ended(&state, exit::FAILED, &line);
+            outputs.scrub.value(&mut ended);
+            (exit::FAILED, (ended, junit::build(&state)))
         }
     };
-    outputs.scrub.value(&mut final_report);
-    if let Some(path) = &outputs.junit
-        && let Err(e) = junit::write(path, &xml)
-    {
-        say(&format!(
-            "helmdeck: writing the JUnit report {}: {e} (fail closed: exit 1)",
-            path.display()
-        ));
-        return exit::FAILED;
+    match write_files(outputs, &files) {
+        Ok(()) => code,
+        Err(e) => {
+            say(&format!("helmdeck: {} (fail closed: exit 1)", one_line(&e)));
+            exit::FAILED
+        }
     }
-    if let Some(path) = &outputs.report
-        && let Err(e) = report::write(path, &final_report)
-    {
-        say(&format!(
-            "helmdeck: writing the report {}: {e} (fail closed: exit 1)",
-            path.display()
-        ));
-        return exit::FAILED;
+}
+
+/// The report (values masked) and the JUnit XML of a run that has its verdict: one place, so
+/// the write at the verdict and the one at the exit say the same.
+fn verdict_files(state: &DeployState, outputs: &Outputs) -> (serde_json::Value, String) {
+    let mut report = report::build(state);
+    outputs.scrub.value(&mut report);
+    (report, junit::build(&outputs.kept(state)))
+}
+
+/// Writes the JUnit file, then the report (each only if asked); the error names the file.
+fn write_files(outputs: &Outputs, (report, xml): &(serde_json::Value, String)) -> Result<()> {
+    if let Some(path) = &outputs.junit {
+        junit::write(path, xml)
+            .wrap_err_with(|| format!("writing the JUnit report {}", path.display()))?;
     }
-    code
+    if let Some(path) = &outputs.report {
+        report::write(path, report)
+            .wrap_err_with(|| format!("writing the report {}", path.display()))?;
+    }
+    Ok(())
 }
 
 async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {

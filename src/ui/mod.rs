@@ -26,6 +26,8 @@ mod tui;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
+mod names_tests;
+#[cfg(test)]
 mod plan_tests;
 #[cfg(test)]
 mod recover_tests;

@@ -17,6 +17,7 @@ mod flip;
 mod flip_init;
 mod flip_init_containers;
 mod flip_watch;
+mod flip_fail_fast;
 mod init_hooks;
 mod init_render;
 mod inspect;

@@ -7,17 +7,17 @@ use std::time::{Duration, Instant};
 
 use crate::support::tool;
 
-const BANNER_TIMEOUT: Duration = Duration::from_secs(90);
-const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const BANNER_TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A private tmux server (its own socket, no user config, a temporary HOME), killed on drop.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
     home: tempfile::TempDir,
 }
 
 impl Tmux {
-    fn start(width: u16, height: u16, command: &str) -> Tmux {
+    pub(crate) fn start(width: u16, height: u16, command: &str) -> Tmux {
         match Command::new("tmux").arg("-V").output() {
             Ok(out) if out.status.success() => {}
             _ => panic!("tmux is not installed: the TUI test needs it (apt-get install -y tmux)"),
@@ -72,12 +72,12 @@ impl Tmux {
     }
 
     /// The pane as text with its SGR escapes.
-    fn capture(&self) -> String {
+    pub(crate) fn capture(&self) -> String {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-e", "-t", "t"]).stdout)
             .into_owned()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         for k in keys {
             let out = self.run(&["send-keys", "-t", "t", k]);
             assert!(
@@ -106,7 +106,12 @@ impl Tmux {
     }
 
     /// Polls the pane until `pred` holds; fails with the last capture.
-    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(
+        &self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
@@ -131,7 +136,7 @@ impl Drop for Tmux {
 }
 
 /// The text without escapes.
-fn strip(s: &str) -> String {
+pub(crate) fn strip(s: &str) -> String {
     let mut out = String::new();
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -184,7 +189,7 @@ fn sgr_before(line: &str, needle: &str) -> Vec<u16> {
     attrs
 }
 
-fn exit_file(dir: &Path) -> PathBuf {
+pub(crate) fn exit_file(dir: &Path) -> PathBuf {
     dir.join("exit")
 }
 
@@ -261,7 +266,7 @@ fn demo_under_tmux_lands_greys_the_optional_row_drills_down_and_restores_the_ter
 }
 
 /// Waits for the `EXIT=code` line the tmux command leaves in `exit`, and returns it.
-fn wait_exit(tmux: &Tmux, exit: &Path, what: &str) -> String {
+pub(crate) fn wait_exit(tmux: &Tmux, exit: &Path, what: &str) -> String {
     let start = Instant::now();
     loop {
         if let Ok(text) = std::fs::read_to_string(exit)
@@ -346,7 +351,7 @@ fn cancel_under_tmux_asks_first_then_ends_at_its_verdict_and_restores_the_termin
 }
 
 /// `env K=V ...`: the simulator's client environment for a command run under tmux.
-fn sim_env(sim: &crate::support::Sim) -> String {
+pub(crate) fn sim_env(sim: &crate::support::Sim) -> String {
     let env = [
         ("HOME", sim.home().to_path_buf()),
         ("XDG_STATE_HOME", sim.home().join(".local/state")),
@@ -478,6 +483,22 @@ fn r_then_y_after_a_failed_rollout_rolls_back_to_the_deployed_revision_and_exits
         strip(s).contains("verdict FAILED (exit 1)")
     });
     let plain = strip(&failed);
+    let shown: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("the report"))
+            .expect("the report is JSON");
+    assert_eq!(
+        (
+            &shown["state"],
+            &shown["verdict"]["code"],
+            &shown["rollback"]
+        ),
+        (
+            &serde_json::json!("finished"),
+            &serde_json::json!(1),
+            &serde_json::Value::Null
+        ),
+        "the first verdict is in the report while its banner shows: {shown}"
+    );
     assert!(
         plain.contains("R roll back"),
         "the key bar offers R:\n{plain}"
@@ -502,6 +523,17 @@ fn r_then_y_after_a_failed_rollout_rolls_back_to_the_deployed_revision_and_exits
         "{plain}"
     );
     assert!(plain.contains("next: helm history demo -n apps"), "{plain}");
+    // The verdict `R` decided again is in the report while the screen still shows it.
+    let shown: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("the report"))
+            .expect("the report is JSON");
+    assert_eq!(shown["state"], "finished", "{shown}");
+    assert!(
+        shown["verdict"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.ends_with("; rolled back to 1")),
+        "{shown}"
+    );
     tmux.keys(&["q"]);
     assert_eq!(wait_exit(&tmux, &exit, "R, y, then q"), "EXIT=1");
     assert_restored(&tmux, "rolled back to 1");

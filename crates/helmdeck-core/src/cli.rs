@@ -117,6 +117,12 @@ pub struct DeployFlags {
     /// Budget of each waiting step (helm's own --timeout, the rollout wait, the init wait).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Fail fast (default off: wait to --timeout): the rollout fails once a gating workload's
+    /// new pods restart more than N × its replicas, or one pod has more than N image-pull or
+    /// config-error events. The annotation helmdeck.io/ (or werf.io/)
+    /// failures-allowed-per-replica overrides it per workload.
+    #[arg(long, value_name = "N")]
+    pub failures_allowed_per_replica: Option<u32>,
     /// A `pending-*` lock younger than this is another deploy at work: reported, never advised
     /// away (default 10m).
     #[arg(long, value_name = "DURATION")]

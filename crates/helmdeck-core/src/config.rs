@@ -36,6 +36,8 @@ pub struct FileConfig {
     #[serde(default)]
     pub optional: Vec<String>,
     pub timeout: Option<TimeoutSetting>,
+    /// A non-negative integer: a negative or fractional one fails to parse (exit 2).
+    pub failures_allowed_per_replica: Option<u32>,
     /// The same forms as `timeout`.
     pub lock_min_age: Option<TimeoutSetting>,
     pub helm: Option<PathBuf>,
@@ -84,6 +86,8 @@ pub struct DeployPlan {
     pub init_selector: Option<validate::LabelSelector>,
     pub optional: Vec<KindGlob>,
     pub timeout: Duration,
+    /// Fail fast (opt-in, `rollout::fail_fast`): `None` waits to `timeout`.
+    pub failures_allowed_per_replica: Option<u32>,
     /// A `pending-*` lock younger than this is another deploy in progress (never advised away).
     pub lock_min_age: Duration,
     /// `--recover-lock`: roll back an old pending lock in preflight, then deploy.
@@ -252,6 +256,9 @@ impl DeployPlan {
             init_selector,
             optional,
             timeout,
+            failures_allowed_per_replica: args
+                .failures_allowed_per_replica
+                .or(file.failures_allowed_per_replica),
             lock_min_age,
             recover_lock: args.recover_lock,
             force: args.force,

@@ -1,7 +1,11 @@
 //! One row per workload: kind, name, ready/desired, updated, available, age, and kubectl's
 //! wording of where it stands, with the pod-level cause of a blocker. Gating rows first, then
 //! optional rows, greyed (DIM) with an `optional` tag and never red. A NAMESPACE column
-//! appears only when the workloads live in more than one namespace.
+//! appears only when the workloads live in more than one namespace. When the names would be cut
+//! and all share a prefix (a chart's fullname: `trust-release-flip-trust-`), the prefix is said
+//! once in the title and each row shows `…` and the part that differs.
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -20,6 +24,9 @@ use crate::ui::panes::{DeployFrame, filter_span, mark_style, pane_block, render_
 /// Inner widths from which the full layout (long kind names, two-line blockers) is used.
 const WIDE: usize = 118;
 
+/// The NAME column's widest, in the narrow and the wide layout.
+const NAME_MAX: (usize, usize) = (18, 30);
+
 fn short_kind(kind: &str) -> &str {
     match kind {
         "Deployment" => "deploy",
@@ -29,8 +36,10 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-struct Columns {
+struct Columns<'p> {
     wide: bool,
+    /// The prefix every name shares, elided from each row (said in the title).
+    prefix: Option<&'p str>,
     kind: u16,
     /// Present when more than one namespace is shown.
     namespace: Option<u16>,
@@ -52,14 +61,65 @@ pub fn wanted_rows(state: &DeployState, filter: &str, wide: bool) -> usize {
         .sum()
 }
 
-fn columns(rows: &[&WorkloadView], inner: usize, namespaces: bool) -> Columns {
-    let wide = inner >= WIDE;
-    let longest = rows.iter().map(|w| fit::width(&w.name)).max().unwrap_or(4);
-    let (kind, name) = if wide {
-        (11, longest.clamp(8, 30))
+fn name_max(inner: usize) -> usize {
+    if inner >= WIDE {
+        NAME_MAX.1
     } else {
-        (6, longest.clamp(8, 18))
-    };
+        NAME_MAX.0
+    }
+}
+
+/// A shared prefix shorter than this is left alone: eliding `demo-` gains 4 columns and costs
+/// the reader the name as the chart wrote it.
+const MIN_PREFIX: usize = 8;
+
+/// The prefix all `names` share, up to and including its last `-`, when some name is wider
+/// than `max` (it would be cut), the prefix is at least [`MIN_PREFIX`] long and every name
+/// keeps something after it; else `None`. Cut at a `-` so the part shown is a whole word
+/// (`trust-api`, not `st-api`).
+pub fn shared_prefix<'a>(names: &[&'a str], max: usize) -> Option<&'a str> {
+    let (first, rest) = names.split_first()?;
+    if rest.is_empty() || names.iter().all(|n| fit::width(n) <= max) {
+        return None;
+    }
+    let common = rest.iter().fold(first.len(), |len, n| {
+        first
+            .bytes()
+            .zip(n.bytes())
+            .take(len)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    // A `-` is one byte: the cut after it is a character boundary.
+    let cut = first.as_bytes()[..common]
+        .iter()
+        .rposition(|b| *b == b'-')?
+        + 1;
+    (cut >= MIN_PREFIX && names.iter().all(|n| n.len() > cut)).then(|| &first[..cut])
+}
+
+/// The name as its row shows it: `…` for the shared prefix.
+fn shown_name<'a>(name: &'a str, prefix: Option<&str>) -> Cow<'a, str> {
+    match prefix.and_then(|p| name.strip_prefix(p)) {
+        Some(rest) => Cow::Owned(format!("…{rest}")),
+        None => Cow::Borrowed(name),
+    }
+}
+
+fn columns<'p>(
+    rows: &[&WorkloadView],
+    inner: usize,
+    namespaces: bool,
+    prefix: Option<&'p str>,
+) -> Columns<'p> {
+    let wide = inner >= WIDE;
+    let longest = rows
+        .iter()
+        .map(|w| fit::width(&shown_name(&w.name, prefix)))
+        .max()
+        .unwrap_or(4);
+    let name = longest.clamp(8, name_max(inner));
+    let kind = if wide { 11 } else { 6 };
     let namespace = namespaces.then(|| {
         let longest = rows
             .iter()
@@ -77,6 +137,7 @@ fn columns(rows: &[&WorkloadView], inner: usize, namespaces: bool) -> Columns {
         1 + kind + namespace.map_or(0, |n| n + 1) + name + 5 + 3 + if wide { 5 } else { 3 } + 4 + 7;
     Columns {
         wide,
+        prefix,
         kind: kind as u16,
         namespace: namespace.map(|n| n as u16),
         name: name as u16,
@@ -150,7 +211,13 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame, tick: u64) -> Ro
         ));
     }
     cells.extend([
-        Cell::from(fit::middle(&fit::inert(&w.name), cols.name as usize).into_owned()),
+        Cell::from(
+            fit::middle(
+                &fit::inert(&shown_name(&w.name, cols.prefix)),
+                cols.name as usize,
+            )
+            .into_owned(),
+        ),
         table::right(format!("{}/{}", w.ready_replicas, w.desired)),
         // During a roll: updated of desired, beside READY, so "2/2" is not read as done.
         table::right(if w.updated < w.desired && !w.ready {
@@ -185,6 +252,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
             t.muted(),
         ));
     }
+    // Over every workload, not the filtered rows: the names do not change as a filter is typed.
+    let names: Vec<&str> = state.workloads.values().map(|w| w.name.as_str()).collect();
+    let width = pane_block(vec![], focused, t).inner(area).width as usize;
+    let prefix = shared_prefix(&names, name_max(width));
+    if let Some(p) = prefix {
+        title.push(Span::styled(format!(" · {}…", fit::inert(p)), t.muted()));
+    }
     if let Some(f) = filter_span(&ui.filters, FilterSlot::Workloads, t) {
         title.push(f);
     }
@@ -204,7 +278,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
         render_empty(frame, area, block, text, t);
         return;
     }
-    let cols = columns(&rows, inner.width as usize, state.many_namespaces());
+    let cols = columns(&rows, inner.width as usize, state.many_namespaces(), prefix);
     let mut header_names: Vec<&str> = if cols.wide {
         vec!["", "KIND", "NAME", "READY", "UPD", "AVAIL", "AGE", "STATUS"]
     } else {

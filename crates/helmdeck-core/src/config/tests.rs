@@ -319,3 +319,30 @@ fn the_init_selector_is_one_label_equality_read_from_the_flag_or_the_file() {
     .to_string();
     assert!(err.contains("needs --init-toggle and --init-job"), "{err}");
 }
+
+#[test]
+fn failures_allowed_per_replica_is_off_by_default_a_flag_or_a_file_key_and_never_negative() {
+    let plan = parse(&["helmdeck", "deploy", "rel", "c"]).unwrap();
+    assert_eq!(plan.failures_allowed_per_replica, None, "off by default");
+    let (_dir, chart) = chart_with_file("failures-allowed-per-replica = 2\n");
+    let plan = parse(&["helmdeck", "deploy", "rel", &chart]).unwrap();
+    assert_eq!(plan.failures_allowed_per_replica, Some(2));
+    let flag = ["--failures-allowed-per-replica", "0"];
+    let plan = parse(&["helmdeck", "deploy", "rel", &chart, flag[0], flag[1]]).unwrap();
+    assert_eq!(plan.failures_allowed_per_replica, Some(0), "the flag wins");
+    for bad in ["-1", "1.5", "many"] {
+        let argv = ["helmdeck", "deploy", "rel", "c", flag[0], bad];
+        assert!(parse(&argv).is_err(), "{bad}");
+    }
+    for text in [
+        "failures-allowed-per-replica = -1\n",
+        "failures-allowed-per-replica = \"1\"\n",
+    ] {
+        let (_dir, chart) = chart_with_file(text);
+        let err = parse_err(&["helmdeck", "deploy", "rel", &chart]);
+        assert!(
+            matches!(err, ConfigError::ParseFile { .. }),
+            "{text}: {err:?}"
+        );
+    }
+}

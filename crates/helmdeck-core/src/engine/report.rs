@@ -1,8 +1,9 @@
 //! The machine-readable report (`--report FILE.json`): the verdict and the evidence behind it.
 //! Never holds values or Secret data: only what the state holds, which is sanitized text.
 //!
-//! A run writes it twice: once as it starts (`"state": "running"`, no verdict), so a run that is
-//! killed never leaves an older verdict behind, and once at its end (`"finished"`). Each write
+//! A run writes it as it starts (`"state": "running"`, no verdict), so a run that is killed
+//! never leaves an older verdict behind, then at each verdict (`"finished"`: the screen stays
+//! open after it, and `R` may decide it again) and at its exit. Each write
 //! is atomic: a temporary file in the same directory, synced, then renamed over the path.
 
 use std::path::Path;

@@ -11,9 +11,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{ContainerView, KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
-use crate::rollout::diagnosis;
 use crate::rollout::optional::optional_because;
 use crate::rollout::readiness::{self, Progress, Readiness};
+use crate::rollout::{diagnosis, fail_fast};
 use crate::text;
 
 /// Pod causes shown per workload (the rest are in the drill-down).
@@ -122,6 +122,8 @@ pub struct Scope<'a> {
     pub unlabelled: &'a BTreeSet<WorkloadKey>,
     pub optional: &'a [KindGlob],
     pub namespace: &'a str,
+    /// `--failures-allowed-per-replica`: fail fast (opt-in; annotations override it per workload).
+    pub failures_allowed: Option<u32>,
 }
 
 /// The workload as the deploy step and inspect report it: ready only on a Done verdict from
@@ -157,6 +159,8 @@ pub fn workload_view(
         notes.push("evidence stale: its watch is failing".into());
     }
     let counts = &w.readiness.counts;
+    let (fail_fast, warning) = fail_fast_reason(w, scope, events, optional_because.is_some());
+    notes.extend(warning);
     WorkloadView {
         kind: w.kind.into(),
         namespace: text::plain(&namespace),
@@ -164,8 +168,8 @@ pub fn workload_view(
         optional: optional_because.is_some(),
         optional_because,
         ready: w.readiness.progress == Progress::Done && w.synced,
-        failed: w.readiness.progress == Progress::Failed,
-        message: text::plain(&w.readiness.message),
+        failed: w.readiness.progress == Progress::Failed || fail_fast.is_some(),
+        message: fail_fast.unwrap_or_else(|| text::plain(&w.readiness.message)),
         desired: counts.desired,
         ready_replicas: counts.ready,
         updated: counts.updated,
@@ -175,6 +179,33 @@ pub fn workload_view(
         pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
         notes,
     }
+}
+
+/// Fail fast's verdict on a workload not yet ready, and the warning about a bad annotation.
+/// An optional workload never fails fast: it never gates. Only the current pods count.
+fn fail_fast_reason(
+    w: &Observed<'_>,
+    scope: &Scope<'_>,
+    events: &HashMap<&str, Vec<Event>>,
+    optional: bool,
+) -> (Option<String>, Option<String>) {
+    if optional || w.readiness.progress == Progress::Done {
+        return (None, None);
+    }
+    let (limit, warning) = fail_fast::allowed(scope.failures_allowed, w.meta);
+    let pods: Vec<(&Pod, &[Event])> = w
+        .current
+        .iter()
+        .map(|p| {
+            let about = events.get(uid(&p.metadata)).map_or(&[][..], Vec::as_slice);
+            (*p, about)
+        })
+        .collect();
+    let reason = limit.and_then(|n| fail_fast::exceeded(n, w.readiness.counts.desired, &pods));
+    (
+        reason.as_deref().map(text::plain),
+        warning.as_deref().map(text::plain),
+    )
 }
 
 /// A manifest workload the cluster does not have (`key` is its kind, namespace and name). Only
@@ -483,6 +514,59 @@ mod tests {
             !owned_by(&pods[5].metadata, ""),
             "an empty uid owns nothing"
         );
+    }
+
+    #[test]
+    fn fail_fast_counts_the_new_revisions_pods_only_and_never_an_optional_workload() {
+        let d: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "api", "uid": "d1", "annotations": {"deployment.kubernetes.io/revision": "2"}},
+            "spec": {"replicas": 1, "selector": {}, "template": {}},
+        }))
+        .unwrap();
+        let rss: Vec<ReplicaSet> = [("rs-old", "1"), ("rs-new", "2")]
+            .iter()
+            .map(|(name, rev)| {
+                serde_json::from_value(json!({
+                    "metadata": {"name": name, "uid": name, "annotations": {"deployment.kubernetes.io/revision": rev},
+                                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": "d1"}]},
+                }))
+                .unwrap()
+            })
+            .collect();
+        let crashing = |name: &str, owner: &str, restarts: i32| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "uid": name,
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "uid": owner}]},
+                "status": {"containerStatuses": [{"name": "api", "ready": false, "restartCount": restarts, "image": "i", "imageID": "",
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
+            }))
+            .unwrap()
+        };
+        let unlabelled = BTreeSet::new();
+        let deny = [KindGlob::new("api").unwrap()];
+        let plain = Scope {
+            selector: "s",
+            unlabelled: &unlabelled,
+            optional: &[],
+            namespace: "apps",
+            failures_allowed: Some(1),
+        };
+        let denied = Scope {
+            optional: &deny,
+            ..plain
+        };
+        // The old revision crashed 9 times; the new one has not restarted yet.
+        let pods = [crashing("old", "rs-old", 9), crashing("new", "rs-new", 0)];
+        let w = Observed::deployment(&d, &rss, &pods, true);
+        let v = workload_view(&w, &plain, &HashMap::new());
+        assert!(!v.failed, "{v:?}");
+        let pods = [crashing("old", "rs-old", 9), crashing("new", "rs-new", 2)];
+        let w = Observed::deployment(&d, &rss, &pods, true);
+        let v = workload_view(&w, &plain, &HashMap::new());
+        assert!(v.failed, "{v:?}");
+        assert_eq!(v.message, "fail fast: 2 restarts > 1 allowed × 1 replica");
+        let v = workload_view(&w, &denied, &HashMap::new());
+        assert!(v.optional && !v.failed, "{v:?}");
     }
 
     #[test]

@@ -106,6 +106,8 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob], namespace: &str
         unlabelled: &live.unlabelled,
         optional,
         namespace,
+        // Inspect reads one moment: fail fast is about a rollout being waited for.
+        failures_allowed: None,
     };
     let mut workloads = Vec::new();
     let mut pods = Vec::new();

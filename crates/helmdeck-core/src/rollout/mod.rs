@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod diagnosis;
+pub mod fail_fast;
 pub mod optional;
 pub mod readiness;
 

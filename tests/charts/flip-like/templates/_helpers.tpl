@@ -31,7 +31,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if .Values.secrets.create }}{{ include "flip-trust.fullname" . }}-secrets{{ else }}{{ .Values.secrets.existingName }}{{ end }}
 {{- end }}
 
-{{/* A workload: Deployment with one container reading the shared Secret. Args: root, component, repository, tag, replicas, extra (container yaml), podExtra (pod spec yaml). */}}
+{{/* A workload: Deployment with one container reading the shared Secret. Args: root, component, repository, tag, replicas, extra (container yaml), podExtra (pod spec yaml), annotations (map). */}}
 {{- define "flip-trust.deployment" -}}
 {{- $root := .root }}
 apiVersion: apps/v1
@@ -41,6 +41,10 @@ metadata:
   labels:
     {{- include "flip-trust.labels" $root | nindent 4 }}
     app.kubernetes.io/component: {{ .component }}
+  {{- with .annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 spec:
   replicas: {{ .replicas }}
   selector:

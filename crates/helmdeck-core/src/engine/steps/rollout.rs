@@ -52,6 +52,7 @@ fn view(
         unlabelled: &world.unlabelled,
         optional: &ctx.plan.optional,
         namespace: ns,
+        failures_allowed: ctx.plan.failures_allowed_per_replica,
     };
     views::workload_view(w, &scope, events)
 }
@@ -66,6 +67,8 @@ struct Emitted {
     events: BTreeMap<(usize, String), KubeEventView>,
     /// The pods last emitted for each workload (by its uid), to tell which are gone.
     pods_of: HashMap<String, BTreeSet<(String, String)>>,
+    /// Bad fail-fast annotations already warned about, by workload.
+    warned: BTreeSet<WorkloadKey>,
 }
 
 /// Re-judges the workloads the changes since the last publish touched (all of them after a
@@ -127,6 +130,7 @@ impl Emitted {
         for (ns, j) in judged {
             let v = view(ctx, &world.namespaces[*ns], j, world, events);
             let key = v.key();
+            self.warn_bad_annotation(ctx, j, &key);
             if self.workloads.get(&key) != Some(&v) {
                 ctx.emit.send(Event::Workload(v.clone()));
                 self.workloads.insert(key, v);
@@ -166,6 +170,18 @@ impl Emitted {
             });
         }
         order
+    }
+
+    /// A fail-fast annotation that is not a number: said once per workload, never a crash.
+    fn warn_bad_annotation(&mut self, ctx: &Ctx, j: &Observed<'_>, key: &WorkloadKey) {
+        if self.warned.contains(key) {
+            return;
+        }
+        let limit = ctx.plan.failures_allowed_per_replica;
+        if let (_, Some(warning)) = crate::rollout::fail_fast::allowed(limit, j.meta) {
+            ctx.emit.warn(Step::Rollout, text::plain(&warning));
+            self.warned.insert(key.clone());
+        }
     }
 
     /// Pods: every pod of a release workload, current or not (the drill-down shows both).

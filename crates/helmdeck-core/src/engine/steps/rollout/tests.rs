@@ -71,6 +71,7 @@ fn view_for(
         unlabelled,
         optional: &plan.optional,
         namespace: "apps",
+        failures_allowed: plan.failures_allowed_per_replica,
     };
     views::workload_view(w, &scope, events)
 }

@@ -14,6 +14,7 @@ mod deploy;
 mod differential;
 mod exits;
 mod flip;
+mod flip_causes;
 mod init_hooks;
 mod init_render;
 mod inspect;

@@ -155,17 +155,18 @@ const NO_HOOKS: [&str; 2] = [
     "xnat.initJob.enabled=false,trustSeed.enabled=false,omopDb.vocabLoad.enabled=false",
 ];
 
-/// Installs the chart with the GPU client optional on a cluster with no free GPU, then
-/// upgrades only the client's image: every gating workload is ready at once, the client's new
-/// pods are not there yet.
-fn upgrade_only_the_gpu_client(scenario: &str) -> crate::support::DeployRun {
+/// Installs the chart without the GPU client, then upgrades with it, optional, on a cluster
+/// with no free GPU: every gating workload is ready at once (unchanged), the client's pods are
+/// not there yet when the rollout step first lists (the controllers run once a second here).
+fn upgrade_adding_the_gpu_client(scenario: &str) -> crate::support::DeployRun {
     let sim = Sim::start_yaml(scenario);
     create_trust_secret(&sim, "db-pw-1", "admin-pw-1");
     let mut args = vec!["--optional", "Deployment/*-fl-client", "--timeout", "30s"];
     args.extend(NO_HOOKS);
-    let first = deploy_flip(&sim, "install.json", &args);
+    let mut install = args.clone();
+    install.extend(["--set", "flClient.enabled=false"]);
+    let first = deploy_flip(&sim, "install.json", &install);
     assert_eq!(first.code, Some(0), "{}", first.describe());
-    args.extend(["--set", "flClient.repository=ghcr.io/flip/fl-client-cuda12"]);
     let run = deploy_flip(&sim, "upgrade.json", &args);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     run
@@ -176,7 +177,7 @@ const NO_GPU: &str = "namespaces: [apps]\ntick: 1s\ndefaults: {start_after: 200m
 
 #[test]
 fn the_optional_fl_client_keeps_its_failed_scheduling_cause_on_an_upgrade() {
-    let run = upgrade_only_the_gpu_client(NO_GPU);
+    let run = upgrade_adding_the_gpu_client(NO_GPU);
     let client = run.workload("Deployment", &format!("{PREFIX}fl-client"));
     let causes = client["podCauses"].to_string();
     assert!(

@@ -411,6 +411,12 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let step = Step::Rollout;
     let emit = &ctx.emit;
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
+    // Events older than helm's own wait before this step are an earlier run's.
+    let since = k8s_openapi::jiff::Timestamp::now()
+        .checked_sub(
+            k8s_openapi::jiff::SignedDuration::try_from(ctx.plan.timeout).unwrap_or_default(),
+        )
+        .unwrap_or(k8s_openapi::jiff::Timestamp::MIN);
     // The manifest says which namespaces hold the release's workloads: read it before the
     // watches start, within the step's time.
     let manifest = tokio::select! {
@@ -497,7 +503,7 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         t.abort();
     }
     if matches!(outcome, StepOutcome::Failed { .. }) {
-        causes::gather(ctx, &world, &mut emitted).await;
+        causes::gather(ctx, &world, &mut emitted, since).await;
     }
     Ok(outcome)
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Event as KubeEvent, Pod};
+use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::LogParams;
 
@@ -101,6 +102,23 @@ fn rank(reason: &str) -> u8 {
         "Failed" => 3,
         _ => 4,
     }
+}
+
+/// When `e` was last seen: its newest timestamp.
+fn last_seen(e: &KubeEvent) -> Option<Timestamp> {
+    e.last_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
+        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// Whether `e` belongs to this deploy: last seen at or after `since` (an Event a controller
+/// still repeats is seen again; a ReplicaSet's FailedCreate from an earlier run, fixed since,
+/// is not). An Event without a time is kept.
+pub fn recent(e: &KubeEvent, since: Timestamp) -> bool {
+    last_seen(e).is_none_or(|t| t >= since)
 }
 
 /// One line per distinct Warning (reason and message), with the objects it was about and its
@@ -199,7 +217,7 @@ struct Found {
 }
 
 /// Reads the cache for the not-ready gating workloads in `emitted` (by their key).
-fn find(world: &World, emitted: &Emitted) -> BTreeMap<WorkloadKey, Found> {
+fn find(world: &World, emitted: &Emitted, since: Timestamp) -> BTreeMap<WorkloadKey, Found> {
     let mut out = BTreeMap::new();
     for (ns, w) in world.judge_where(|_| true) {
         let name = w.meta.name.clone().unwrap_or_default();
@@ -227,7 +245,11 @@ fn find(world: &World, emitted: &Emitted) -> BTreeMap<WorkloadKey, Found> {
             .chain(rss.iter().map(|r| uid(&r.metadata)))
             .chain(pods.iter().map(|p| uid(&p.metadata)));
         let about = world.events_about(uids);
-        let mut events: Vec<&KubeEvent> = about.values().flatten().collect();
+        let mut events: Vec<&KubeEvent> = about
+            .values()
+            .flatten()
+            .filter(|e| recent(e, since))
+            .collect();
         events.sort_by_key(|e| e.metadata.name.clone());
         out.insert(
             key,
@@ -242,9 +264,10 @@ fn find(world: &World, emitted: &Emitted) -> BTreeMap<WorkloadKey, Found> {
 }
 
 /// Gathers each not-ready gating workload's evidence and emits the views that gained some,
-/// before the step's end (the verdict is decided from them).
-pub(super) async fn gather(ctx: &Ctx, world: &World, emitted: &mut Emitted) {
-    let found = find(world, emitted);
+/// before the step's end (the verdict is decided from them). Events last seen before `since`
+/// are an earlier run's.
+pub(super) async fn gather(ctx: &Ctx, world: &World, emitted: &mut Emitted, since: Timestamp) {
+    let found = find(world, emitted, since);
     let mut logs_left = WORKLOADS_WITH_LOGS;
     for (key, f) in found {
         let mut lines = Vec::new();
@@ -392,6 +415,22 @@ mod tests {
             lines.last().unwrap(),
             "3 more Warning events not shown (at most 5 per workload)"
         );
+    }
+
+    #[test]
+    fn an_event_last_seen_before_this_deploy_is_an_earlier_runs() {
+        let since: Timestamp = "2026-01-01T00:10:00Z".parse().unwrap();
+        let mut e = event("ReplicaSet/web-1a", "FailedCreate", "forbidden", 3);
+        e.last_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-01-01T00:09:59Z".parse().unwrap(),
+        ));
+        assert!(!recent(&e, since));
+        e.last_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-01-01T00:10:01Z".parse().unwrap(),
+        ));
+        assert!(recent(&e, since));
+        e.last_timestamp = None;
+        assert!(recent(&e, since), "no time: kept");
     }
 
     #[test]

@@ -117,6 +117,7 @@ fn state(rows: usize, helm_lines: usize) -> DeployState {
                 } else {
                     vec!["w-pod-1: Back-off restarting failed container".into()]
                 },
+                evidence: vec![],
                 notes: vec![],
             }),
         );

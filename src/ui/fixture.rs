@@ -54,6 +54,7 @@ pub fn workload(kind: &str, name: &str) -> WorkloadView {
         generation: 2,
         created: Some(wall(-3600.0)),
         pod_causes: vec![],
+        evidence: vec![],
         notes: vec![],
     }
 }
@@ -486,10 +487,25 @@ impl Story {
 
     pub fn failed() -> Story {
         let mut s = Story::rollout();
+        // What the rollout step gathers when the wait ends: the previous instance's log line.
+        let web = s
+            .state
+            .workloads
+            .values()
+            .find(|w| w.name == "demo-web")
+            .cloned()
+            .expect("the rollout story has demo-web");
+        s.at(338.5).send(Event::Workload(WorkloadView {
+            evidence: vec![
+                "log demo-web-7c9f8-d34x2/web (previous instance): Error: SESSION_SECRET is not set (required when NODE_ENV=production)".into(),
+                "event pod/demo-web-7c9f8-d34x2 BackOff ×4: Back-off restarting failed container web".into(),
+            ],
+            ..web
+        }));
         s.at(338.6).send(Event::StepEnded {
             step: Step::Rollout,
             outcome: StepOutcome::Failed {
-                reason: "timed out after 300s: Deployment/demo-web: 1 of 3 updated replicas are available (pod demo-web-7c9f8-d34x2: CrashLoopBackOff (exit 137, 4 restarts))".into(),
+                reason: "timed out after 300s; not ready: Deployment/demo-web: Waiting for deployment \"demo-web\" rollout to finish: 1 of 3 updated replicas are available... (pod demo-web-7c9f8-d34x2: CrashLoopBackOff (exit 137, 4 restarts))".into(),
             },
         });
         s.verdict();

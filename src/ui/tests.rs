@@ -940,3 +940,50 @@ fn the_next_command_is_never_cut_at_80_columns() {
     );
     assert!(rows[0].contains("LIVE — INIT INCOMPLETE"), "{rows:#?}");
 }
+
+#[test]
+fn a_failed_banner_says_each_fact_once_and_its_why_names_the_cause() {
+    let story = Story::failed();
+    let screen = story.render(&mut UiState::new(), 160, 48);
+    let rows: Vec<String> = screen
+        .lines()
+        .skip_while(|l| !l.contains("╔"))
+        .skip(1)
+        .take_while(|l| !l.contains("╚"))
+        .map(|l| {
+            l.trim_matches('"')
+                .trim_matches(|c| c == '║' || c == ' ')
+                .to_string()
+        })
+        .collect();
+    let banner = rows.join(" ");
+    assert!(
+        banner.contains(
+            "why: Deployment/demo-web: log demo-web-7c9f8-d34x2/web (previous instance): Error: \
+             SESSION_SECRET is not set"
+        ),
+        "the why line quotes the crashing container's log:\n{rows:#?}"
+    );
+    assert_eq!(
+        banner
+            .matches("CrashLoopBackOff (exit 137, 4 restarts)")
+            .count(),
+        1,
+        "the reason's cause is not said again:\n{rows:#?}"
+    );
+}
+
+#[test]
+fn the_why_line_skips_evidence_that_repeats_the_reason() {
+    use crate::ui::panes::banner::new_fact;
+    let reason = "rollout failed: timed out after 8s; not ready: Deployment/api: 0 of 2 updated \
+                  replicas are available... (pod api-1: CrashLoopBackOff (exit 1, 3 restarts))";
+    let evidence = [
+        "Deployment/api not ready: 0 of 2 updated replicas are available...; pod api-1: \
+         CrashLoopBackOff (exit 1, 3 restarts)"
+            .to_string(),
+        "Deployment/api: log api-1/api (previous instance): FATAL: no database".to_string(),
+    ];
+    assert_eq!(new_fact(&evidence, reason), Some(evidence[1].as_str()));
+    assert_eq!(new_fact(&evidence[..1], reason), None);
+}

@@ -14,6 +14,7 @@ mod deploy;
 mod differential;
 mod exits;
 mod flip;
+mod flip_causes;
 mod flip_fail_fast;
 mod flip_init;
 mod flip_init_containers;

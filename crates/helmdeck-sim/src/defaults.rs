@@ -95,7 +95,10 @@ pub fn apply(kind: &str, obj: &mut Value) {
             set_default(obj, "/spec/suspend", json!(false));
             pod_template(obj);
         }
-        "Pod" => pod_spec(obj, "/spec"),
+        "Pod" => {
+            pod_spec(obj, "/spec");
+            requests_from_limits(obj);
+        }
         "Service" | "CronJob" => more(kind, obj),
         "Secret" => set_default(obj, "/type", json!("Opaque")),
         "PriorityClass" => set_default(obj, "/preemptionPolicy", json!("PreemptLowerPriority")),
@@ -174,6 +177,35 @@ fn pod_template(obj: &mut Value) {
     }
 }
 
+/// `SetDefaults_Pod`: a container's request left unset for a resource it limits defaults to the
+/// limit, so a chart that only limits `nvidia.com/gpu` still asks the scheduler for one. Pods
+/// only: the API server does not default this in templates.
+fn requests_from_limits(pod: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let containers = pod.pointer_mut(&format!("/spec/{list}"));
+        for c in containers
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            let Some(limits) = c.pointer("/resources/limits").and_then(Value::as_object) else {
+                continue;
+            };
+            let limits = limits.clone();
+            // Resource names hold a `/` (`nvidia.com/gpu`): not a JSON pointer's path.
+            set_default(c, "/resources/requests", json!({}));
+            if let Some(requests) = c
+                .pointer_mut("/resources/requests")
+                .and_then(Value::as_object_mut)
+            {
+                for (resource, quantity) in limits {
+                    requests.entry(resource).or_insert(quantity);
+                }
+            }
+        }
+    }
+}
+
 fn pod_spec(obj: &mut Value, at: &str) {
     set_default(obj, &format!("{at}/restartPolicy"), json!("Always"));
     set_default(
@@ -239,6 +271,30 @@ mod tests {
             s,
             json!({"spec": {"resources": {}, "template": {"metadata": {"annotations": {"b": "1"}},
                 "spec": {"containers": [{"name": "c"}]}}}})
+        );
+    }
+
+    #[test]
+    fn a_pods_unset_requests_default_to_its_limits_but_a_templates_do_not() {
+        let spec = json!({"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"},
+                                                                     "requests": {"cpu": "1"}}}],
+                          "initContainers": [{"name": "i", "resources": {"limits": {"memory": "1Gi"}}}]});
+        let mut pod = json!({"spec": spec});
+        apply("Pod", &mut pod);
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "1", "nvidia.com/gpu": 1})
+        );
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["resources"]["requests"],
+            json!({"memory": "1Gi"})
+        );
+        let mut d = json!({"spec": {"template": {"spec": spec}}});
+        apply("Deployment", &mut d);
+        assert!(
+            d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+                .get("nvidia.com/gpu")
+                .is_none()
         );
     }
 

@@ -754,6 +754,19 @@ mod tests {
     }
 
     #[test]
+    fn a_created_pods_requests_default_to_its_limits() {
+        let s = store_with_ns();
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"},
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]}});
+        let created = s.create(*ids::PODS, Some("apps"), pod).unwrap();
+        assert_eq!(
+            created["spec"]["containers"][0]["resources"]["requests"],
+            json!({"nvidia.com/gpu": 1})
+        );
+    }
+
+    #[test]
     fn generation_bumps_only_on_spec_change_and_status_is_kept() {
         let s = store_with_ns();
         create_deploy(&s, "web", 2).unwrap();

@@ -43,6 +43,17 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
         width,
     );
     let mut out = Vec::new();
+    if v.outcome == Outcome::Failed
+        && let Some(why) = new_fact(&v.evidence, &v.reason)
+    {
+        out.extend(wrap_spans(
+            &[
+                (t.muted(), "why: ".into()),
+                (Style::new(), fit::inert(why).into_owned()),
+            ],
+            width,
+        ));
+    }
     // A command cut mid-flag would be pasted and run wrong: the banner grows to hold it all.
     let mut rows = rows;
     if let Some(next) = &v.next {
@@ -54,16 +65,6 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
             width,
         ));
         rows = rows.max(out.len() + 1);
-    } else if v.outcome == Outcome::Failed
-        && let Some(first) = v.evidence.first()
-    {
-        out.extend(wrap_spans(
-            &[
-                (t.muted(), "why: ".into()),
-                (Style::new(), fit::inert(first).into_owned()),
-            ],
-            width,
-        ));
     }
     let optional = optional_left(ctx);
     if !optional.is_empty() {
@@ -81,6 +82,20 @@ fn lines(ctx: &DeployFrame, v: &Verdict, width: usize, rows: usize) -> Vec<Line<
         ));
     }
     fit_rows(head, out, rows)
+}
+
+/// The first evidence line that says something the reason does not (the crashing container's
+/// log line, the FailedCreate event): the banner says each fact once. A line repeats the reason
+/// when every `; `-separated part of it (after a `REF not ready: ` lead) is in the reason.
+pub fn new_fact<'a>(evidence: &'a [String], reason: &str) -> Option<&'a str> {
+    let said = |part: &str| {
+        let part = part.trim().trim_end_matches("...").trim_end_matches('.');
+        part.is_empty() || reason.contains(part)
+    };
+    evidence.iter().map(String::as_str).find(|line| {
+        let facts = line.split_once(" not ready: ").map_or(*line, |(_, f)| f);
+        !facts.split("; ").all(said)
+    })
 }
 
 /// A banner's `head` and `tail` in `rows` lines: the head gives up lines first (ending in `…`),

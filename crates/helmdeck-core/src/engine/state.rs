@@ -279,6 +279,7 @@ mod tests {
             generation: 1,
             created: None,
             pod_causes: vec![],
+            evidence: vec![],
             notes: vec![],
         };
         s.apply(&Event::Workload(w.clone()), 1.0, "t");

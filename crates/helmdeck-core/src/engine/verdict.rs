@@ -386,6 +386,9 @@ fn evidence(state: &DeployState) -> Vec<String> {
             line.push_str(&format!("; {cause}"));
         }
         out.push(line);
+        // Why, under the workload's name: its crashing container's log, its Warning events.
+        let shown = w.reference(&state.plan.namespace);
+        out.extend(w.evidence.iter().map(|e| format!("{shown}: {e}")));
     }
     for h in &state.hooks {
         // Every phase named, so a new one has to be placed here on purpose.

@@ -177,6 +177,7 @@ pub fn workload_view(
         generation: w.meta.generation.unwrap_or(0),
         created: w.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
         pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
+        evidence: Vec::new(),
         notes,
     }
 }
@@ -233,6 +234,7 @@ pub fn missing_view(key: &WorkloadKey, optional: &[KindGlob]) -> WorkloadView {
         generation: 0,
         created: None,
         pod_causes: Vec::new(),
+        evidence: vec![],
         notes: vec!["in the release manifest but missing from the cluster".into()],
     }
 }

@@ -150,6 +150,11 @@ pub struct WorkloadView {
     pub created: Option<String>,
     /// Pod-level causes (`pod demo-web-x: CrashLoopBackOff (exit 1, 4 restarts)`).
     pub pod_causes: Vec<String>,
+    /// Why it is not ready, as the verdict quotes it: the Warning events of its pods and
+    /// controllers (deduplicated, capped) and its crashing container's last log lines. Gathered
+    /// once the rollout wait ends for a gating workload that is not ready; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
     /// Extra facts for the report (label missing, OnDelete, evidence stale).
     pub notes: Vec<String>,
 }
@@ -201,6 +206,7 @@ impl WorkloadView {
             generation: 1,
             created: None,
             pod_causes: vec![],
+            evidence: vec![],
             notes: vec![],
         }
     }

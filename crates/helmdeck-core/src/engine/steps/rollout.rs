@@ -6,6 +6,7 @@
 //! cause.
 
 mod cache;
+mod causes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -426,6 +427,12 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let step = Step::Rollout;
     let emit = &ctx.emit;
     let deadline = tokio::time::Instant::now() + ctx.plan.timeout;
+    // Events older than helm's own wait before this step are an earlier run's.
+    let since = k8s_openapi::jiff::Timestamp::now()
+        .checked_sub(
+            k8s_openapi::jiff::SignedDuration::try_from(ctx.plan.timeout).unwrap_or_default(),
+        )
+        .unwrap_or(k8s_openapi::jiff::Timestamp::MIN);
     // The manifest says which namespaces hold the release's workloads: read it before the
     // watches start, within the step's time.
     let manifest = tokio::select! {
@@ -453,10 +460,17 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     let mut degraded: BTreeMap<String, String> = BTreeMap::new();
     let mut cross_checked = false;
     let mut optional_checked = false;
+    // Set once the gating workloads are ready while an optional one's pods are not seen yet.
+    let mut grace: Option<tokio::time::Instant> = None;
     let outcome = loop {
+        let graced = grace.unwrap_or(deadline).min(deadline);
         tokio::select! {
             _ = ctx.cancel.cancelled() => break StepOutcome::Cancelled,
             _ = tokio::time::sleep_until(deadline) => break timed_out(ctx, &emitted, &degraded, &world),
+            _ = tokio::time::sleep_until(graced), if grace.is_some() => {
+                say_pods_not_seen(ctx, &mut emitted);
+                break StepOutcome::Succeeded;
+            }
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "every watch stopped (evidence unreadable)".into() } };
                 let mut batch = vec![msg];
@@ -490,8 +504,13 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     optional_checked = true;
                     warn_unmatched_optional(ctx, &views);
                 }
-                if let Some(outcome) = judge(&views, world.all_synced(), ctx.namespace()) {
-                    break outcome;
+                match judge(&views, world.all_synced(), ctx.namespace()) {
+                    Some(StepOutcome::Succeeded) if views.iter().any(pods_not_seen) => {
+                        grace.get_or_insert_with(|| tokio::time::Instant::now() + OPTIONAL_GRACE);
+                    }
+                    Some(outcome) => break outcome,
+                    // A gating workload is not ready again: the grace starts over once it is.
+                    None => grace = None,
                 }
             }
         }
@@ -499,7 +518,32 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     for t in tasks {
         t.abort();
     }
+    if matches!(outcome, StepOutcome::Failed { .. }) {
+        causes::gather(ctx, &world, &mut emitted, since).await;
+    }
     Ok(outcome)
+}
+
+/// How long a rollout whose gating workloads are ready waits for the pods of an optional one
+/// whose template changed, so its cause (Unschedulable on a GPU pool) is in the verdict.
+pub const OPTIONAL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What an optional workload's view says when the grace ended before its pods were seen.
+pub const PODS_NOT_SEEN: &str = "pods not seen yet";
+
+/// An optional workload that is not ready and whose current pods say nothing yet: its new
+/// template's pods are not created, scheduled or seen (a manifest workload missing from the
+/// cluster has no pods to wait for).
+fn pods_not_seen(v: &WorkloadView) -> bool {
+    v.optional && !v.ready && v.pod_causes.is_empty() && v.created.is_some()
+}
+
+/// The grace ended: each optional workload still without a cause says so.
+fn say_pods_not_seen(ctx: &Ctx, emitted: &mut Emitted) {
+    for v in emitted.workloads.values_mut().filter(|v| pods_not_seen(v)) {
+        v.pod_causes.push(PODS_NOT_SEEN.into());
+        ctx.emit.send(Event::Workload(v.clone()));
+    }
 }
 
 /// Once the release's workloads are known (every watch listed, the manifest's missing ones

@@ -27,6 +27,7 @@ fn workload(name: &str, optional: bool, ready: bool) -> WorkloadView {
         } else {
             vec!["pod x: CrashLoopBackOff (exit 1)".into()]
         },
+        evidence: vec![],
         notes: vec![],
     }
 }

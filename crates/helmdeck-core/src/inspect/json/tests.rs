@@ -129,6 +129,7 @@ fn sample() -> Inspection {
             generation: 1,
             created: None,
             pod_causes: vec![],
+            evidence: vec![],
             notes: vec![],
         }],
         pods: vec![PodView {

@@ -23,6 +23,7 @@ fn w(name: &str, optional: bool, ready: bool, failed: bool) -> WorkloadView {
         generation: 1,
         created: None,
         pod_causes: vec!["pod x: CrashLoopBackOff".into()],
+        evidence: vec![],
         notes: vec![],
     }
 }

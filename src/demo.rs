@@ -124,11 +124,7 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
     let helm_version = locate::helm_version(&helm)
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
-    let value_args: Vec<String> = plan
-        .value_args()
-        .into_iter()
-        .chain(plan.extra.clone())
-        .collect();
+    let value_args = plan.value_args_with_extra();
     crate::validate::helm_values(&helm, &[], &value_args).await?;
     let namespace = plan.namespace.clone().unwrap_or_else(|| NAMESPACE.into());
     crate::validate::namespace(&namespace)?;

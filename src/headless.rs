@@ -303,12 +303,7 @@ pub async fn run(
         );
         on_signal.cancel();
     });
-    let value_args: Vec<String> = prepared
-        .plan
-        .value_args()
-        .into_iter()
-        .chain(prepared.plan.extra.clone())
-        .collect();
+    let value_args = prepared.plan.value_args_with_extra();
     let mut printer = Headless::masking(Scrub::of_helm_args(&value_args));
     let state = run::deploy(prepared, cancel, |event, state| {
         if lines {

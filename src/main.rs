@@ -211,12 +211,7 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         junit: args.junit.clone(),
         ..Outputs::default()
     };
-    let value_args: Vec<String> = prepared
-        .plan
-        .value_args()
-        .into_iter()
-        .chain(prepared.plan.extra.clone())
-        .collect();
+    let value_args = prepared.plan.value_args_with_extra();
     let context = prepared
         .plan
         .context
@@ -390,13 +385,7 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         plan.clone(),
     );
     header.kube_context = demo.prepared.cluster.context.clone();
-    let value_args: Vec<String> = demo
-        .prepared
-        .plan
-        .value_args()
-        .into_iter()
-        .chain(demo.prepared.plan.extra.clone())
-        .collect();
+    let value_args = demo.prepared.plan.value_args_with_extra();
     let recorder = match recorder(
         &args.flags.record,
         &header,
@@ -679,11 +668,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let helm_version = locate::helm_version(&helm)
         .await
         .wrap_err_with(|| format!("{} does not run", helm.display()))?;
-    let value_args: Vec<String> = plan
-        .value_args()
-        .into_iter()
-        .chain(plan.extra.clone())
-        .collect();
+    let value_args = plan.value_args_with_extra();
     validate::helm_values(&helm, &[], &value_args).await?;
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
     // The kube context's namespace, when -n gave none, is held to the same rule.

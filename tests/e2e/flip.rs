@@ -66,6 +66,21 @@ pub fn deploy_flip(sim: &Sim, report: &str, extra: &[&str]) -> DeployRun {
     finish(out, &report, started)
 }
 
+/// A plain `helm upgrade --install trust-release tests/charts/flip-like -n apps <extra>`.
+pub fn helm_install_flip(sim: &Sim, extra: &[&str]) -> std::process::Output {
+    let chart = flip_chart();
+    let mut args = vec![
+        "upgrade",
+        "--install",
+        RELEASE,
+        chart.to_str().expect("a UTF-8 path"),
+        "-n",
+        &sim.namespace,
+    ];
+    args.extend_from_slice(extra);
+    sim.helm(&args)
+}
+
 #[test]
 fn the_flip_shaped_chart_lands_without_the_init_step() {
     let sim = Sim::start("all-green");

@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 
-use crate::flip::{INIT, INIT_JOB, PREFIX, RELEASE, create_trust_secret, deploy_flip, flip_chart};
+use crate::flip::{
+    INIT, INIT_JOB, PREFIX, RELEASE, create_trust_secret, deploy_flip, helm_install_flip,
+};
 use crate::support::{Sim, printed_commands, stdout_json, text};
 
 const CS_CONFIG: &str = "trust-release-flip-trust-xnat-cs-config";
@@ -176,21 +178,17 @@ fn a_plain_helm_upgrade_with_the_toggle_on_adopts_and_changes_the_config_map() {
     let sim = Sim::start("all-green");
     create_trust_secret(&sim, "db-pw-1", "admin-pw-1");
     deploy_and_check(&sim, "deck.json", &["--timeout", "60s"]);
-    let chart = flip_chart();
     // Helm 4 upgrades a release it installed by server-side apply the same way, without
     // --force-conflicts: a field helmdeck still owned would be a 409 conflict here.
-    let out = sim.helm(&[
-        "upgrade",
-        "--install",
-        RELEASE,
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        &sim.namespace,
-        "--set",
-        "xnat.initJob.enabled=true",
-        "--set",
-        "xnat.initJob.pacsLabel=pacs-by-helm",
-    ]);
+    let out = helm_install_flip(
+        &sim,
+        &[
+            "--set",
+            "xnat.initJob.enabled=true",
+            "--set",
+            "xnat.initJob.pacsLabel=pacs-by-helm",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let cm = cs_config(&sim).expect("adopted, not deleted");
     assert_eq!(cm["data"]["pacs-label"], "pacs-by-helm");

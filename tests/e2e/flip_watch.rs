@@ -4,25 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::flip::{INIT_JOB, RELEASE, create_trust_secret, flip_chart};
+use crate::flip::{INIT_JOB, RELEASE, create_trust_secret, flip_chart, helm_install_flip};
 use crate::support::{DeployRun, Sim, finish, text};
 use crate::watch::HelmTrap;
 
 /// `helm upgrade --install trust-release tests/charts/flip-like -n apps` plus `extra`.
-fn helm_install_flip(sim: &Sim, extra: &[&str]) -> std::process::Output {
-    let chart = flip_chart();
-    let mut args = vec![
-        "upgrade",
-        "--install",
-        RELEASE,
-        chart.to_str().expect("a UTF-8 path"),
-        "-n",
-        &sim.namespace,
-    ];
-    args.extend_from_slice(extra);
-    sim.helm(&args)
-}
-
 /// `helmdeck watch trust-release -n apps --headless --init-job <xnat-init>` with helm trapped.
 fn watch_flip(sim: &Sim, extra: &[&str]) -> DeployRun {
     let report = sim.home().join("watch.json");

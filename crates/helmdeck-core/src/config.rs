@@ -296,6 +296,14 @@ impl DeployPlan {
         format!("{secs}.{}s", fraction.trim_end_matches('0'))
     }
 
+    /// Every argument that may carry a value: the values flags and the extra helm args; what
+    /// the printers and records mask values from.
+    pub fn value_args_with_extra(&self) -> Vec<String> {
+        let mut out = self.value_args();
+        out.extend(self.extra.iter().cloned());
+        out
+    }
+
     /// The values flags (`-f`, `--set`), shared by `helm upgrade` and `helm template`; `-f -`
     /// names the file stdin was saved to.
     pub fn value_args(&self) -> Vec<String> {

@@ -137,6 +137,33 @@ pub fn is_pod_ready(pod: &Pod) -> bool {
         .is_some_and(|c| c.status == "True")
 }
 
+/// Restarts of every container of the pod, init containers included (as kubectl's RESTARTS).
+pub fn pod_restarts(pod: &Pod) -> u64 {
+    let Some(status) = pod.status.as_ref() else {
+        return 0;
+    };
+    status
+        .container_statuses
+        .iter()
+        .chain(status.init_container_statuses.iter())
+        .flatten()
+        .map(|c| u64::try_from(c.restart_count).unwrap_or(0))
+        .sum()
+}
+
+/// The pod's container names in the order they run: initContainers, then the app containers.
+pub fn containers_in_run_order(pod: &Pod) -> Vec<String> {
+    let Some(spec) = pod.spec.as_ref() else {
+        return Vec::new();
+    };
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(&spec.containers)
+        .map(|c| c.name.clone())
+        .collect()
+}
+
 fn condition<'a>(status: &'a PodStatus, kind: &str) -> Option<&'a PodCondition> {
     status
         .conditions

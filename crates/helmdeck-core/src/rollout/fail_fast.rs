@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::diagnosis::pod_restarts;
+
 /// The annotations that set the limit for one workload, the first present winning.
 pub const ANNOTATIONS: [&str; 2] = [
     "helmdeck.io/failures-allowed-per-replica",
@@ -58,7 +60,7 @@ pub fn allowed(flag: Option<u32>, meta: &ObjectMeta) -> (Option<u32>, Option<Str
 /// Events about it; `desired` is its desired replica count.
 pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[Event])]) -> Option<String> {
     let replicas = u64::try_from(desired.max(1)).unwrap_or(1);
-    let restarts: u64 = pods.iter().map(|(p, _)| restarts(p)).sum();
+    let restarts: u64 = pods.iter().map(|(p, _)| pod_restarts(p)).sum();
     if restarts > u64::from(allowed) * replicas {
         let noun = if replicas == 1 { "replica" } else { "replicas" };
         return Some(format!(
@@ -81,19 +83,6 @@ pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[Event])]) -> Option
 
 /// Restarts of every container of the pod, init containers included (a crashing
 /// initContainer restarts under `restartPolicy: Always` too).
-fn restarts(pod: &Pod) -> u64 {
-    let Some(status) = pod.status.as_ref() else {
-        return 0;
-    };
-    status
-        .container_statuses
-        .iter()
-        .chain(status.init_container_statuses.iter())
-        .flatten()
-        .map(|c| u64::try_from(c.restart_count).unwrap_or(0))
-        .sum()
-}
-
 /// The pod's `BackOff`/`Failed` Events that count, summed by the waiting reason they are for.
 fn counted_events<'a>(pod: &Pod, events: &'a [Event]) -> BTreeMap<&'a str, u64> {
     let config_error = waiting_for(pod, "CreateContainerConfigError");

@@ -21,7 +21,7 @@ use crate::engine::steps::init_apply::{self, Applier};
 use crate::engine::steps::init_objects::{self, JobEnd};
 use crate::engine::steps::{Ctx, StepError, init_render};
 use crate::engine::views;
-use crate::rollout::diagnosis;
+use crate::rollout::diagnosis::{self, containers_in_run_order, pod_restarts};
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
@@ -44,7 +44,7 @@ fn follow_pod(
     let emit = ctx.emit.clone();
     tokio::spawn(async move {
         let name = pod.borrow().metadata.name.clone().unwrap_or_default();
-        let order = run_order(&pod.borrow());
+        let order = containers_in_run_order(&pod.borrow());
         for container in order {
             // Wait for its turn: started, or the pod is over without it.
             loop {
@@ -95,18 +95,6 @@ async fn follow_log(
 }
 
 /// The pod's containers in the order they run: initContainers first.
-fn run_order(pod: &Pod) -> Vec<String> {
-    let Some(spec) = pod.spec.as_ref() else {
-        return Vec::new();
-    };
-    spec.init_containers
-        .iter()
-        .flatten()
-        .chain(&spec.containers)
-        .map(|c| c.name.clone())
-        .collect()
-}
-
 /// The container is running or has run (its log can be read).
 fn has_started(pod: &Pod, container: &str) -> bool {
     let Some(status) = pod.status.as_ref() else {
@@ -165,7 +153,10 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String 
         } else {
             causes.join("; ")
         };
-        let restarts: i64 = pods.iter().map(|p| i64::from(restarts_of(p))).sum();
+        let restarts: i64 = pods
+            .iter()
+            .map(|p| i64::try_from(pod_restarts(p)).unwrap_or(i64::MAX))
+            .sum();
         let last = format!(
             "pod {}: {cause}",
             text::plain(last.metadata.name.as_deref().unwrap_or(""))
@@ -176,20 +167,6 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String 
         ));
     }
     s
-}
-
-/// Restarts of every container of the pod, init containers included.
-fn restarts_of(pod: &Pod) -> i32 {
-    let Some(status) = pod.status.as_ref() else {
-        return 0;
-    };
-    status
-        .container_statuses
-        .iter()
-        .chain(status.init_container_statuses.iter())
-        .flatten()
-        .map(|c| c.restart_count)
-        .sum()
 }
 
 pub async fn run(ctx: &Ctx) -> StepOutcome {

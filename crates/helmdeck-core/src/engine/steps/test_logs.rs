@@ -9,6 +9,7 @@ use kube::api::{ListParams, LogParams};
 
 use crate::engine::event::{Event, Step};
 use crate::engine::steps::Ctx;
+use crate::rollout::diagnosis::containers_in_run_order;
 use crate::text;
 
 /// Lines kept per container: enough for a test's own report, bounded for the helm pane.
@@ -39,18 +40,6 @@ async fn pods_of(pods: &Api<Pod>, kind: &str, name: &str) -> Vec<Pod> {
 }
 
 /// The container names of a pod in the order they run: initContainers, then containers.
-fn containers_in_order(pod: &Pod) -> Vec<String> {
-    let Some(spec) = &pod.spec else {
-        return Vec::new();
-    };
-    spec.init_containers
-        .iter()
-        .flatten()
-        .chain(&spec.containers)
-        .map(|c| c.name.clone())
-        .collect()
-}
-
 /// Reads the log of the test hook `name` (a Pod or Job), puts it in the helm pane under a
 /// `POD LOGS: NAME` header as `helm test --logs` did (the screen's test log reads it there), and
 /// returns its lines, made inert. None: the pods are gone (a `hook-succeeded` policy).
@@ -70,7 +59,7 @@ pub async fn fetch(ctx: &Ctx, kind: &str, name: &str) -> Option<Vec<String>> {
     let mut lines = Vec::new();
     for pod in &found {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
-        for container in containers_in_order(pod) {
+        for container in containers_in_run_order(pod) {
             let params = LogParams {
                 container: Some(container.clone()),
                 tail_lines: Some(LINES_PER_CONTAINER),
@@ -133,7 +122,7 @@ mod tests {
         }))
         .expect("a pod");
         assert_eq!(
-            containers_in_order(&pod),
+            containers_in_run_order(&pod),
             ["test-framework", "ui-test", "sidecar"]
         );
     }

@@ -24,6 +24,9 @@ pub fn entries(dir: &Path, release: Option<&str>) -> Vec<Entry> {
     };
     let mut out: Vec<Entry> = read
         .flatten()
+        // Regular files only, by the entry's own type (a symlink is not followed): opening a
+        // FIFO named like a record would block the listing forever.
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .filter(|p| crate::record::is_record(p))
         .map(|path| match reader::read(&path) {

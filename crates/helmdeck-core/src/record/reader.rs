@@ -29,6 +29,15 @@ pub struct Record {
 }
 
 pub fn read(path: &Path) -> Result<Record, ReadError> {
+    // Checked before opening: opening a FIFO (or a device) would block or never end.
+    let meta =
+        std::fs::metadata(path).map_err(|e| ReadError::Io(format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(ReadError::Io(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
     let bytes =
         std::fs::read(path).map_err(|e| ReadError::Io(format!("{}: {e}", path.display())))?;
     parse(&bytes)
@@ -52,7 +61,11 @@ pub fn parse(bytes: &[u8]) -> Result<Record, ReadError> {
             cut = Some(format!("its last line is cut after {} events", lines.len()));
             break;
         };
-        match serde_json::from_slice::<Line>(&rest[..at]) {
+        let line = serde_json::from_slice::<serde_json::Value>(&rest[..at]).and_then(|mut v| {
+            inert(&mut v);
+            serde_json::from_value::<Line>(v)
+        });
+        match line {
             Ok(line) => lines.push(line),
             Err(e) => {
                 cut = Some(format!(
@@ -79,8 +92,9 @@ pub fn parse(bytes: &[u8]) -> Result<Record, ReadError> {
 /// The header, refusing a newer schema before its shape is trusted (a future header may not
 /// even parse as this one).
 fn header(line: &[u8]) -> Result<Header, ReadError> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_slice(line).map_err(|e| ReadError::NotARecord(format!("line 1: {e}")))?;
+    inert(&mut value);
     if value.get("record").and_then(|v| v.as_str()) != Some(MAGIC) {
         return Err(ReadError::NotARecord(format!(
             "line 1 is not a {MAGIC} header"
@@ -94,6 +108,50 @@ fn header(line: &[u8]) -> Result<Header, ReadError> {
         });
     }
     serde_json::from_value(value).map_err(|e| ReadError::NotARecord(format!("line 1: {e}")))
+}
+
+/// A record is untrusted text (anyone who can write the file can write escape sequences into
+/// it), so every string in it is made inert here, once, before any output (headless lines,
+/// screen, report, list) can see it. Line breaks and tabs stay (multi-line messages render as
+/// live); every other control and escape sequence goes. Strings without one are left as they
+/// are, byte for byte, so a clean record replays exactly as it ran.
+fn inert(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if needs_cleaning(s) => *s = clean(s),
+        Value::Array(items) => items.iter_mut().for_each(inert),
+        // Keys too: a map keyed by names (containers, objects) shows its keys.
+        Value::Object(map) => {
+            *map = std::mem::take(map)
+                .into_iter()
+                .map(|(k, mut v)| {
+                    inert(&mut v);
+                    let k = if needs_cleaning(&k) { clean(&k) } else { k };
+                    (k, v)
+                })
+                .collect();
+        }
+        _ => {}
+    }
+}
+
+fn needs_cleaning(s: &str) -> bool {
+    s.chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || crate::text::is_bidi_or_invisible(c))
+}
+
+/// `s` made plain line by line and cell by cell (the sanitiser turns breaks and tabs into
+/// spaces; here they are kept).
+fn clean(s: &str) -> String {
+    s.split('\n')
+        .map(|l| {
+            l.split('\t')
+                .map(crate::text::plain)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Record {
@@ -192,6 +250,25 @@ mod tests {
             "nothing after an unreadable line is trusted"
         );
         assert!(r.cut.as_deref().is_some_and(|c| c.contains("line 3")));
+    }
+
+    /// Every string read from a record is inert, the header's and the events' alike, while the
+    /// visible text (and a message's line breaks) stays.
+    #[test]
+    fn hostile_strings_in_a_record_are_made_inert_when_read() {
+        let evil = "\u{1b}]0;pwned\u{7}x\u{1b}[2J\u{1b}]52;c;ZXZpbA==\u{7}y";
+        let mut h: serde_json::Value = serde_json::from_str(header(1).trim_end()).unwrap();
+        h["title"] = evil.into();
+        let line = serde_json::json!({"t": 0.5, "event": {"type": "note", "step": "preflight", "level": "info", "text": format!("a\n{evil}")}});
+        let text = format!("{h}\n{line}\n");
+        let r = parse(text.as_bytes()).unwrap();
+        assert_eq!(r.header.title.as_deref(), Some("xy"));
+        let event = serde_json::to_string(&r.lines[0].event).unwrap();
+        assert!(
+            !event.contains("\\u001b") && !event.contains("\\u0007"),
+            "{event}"
+        );
+        assert!(event.contains("a\\nxy"), "{event}");
     }
 
     /// Records hold only offsets; the wall time of a line is the start plus its offset.

@@ -49,7 +49,31 @@ pub fn create(path: &Path) -> Result<std::fs::File, OpenError> {
         })
 }
 
-/// A new file for this run in `dir` (made 0700 when missing), named from the kube context the
+/// Makes a directory that already existed as private as one this creates: records hold logs,
+/// so a group- or world-accessible directory (a 0777 one made by hand or by an old umask) is
+/// tightened to 0700. One owned by another user is refused, not changed: it is not ours to fix,
+/// and whoever owns it could read or replace what is written there.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other("not a directory"));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(std::io::Error::other(format!(
+            "owned by uid {}, not by this user (uid {me}): refused; records are written only to a directory of one's own",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// A new file for this run in `dir` (made 0700 when missing, tightened to 0700 when not), named from the kube context the
 /// run used and the release; then the
 /// release's oldest records beyond [`crate::record::KEEP_PER_RELEASE`] are deleted.
 pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File), OpenError> {
@@ -62,6 +86,7 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
         .mode(0o700)
         .create(dir)
         .map_err(fail)?;
+    private_dir(dir).map_err(fail)?;
     let prefix = crate::record::release_prefix(
         header
             .kube_context

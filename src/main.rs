@@ -76,13 +76,14 @@ fn real_main() -> Result<i32> {
         .build()?;
     match cli.command {
         Command::Sim { list: true, .. } => {
+            let mut listing = String::new();
             for (name, text) in sim::scenario::EMBEDDED {
                 let description = sim::Scenario::parse(text, name)
                     .map(|s| s.description)
                     .unwrap_or_else(|e| format!("(invalid: {e})"));
-                println!("{name:<20} {description}");
+                listing.push_str(&format!("{name:<20} {description}\n"));
             }
-            Ok(0)
+            to_stdout(listing.as_bytes(), "sim --list")
         }
         Command::Sim {
             scenario,
@@ -108,9 +109,10 @@ fn real_main() -> Result<i32> {
         Command::Demo(args) => runtime.block_on(demo(*args)),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            let mut out = std::io::stdout().lock();
-            clap_complete::generate(shell, &mut Cli::command(), "helmdeck", &mut out);
-            Ok(0)
+            // Into memory first: clap_complete panics when its writer fails.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "helmdeck", &mut script);
+            to_stdout(&script, "completions")
         }
         Command::Man { out_dir } => man(out_dir.as_deref()),
         Command::Watch(args) => runtime.block_on(watch(args)),
@@ -160,11 +162,21 @@ fn man(dir: Option<&Path>) -> Result<i32> {
         None => {
             let mut page = Vec::new();
             clap_mangen::Man::new(Cli::command()).render(&mut page)?;
-            // A closed stdout (piped into `head`) is the reader's choice, not an error.
-            let _ = std::io::stdout().lock().write_all(&page);
+            return to_stdout(&page, "man");
         }
     }
     Ok(0)
+}
+
+/// Writes a command's whole output. A closed stdout (piped into `head`) is the reader's choice:
+/// a quiet exit 0; any other write failure is an error.
+fn to_stdout(bytes: &[u8], what: &str) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(e).wrap_err_with(|| format!("{what}: writing to stdout")),
+    }
 }
 
 /// `--junit` is held to `--report`'s rule: a file in a writable directory, checked before the
@@ -494,8 +506,15 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         }
         return Ok(0);
     }
-    if !(args.speed.is_finite() && args.speed > 0.0) {
-        say("helmdeck replay: --speed must be a positive number (see --help)");
+    // Refused rather than clamped: a speed the screen would quietly change is not what was asked.
+    let speeds = helmdeck::record::clock::MIN_SPEED..=helmdeck::record::clock::MAX_SPEED;
+    if !speeds.contains(&args.speed) {
+        say(&format!(
+            "helmdeck replay: --speed must be from {} to {}, got {} (see --help)",
+            speeds.start(),
+            speeds.end(),
+            args.speed
+        ));
         return Ok(exit::USAGE);
     }
     if let Some(path) = &args.report

@@ -6,6 +6,7 @@
 mod support;
 
 mod advice;
+mod careless;
 mod charts;
 mod ci;
 mod cross_check;

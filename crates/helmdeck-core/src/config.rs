@@ -179,6 +179,11 @@ pub enum ConfigError {
         "--only init needs --init-toggle and --init-job (flags or helmdeck.toml): without them there is no init step to run"
     )]
     OnlyInitUnconfigured,
+    #[error(
+        "--recover-lock rolls the release back (a write) and {0} writes nothing: run {0} \
+         without --recover-lock to see the deploy, or --recover-lock alone to clear the lock"
+    )]
+    RecoverLockWrites(&'static str),
     #[error(transparent)]
     Input(#[from] InputError),
 }
@@ -195,6 +200,15 @@ const FORBIDDEN_EXTRA: &[&str] = &[
 impl DeployPlan {
     pub fn from_args(args: &DeployArgs) -> Result<Self, ConfigError> {
         validate::release_name(&args.release)?;
+        // A dry run and a plan write nothing, ever; the recovery is a `helm rollback`.
+        if args.recover_lock && (args.dry_run || args.plan_only) {
+            let flag = if args.dry_run {
+                "--dry-run"
+            } else {
+                "--plan-only"
+            };
+            return Err(ConfigError::RecoverLockWrites(flag));
+        }
         let config_path = config_path(&args.chart);
         let file = match &config_path {
             Some(p) => load_file(p)?,

@@ -66,7 +66,7 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
             kube::Config::infer().await.map_err(|e| {
                 eyre!(
                     "no kubeconfig and not in a cluster: {}",
-                    text::file_error(&e.to_string())
+                    infer_error(&e.to_string())
                 )
             })?
         }
@@ -88,6 +88,19 @@ fn kubeconfig_error(e: KubeconfigError) -> color_eyre::Report {
             text::file_error(&other.to_string())
         ),
     }
+}
+
+/// kube's "not in a cluster, no kubeconfig" message, masked as a file's parser message is, but
+/// with the kubeconfig's path shown as it is: kube quotes it `'"/path"'` (Debug), which the
+/// masking would take for a value, and a path is not one.
+fn infer_error(message: &str) -> String {
+    let default = std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".kube/config"));
+    let mut message = message.to_string();
+    if let Some(path) = default {
+        let quoted = format!("'{path:?}'");
+        message = message.replace(&quoted, &format!("{}", path.display()));
+    }
+    text::file_error(&message)
 }
 
 /// Whether a kubeconfig file is there to read ($KUBECONFIG, else ~/.kube/config).

@@ -137,16 +137,18 @@ pub fn is_pod_ready(pod: &Pod) -> bool {
         .is_some_and(|c| c.status == "True")
 }
 
+/// The statuses of the pod's containers in the order they run: initContainers, then the app
+/// containers.
+pub fn container_statuses_in_run_order(pod: &Pod) -> impl Iterator<Item = &ContainerStatus> {
+    let status = pod.status.as_ref();
+    let init = status.and_then(|s| s.init_container_statuses.as_deref());
+    let app = status.and_then(|s| s.container_statuses.as_deref());
+    init.into_iter().flatten().chain(app.into_iter().flatten())
+}
+
 /// Restarts of every container of the pod, init containers included (as kubectl's RESTARTS).
 pub fn pod_restarts(pod: &Pod) -> u64 {
-    let Some(status) = pod.status.as_ref() else {
-        return 0;
-    };
-    status
-        .container_statuses
-        .iter()
-        .chain(status.init_container_statuses.iter())
-        .flatten()
+    container_statuses_in_run_order(pod)
         .map(|c| u64::try_from(c.restart_count).unwrap_or(0))
         .sum()
 }

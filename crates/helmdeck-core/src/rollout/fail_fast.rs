@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::diagnosis::pod_restarts;
+use super::diagnosis::{container_statuses_in_run_order, pod_restarts};
 
 /// The annotations that set the limit for one workload, the first present winning.
 pub const ANNOTATIONS: [&str; 2] = [
@@ -120,14 +120,7 @@ fn event_kind(message: &str, config_error: bool) -> Option<&'static str> {
 }
 
 fn waiting_for(pod: &Pod, reason: &str) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return false;
-    };
-    status
-        .container_statuses
-        .iter()
-        .chain(status.init_container_statuses.iter())
-        .flatten()
+    container_statuses_in_run_order(pod)
         .filter_map(|c| c.state.as_ref()?.waiting.as_ref()?.reason.as_deref())
         .any(|r| r == reason)
 }

@@ -21,7 +21,9 @@ use crate::engine::steps::init_apply::{self, Applier};
 use crate::engine::steps::init_objects::{self, JobEnd};
 use crate::engine::steps::{Ctx, StepError, init_render};
 use crate::engine::views;
-use crate::rollout::diagnosis::{self, containers_in_run_order, pod_restarts};
+use crate::rollout::diagnosis::{
+    self, container_statuses_in_run_order, containers_in_run_order, pod_restarts,
+};
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
@@ -94,17 +96,9 @@ async fn follow_log(
     }
 }
 
-/// The pod's containers in the order they run: initContainers first.
 /// The container is running or has run (its log can be read).
 fn has_started(pod: &Pod, container: &str) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return false;
-    };
-    status
-        .init_container_statuses
-        .iter()
-        .chain(status.container_statuses.iter())
-        .flatten()
+    container_statuses_in_run_order(pod)
         .filter(|c| c.name == container)
         .any(|c| {
             let ran = c

@@ -56,15 +56,7 @@ pub fn log_target<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Option<LogTarg
         .filter(|p| !diagnosis::is_pod_ready(p))
         .take(PODS_READ)
     {
-        let Some(status) = pod.status.as_ref() else {
-            continue;
-        };
-        let containers = status
-            .init_container_statuses
-            .iter()
-            .flatten()
-            .chain(status.container_statuses.iter().flatten());
-        for c in containers {
+        for c in diagnosis::container_statuses_in_run_order(pod) {
             let Some((score, previous)) = failed_instance(c) else {
                 continue;
             };

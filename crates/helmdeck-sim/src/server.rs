@@ -614,10 +614,15 @@ impl Server {
         let (res, ns, content_type) = (c.resource, c.ns, c.content_type.as_str());
         let store = &self.sim.store;
         let paths = scale::paths(store, res).ok_or_else(|| ApiError::not_found(res, name))?;
-        let old = store.get(res, ns, name)?;
-        let current = scale::scale_of(&old, &paths);
-        let wanted = match *method {
-            Method::GET => return Ok(json_response(200, &current)),
+        enum Write {
+            Put(Value),
+            Patch(PatchKind, Value),
+        }
+        let write = match *method {
+            Method::GET => {
+                let old = store.get(res, ns, name)?;
+                return Ok(json_response(200, &scale::scale_of(&old, &paths)));
+            }
             Method::PUT => {
                 let body = read_body(req, content_type).await?;
                 let named = body.pointer("/metadata/name").and_then(Value::as_str);
@@ -627,13 +632,12 @@ impl Server {
                         named.unwrap_or("")
                     )));
                 }
-                body
+                Write::Put(body)
             }
             Method::PATCH => {
                 let kind = patch_kind(content_type)
                     .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
-                let body = read_body(req, content_type).await?;
-                scale::patched(&current, kind, &body)?
+                Write::Patch(kind, read_body(req, content_type).await?)
             }
             _ => {
                 return Err(ApiError::method_not_allowed(format!(
@@ -641,24 +645,47 @@ impl Server {
                 )));
             }
         };
-        let replicas = scale::wanted_replicas(&wanted, name)?;
-        // A Scale's resourceVersion is its parent's: a stale one is the parent's conflict.
-        if let Some(want) = wanted
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            && !want.is_empty()
-            && Some(want) != current["metadata"]["resourceVersion"].as_str()
-        {
-            return Err(ApiError::conflict(res, name));
+        // As the API server's GuaranteedUpdate: a write that raced a controller's is tried
+        // again on the fresh object, unless the caller named the resourceVersion it wrote
+        // against (then the race is the caller's conflict).
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let old = store.get(res, ns, name)?;
+            let mut current = scale::scale_of(&old, &paths);
+            let wanted = match &write {
+                Write::Put(body) => body.clone(),
+                Write::Patch(kind, body) => {
+                    // The patch's own resourceVersion, if any, is the only precondition.
+                    if let Some(meta) = current["metadata"].as_object_mut() {
+                        meta.remove("resourceVersion");
+                    }
+                    scale::patched(&current, *kind, body)?
+                }
+            };
+            let replicas = scale::wanted_replicas(&wanted, name)?;
+            let precondition = wanted
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .filter(|rv| !rv.is_empty());
+            // A Scale's resourceVersion is its parent's: a stale one is the parent's conflict.
+            if let Some(want) = precondition
+                && Some(want) != old["metadata"]["resourceVersion"].as_str()
+            {
+                return Err(ApiError::conflict(res, name));
+            }
+            // `old` carries its resourceVersion, so a write that raced this one is a 409.
+            let updated = scale::with_replicas(&old, &paths, replicas);
+            let opts = WriteOpts {
+                subresource: Some("scale"),
+                ..c.write_opts()
+            };
+            match store.replace_opt(res, ns, name, updated, Part::Main, opts) {
+                Ok(stored) => return Ok(json_response(200, &scale::scale_of(&stored, &paths))),
+                Err(e) if e.code == 409 && precondition.is_none() && attempts < 10 => continue,
+                Err(e) => return Err(e),
+            }
         }
-        // `old` carries its resourceVersion, so a write that raced this one is a 409.
-        let updated = scale::with_replicas(&old, &paths, replicas);
-        let opts = WriteOpts {
-            subresource: Some("scale"),
-            ..c.write_opts()
-        };
-        let stored = store.replace_opt(res, ns, name, updated, Part::Main, opts)?;
-        Ok(json_response(200, &scale::scale_of(&stored, &paths)))
     }
 }
 

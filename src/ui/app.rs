@@ -34,6 +34,9 @@ pub struct UiState {
     /// The engine waits for `R`'s answer after the verdict (only the live screen sets it: a
     /// replay answers nothing), so the key bar offers `R`.
     pub rollback_waits: bool,
+    /// Preflight waits for `u` on a stuck lock (only the live screen sets it), so the key bar
+    /// offers `u`.
+    pub unlock_waits: bool,
 }
 
 impl Default for UiState {
@@ -52,6 +55,7 @@ impl Default for UiState {
             log: LogBuffer::default(),
             plan: Default::default(),
             rollback_waits: false,
+            unlock_waits: false,
         }
     }
 }

@@ -576,6 +576,7 @@ impl Screen for DeployScreen<'_> {
             Some(jiff::Timestamp::now()),
         );
         self.ui.rollback_waits = self.answers.waits(Question::Rollback) && self.finished.is_none();
+        self.ui.unlock_waits = self.answers.waits(Question::Unlock) && self.finished.is_none();
         screen::draw(frame, &ctx, &mut self.ui);
     }
 

@@ -317,3 +317,48 @@ fn the_key_bar_offers_r_only_while_the_engine_waits_for_it() {
         "never once a rollback ran"
     );
 }
+
+/// Preflight found the lock and waits for `u` (no verdict yet).
+fn waiting_on(view: LockView) -> Story {
+    let mut s = Story::preflight();
+    s.send(Event::Release {
+        revision_before: Some(5),
+        deployed_before: view.last_deployed,
+        revision: None,
+        chart: None,
+    });
+    s.send(Event::Lock(view));
+    s
+}
+
+#[test]
+fn the_key_bar_offers_u_only_while_preflight_waits_for_it() {
+    let keys = |story: &Story, waits: bool| {
+        let mut ui = UiState::new();
+        ui.unlock_waits = waits;
+        let screen = story.render(&mut ui, 80, 24);
+        screen.lines().last().unwrap_or_default().to_string()
+    };
+    let waiting = waiting_on(lock_view(Some(4), None));
+    let bar = keys(&waiting, true);
+    // First on the bar (each rendered line is quoted), so a narrow screen keeps it.
+    assert!(bar.starts_with("\" u clear the lock · q cancel"), "{bar}");
+    // Pressed, `u` opens the prompt it offers.
+    let mut ui = UiState::new();
+    press(&mut ui, &waiting.state, KeyCode::Char('u'));
+    assert_eq!(ui.overlay, Overlay::Unlock);
+    assert!(
+        !keys(&waiting, false).contains("u clear"),
+        "a replay answers nothing"
+    );
+    let refused = waiting_on(lock_view(Some(4), Some("younger than --lock-min-age 300s")));
+    assert!(
+        !keys(&refused, true).contains("u clear"),
+        "a refused lock is not waited on"
+    );
+    let ended = locked(lock_view(Some(4), None));
+    assert!(
+        !keys(&ended, true).contains("u clear"),
+        "not after the verdict"
+    );
+}

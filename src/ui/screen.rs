@@ -141,6 +141,20 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
             ("?", "help"),
             ("q", &quit),
         ]
+    } else if ui.unlock_waits
+        && ctx.state.verdict.is_none()
+        && crate::ui::recover::lock_offer(ctx.state)
+        && crate::ui::recover::may_unlock(ctx.state)
+    {
+        // Preflight waits on the stuck lock: `u` first, as `R` is after a failure.
+        vec![
+            ("u", "clear the lock"),
+            ("q", &quit),
+            ("tab", "focus"),
+            ("↑↓", "select"),
+            ("enter", "details"),
+            ("?", "help"),
+        ]
     } else if ui.rollback_waits && crate::ui::recover::rollback_offer(ctx.state).is_some() {
         // First after the verdict's own keys, so a narrow screen drops browsing keys before it.
         vec![

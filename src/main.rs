@@ -39,16 +39,9 @@ fn one_line(e: &Report) -> String {
 }
 
 fn real_main() -> Result<i32> {
-    if std::io::stdout().is_terminal() {
-        color_eyre::install()?;
-    } else {
-        // A pipe or a CI log gets one plain line per panic, as it does per error: no
-        // coloured report, no backtrace.
-        std::panic::set_hook(Box::new(|info| {
-            let at = info.location().map(|l| (l.file(), l.line()));
-            say(&text::panic_line(info.payload(), at));
-        }));
-    }
+    // A pipe or a CI log gets one plain line per panic, as it does per error; a terminal
+    // color-eyre's report. Neither aborts when stderr is gone (a hang-up).
+    helmdeck::ui::install_panic_report(std::io::stdout().is_terminal())?;
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print in full; a usage error says what is wrong in one line.
@@ -414,9 +407,12 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     } else if wants_tui(args.flags.headless) {
         helmdeck::ui::run_deploy(demo.prepared, CancellationToken::new(), Some(title), tap).await
     } else {
-        println!(
+        // A closed stdout (a pipe, a terminal gone) must not end the demo: `println!` panics.
+        let _ = writeln!(
+            std::io::stdout().lock(),
             "helmdeck demo · scenario {}: {}",
-            demo.scenario_name, demo.description
+            demo.scenario_name,
+            demo.description
         );
         let state = headless::run(demo.prepared, CancellationToken::new(), tap, true).await;
         if let Ok(state) = &state {

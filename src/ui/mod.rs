@@ -40,3 +40,4 @@ pub use inspect::run_inspect;
 pub use live::{final_frame, run_deploy, run_follow};
 pub use panes::help::KEYS;
 pub use replay::{final_frame as replay_final_frame, run_replay};
+pub use tui::install_panic_report;

@@ -7,9 +7,15 @@
 //! Unlike the ratatui component template's `tui.rs`, nothing runs on a task of its own (the
 //! loop awaits the sources directly, so stopping never waits or sleeps), and `Drop` ignores
 //! restore errors rather than panicking inside a drop.
+//!
+//! The terminal may be gone by then (an ssh session dropped: every write fails with EIO, stderr
+//! included). Restoring is best effort and silent, and ratatui's own `Drop` for its terminal
+//! never runs: it `eprintln!`s when showing the cursor fails, and `eprintln!` panics when stderr
+//! is gone, which aborted the process (a panic inside the panic report).
 
 use std::future::Future;
 use std::io::{self, Stdout, Write};
+use std::mem::ManuallyDrop;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -55,14 +61,36 @@ fn install_panic_hook() {
     });
 }
 
+/// What a panic prints, installed once when the process starts: color-eyre's report when
+/// stdout is a terminal, one plain line elsewhere (a pipe, a CI log: no colours, no
+/// backtrace). Either is written with a write whose failure is ignored, never `eprintln!`:
+/// after a hang-up stderr is gone, and a panic inside the panic hook aborts the process.
+pub fn install_panic_report(on_terminal: bool) -> Result<()> {
+    fn say(report: impl std::fmt::Display) {
+        let _ = writeln!(io::stderr().lock(), "{report}");
+    }
+    if on_terminal {
+        let (panic, eyre) = color_eyre::config::HookBuilder::default().try_into_hooks()?;
+        eyre.install()?;
+        std::panic::set_hook(Box::new(move |info| say(panic.panic_report(info))));
+    } else {
+        std::panic::set_hook(Box::new(|info| {
+            let at = info.location().map(|l| (l.file(), l.line()));
+            say(crate::text::panic_line(info.payload(), at));
+        }));
+    }
+    Ok(())
+}
+
 /// Raw mode, the alternate screen, a hidden cursor. On an error part of it may be set up: the
 /// caller restores.
-fn enter_terminal() -> io::Result<Term> {
+fn enter_terminal() -> io::Result<ManuallyDrop<Term>> {
     install_panic_hook();
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     execute!(io::stdout(), EnterAlternateScreen)?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    // Never dropped, from the start: a failure below returns without ratatui's `Drop`.
+    let mut terminal = ManuallyDrop::new(Terminal::new(CrosstermBackend::new(io::stdout()))?);
     terminal.hide_cursor()?;
     terminal.clear()?;
     Ok(terminal)
@@ -83,7 +111,8 @@ pub enum TuiEvent {
 
 /// Owns the terminal while a screen runs; dropping it restores the terminal.
 pub struct Tui {
-    terminal: Term,
+    /// Never dropped: [`restore`] does what its `Drop` would, without printing (see above).
+    terminal: ManuallyDrop<Term>,
     input: EventStream,
     input_open: bool,
     tick: Option<Interval>,
@@ -260,6 +289,51 @@ pub async fn run<S: Screen>(tui: &mut Tui, screen: &mut S) -> Result<()> {
             Flow::Quit => return Ok(()),
             Flow::Redraw => dirty = true,
             Flow::Same => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    /// Set in the child the test below starts: which report it installs.
+    const CHILD: &str = "HELMDECK_TEST_PANIC_CHILD";
+    const NAME: &str = "ui::tui::tests::a_panic_reported_into_a_gone_stderr_never_aborts";
+
+    /// The panic report (and the screen's hook around it) writing into a stderr nobody reads
+    /// any more (a pipe closed at the far end, as a hung-up terminal fails writes) is a
+    /// panic like any other, caught where it is caught; never an abort. Run in a child process
+    /// of this test binary: the hooks are process-wide.
+    #[test]
+    fn a_panic_reported_into_a_gone_stderr_never_aborts() {
+        if let Ok(mode) = std::env::var(CHILD) {
+            super::install_panic_report(mode == "terminal").expect("installing the report");
+            super::install_panic_hook();
+            let mut fds = [0; 2];
+            // SAFETY: plain descriptor calls on descriptors this process owns.
+            unsafe {
+                assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+                libc::close(fds[0]);
+                assert_eq!(libc::dup2(fds[1], 2), 2);
+            }
+            let caught = std::panic::catch_unwind(|| panic!("on purpose"));
+            assert!(caught.is_err());
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary");
+        for mode in ["terminal", "plain"] {
+            let out = Command::new(&exe)
+                .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+                .env(CHILD, mode)
+                .output()
+                .expect("running the test binary again");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains("1 passed"),
+                "{mode}: {:?}\n{stdout}",
+                out.status
+            );
         }
     }
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{SLOW_MIGRATE, Sim, chart, check_report};
+use crate::support::{DEMO_INIT, SLOW_MIGRATE, Sim, chart, check_report};
 
 const ROWS: NonZeroU16 = NonZeroU16::new(40).unwrap();
 const COLS: NonZeroU16 = NonZeroU16::new(120).unwrap();
@@ -166,6 +166,9 @@ fn read_until_stopped(mut master: File, screen: &Mutex<vt100::Parser>, stop: &At
     }
 }
 
+/// The init Job runs for a minute.
+const SLOW_INIT: &str = "namespaces: [apps]\njobs:\n  - {match: '*-init', after: 60s}\n";
+
 /// When a row closes the terminal.
 #[derive(Debug, Clone, Copy)]
 enum Moment {
@@ -173,6 +176,8 @@ enum Moment {
     Helm,
     /// helm is done; the rollout wait runs (a workload that never gets ready).
     Rollout,
+    /// The init step waits on its Job (a slow one).
+    Init,
     /// `--plan`: the screen waits for `y`/`n` on the plan.
     PlanPrompt,
     /// Preflight found an old stuck lock and waits for `u` (the key bar offers it).
@@ -222,6 +227,16 @@ fn rows() -> Vec<Row> {
             controlling: true,
             code: 1,
             reason: "cancelled",
+        },
+        Row {
+            // The release is live: a cancel during init is the init step's 3.
+            name: "init step",
+            scenario: SLOW_INIT,
+            extra: &DEMO_INIT,
+            moment: Moment::Init,
+            controlling: true,
+            code: 3,
+            reason: "cancelled during init",
         },
         Row {
             name: "plan prompt",
@@ -309,6 +324,9 @@ fn run_row(row: &Row) {
         Moment::Helm => sim.wait_for_helm_on_the_migrate_hook(),
         Moment::Rollout => sim.wait_for("the rollout wait", WAIT, |s| {
             record_text(s).contains(r#""step":"rollout","type":"step_started""#)
+        }),
+        Moment::Init => sim.wait_for("the init step", WAIT, |s| {
+            record_text(s).contains(r#""step":"init","type":"step_started""#)
         }),
         Moment::PlanPrompt => pty.wait_for("the plan's y/n", |s| s.contains("y apply the plan")),
         Moment::LockPrompt => {

@@ -37,3 +37,80 @@ fn the_timeout_budget_reads_the_values_after_the_double_dash_in_the_upgrades_ord
         run.describe()
     );
 }
+
+/// `--test` with a failing test pod that runs first (helm stops there): the other test is
+/// said to be skipped everywhere (never "no phase"), and the JUnit file fails the `test` step
+/// and the failing test pod (with its log line), and skips the skipped one, so a CI reporter
+/// shows which test failed.
+#[test]
+fn a_failing_helm_test_fails_its_step_and_pod_in_junit_and_the_other_is_skipped() {
+    let sim = Sim::start_yaml(crate::recover::TESTED);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let chart = crate::support::chart_copy(dir.path(), |_, text| text);
+    std::fs::write(
+        chart.join("templates/tests.yaml"),
+        crate::recover::TEST_PODS,
+    )
+    .expect("write the tests");
+    let junit = sim.home().join("junit.xml");
+    let run = sim.deploy_chart(
+        &chart,
+        "tested.json",
+        &[
+            "--timeout",
+            "60s",
+            "--test",
+            "--set",
+            "failTest=true",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("test pod demo-test-ok: skipped"),
+        "{}",
+        run.describe()
+    );
+    assert!(!run.stdout.contains("no phase"), "{}", run.describe());
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file");
+    assert!(!xml.contains("no phase"), "{xml}");
+    // The step: a failure with helm's error.
+    let case = |name: &str| -> String {
+        let open = format!("<testcase name=\"{name}\"");
+        let at = xml
+            .find(&open)
+            .unwrap_or_else(|| panic!("no case {name}:\n{xml}"));
+        // Up to the next case (or the suite's end).
+        let rest = &xml[at..];
+        let end = rest[1..]
+            .find("<testcase")
+            .map(|e| e + 1)
+            .or_else(|| rest.find("</testsuite>"))
+            .unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    let step = case("test");
+    assert!(
+        step.contains("classname=\"helmdeck.demo.steps\"")
+            && step.contains("<failure message=\"Error: resource Pod/apps/demo-test-fail not ready"),
+        "{step}\n{xml}"
+    );
+    let failed = case("Pod/demo-test-fail");
+    assert!(
+        failed.contains("classname=\"helmdeck.demo.tests\"")
+            && failed.contains("<failure")
+            && failed.contains("Failed")
+            && failed.contains("GET /healthz: 503 Service Unavailable"),
+        "{failed}\n{xml}"
+    );
+    let skipped = case("Pod/demo-test-ok");
+    assert!(
+        skipped.contains("<skipped message=\"skipped:"),
+        "{skipped}\n{xml}"
+    );
+    assert!(
+        xml.contains(r#"<testsuites name="helmdeck" tests="14" failures="3""#),
+        "the step, the pod and the verdict fail; 14 cases:\n{xml}"
+    );
+}

@@ -114,3 +114,89 @@ fn a_failing_helm_test_fails_its_step_and_pod_in_junit_and_the_other_is_skipped(
         "the step, the pod and the verdict fail; 14 cases:\n{xml}"
     );
 }
+
+/// The value a render failure quotes (`fail` with `.Values.password`).
+const QUOTED: &str = "Zq9-hunter22";
+
+/// A copy of the demo chart whose web template fails, quoting `.Values.password`.
+fn chart_quoting_the_password(dir: &std::path::Path) -> std::path::PathBuf {
+    crate::support::chart_copy(dir, |path, text| {
+        if path.ends_with("web.yaml") {
+            text + "{{- if .Values.password }}\n\
+                    {{ fail (printf \"password %s is too weak\" .Values.password) }}\n\
+                    {{- end }}\n"
+        } else {
+            text
+        }
+    })
+}
+
+/// A render failure quoting a `--set` value: headless, the value is masked on every line
+/// (helm's streamed lines included: a CI log); under a terminal, only helm's own streamed lines
+/// in the helm pane show it, while the banner's verdict, the steps and notes, and the verdict
+/// left in the scrollback mask it as the report does.
+#[test]
+fn a_render_failure_quoting_a_value_shows_it_only_in_helms_own_lines() {
+    use crate::tui::{Tmux, exit_file, sim_env, strip, wait_exit};
+    let sim = Sim::start("all-green");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let chart = chart_quoting_the_password(dir.path());
+    let set = format!("password={QUOTED}");
+    let headless = sim.deploy_chart(&chart, "quoted.json", &["--set", &set]);
+    assert_eq!(headless.code, Some(1), "{}", headless.describe());
+    assert!(
+        headless.stdout.contains("verdict: FAILED (exit 1): upgrade failed: Error: execution error")
+            && headless.stdout.contains("password *** is too weak"),
+        "{}",
+        headless.describe()
+    );
+    assert!(
+        !headless.stdout.contains(QUOTED) && !headless.stderr.contains(QUOTED),
+        "{}",
+        headless.describe()
+    );
+    assert!(!headless.report.to_string().contains(QUOTED));
+
+    let exit = exit_file(dir.path());
+    let command = format!(
+        "{} {} deploy demo {} -n apps --helm {} --set {set}; echo EXIT=$? > {}",
+        sim_env(&sim),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        chart.display(),
+        crate::support::tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(160, 48, &command);
+    let screen = tmux.wait_for(
+        "the failed verdict",
+        crate::tui::BANNER_TIMEOUT,
+        |s| strip(s).contains("verdict FAILED (exit 1)"),
+    );
+    let screen = strip(&screen);
+    // Not vacuous: helm's own line quotes it, in the helm pane.
+    let helm_lines: Vec<&str> = screen.lines().filter(|l| l.contains(QUOTED)).collect();
+    assert!(!helm_lines.is_empty(), "helm's line shows the value:\n{screen}");
+    for line in screen.lines() {
+        if line.contains(QUOTED) {
+            // In the helm pane, helm's own lines stand bare; helmdeck's notes start with `·`.
+            let bare = line.trim_start_matches(['│', ' ']);
+            assert!(
+                bare.starts_with("Error: execution error"),
+                "only helm's own streamed line shows the value, not:\n{line}\n{screen}"
+            );
+        }
+    }
+    assert!(
+        screen.contains("password *** is too weak"),
+        "the banner masks it:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=1");
+    let after = strip(&tmux.capture());
+    assert!(
+        after.contains("verdict: FAILED (exit 1): upgrade failed:")
+            && after.contains("password *** is too weak")
+            && !after.contains(QUOTED),
+        "the verdict left in the scrollback masks it:\n{after}"
+    );
+}

@@ -11,7 +11,6 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 use crate::engine::event::{HookView, Step, StepOutcome, WorkloadView};
 use crate::engine::state::DeployState;
 use crate::engine::verdict::Verdict;
-use crate::helm::hooks::HookPhase;
 
 /// One `<testcase>`: what a reporter shows per line.
 #[derive(Debug, Clone, PartialEq)]
@@ -310,27 +309,29 @@ fn verdict_result(verdict: Option<&Verdict>) -> (Result_, String) {
 /// when helm never started it (it stops at the first failing test); a failure otherwise, with
 /// the test step's notes about it (its phase and last log line).
 fn test_result(state: &DeployState, h: &HookView) -> Result_ {
-    match h.phase {
-        HookPhase::Succeeded => Result_::Passed,
-        HookPhase::Skipped | HookPhase::NeverRan | HookPhase::NotInThisRun => Result_::Skipped {
+    let phase = h.phase;
+    if phase.succeeded() {
+        return Result_::Passed;
+    }
+    if !phase.started() {
+        return Result_::Skipped {
             message: "skipped: helm test never started it (helm stops at the first failing test)"
                 .into(),
-        },
-        phase @ (HookPhase::Failed | HookPhase::Running | HookPhase::Unknown) => {
-            // The step's notes name the hook `… NAME: phase · last log line`.
-            let about = [format!(" {}: ", h.name), format!("/{}: ", h.name)];
-            let notes: Vec<&str> = state
-                .notes
-                .iter()
-                .filter(|n| n.step == Step::Test && about.iter().any(|a| n.text.contains(a)))
-                .map(|n| n.text.as_str())
-                .collect();
-            Result_::Failure {
-                kind: "failed",
-                message: format!("{} {}: {phase}", h.kind, h.name),
-                body: notes.join("\n"),
-            }
-        }
+        };
+    }
+    // Failed, or left Running/Unknown. The step's notes name the hook `… NAME: phase · last
+    // log line`.
+    let about = [format!(" {}: ", h.name), format!("/{}: ", h.name)];
+    let notes: Vec<&str> = state
+        .notes
+        .iter()
+        .filter(|n| n.step == Step::Test && about.iter().any(|a| n.text.contains(a)))
+        .map(|n| n.text.as_str())
+        .collect();
+    Result_::Failure {
+        kind: "failed",
+        message: format!("{} {}: {phase}", h.kind, h.name),
+        body: notes.join("\n"),
     }
 }
 

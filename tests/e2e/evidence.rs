@@ -93,7 +93,8 @@ fn a_failing_helm_test_fails_its_step_and_pod_in_junit_and_the_other_is_skipped(
     let step = case("test");
     assert!(
         step.contains("classname=\"helmdeck.demo.steps\"")
-            && step.contains("<failure message=\"Error: resource Pod/apps/demo-test-fail not ready"),
+            && step
+                .contains("<failure message=\"Error: resource Pod/apps/demo-test-fail not ready"),
         "{step}\n{xml}"
     );
     let failed = case("Pod/demo-test-fail");
@@ -145,7 +146,9 @@ fn a_render_failure_quoting_a_value_shows_it_only_in_helms_own_lines() {
     let headless = sim.deploy_chart(&chart, "quoted.json", &["--set", &set]);
     assert_eq!(headless.code, Some(1), "{}", headless.describe());
     assert!(
-        headless.stdout.contains("verdict: FAILED (exit 1): upgrade failed: Error: execution error")
+        headless
+            .stdout
+            .contains("verdict: FAILED (exit 1): upgrade failed: Error: execution error")
             && headless.stdout.contains("password *** is too weak"),
         "{}",
         headless.describe()
@@ -167,15 +170,16 @@ fn a_render_failure_quoting_a_value_shows_it_only_in_helms_own_lines() {
         exit.display()
     );
     let tmux = Tmux::start(160, 48, &command);
-    let screen = tmux.wait_for(
-        "the failed verdict",
-        crate::tui::BANNER_TIMEOUT,
-        |s| strip(s).contains("verdict FAILED (exit 1)"),
-    );
+    let screen = tmux.wait_for("the failed verdict", crate::tui::BANNER_TIMEOUT, |s| {
+        strip(s).contains("verdict FAILED (exit 1)")
+    });
     let screen = strip(&screen);
     // Not vacuous: helm's own line quotes it, in the helm pane.
     let helm_lines: Vec<&str> = screen.lines().filter(|l| l.contains(QUOTED)).collect();
-    assert!(!helm_lines.is_empty(), "helm's line shows the value:\n{screen}");
+    assert!(
+        !helm_lines.is_empty(),
+        "helm's line shows the value:\n{screen}"
+    );
     for line in screen.lines() {
         if line.contains(QUOTED) {
             // In the helm pane, helm's own lines stand bare; helmdeck's notes start with `·`.

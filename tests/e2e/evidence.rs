@@ -204,3 +204,73 @@ fn a_render_failure_quoting_a_value_shows_it_only_in_helms_own_lines() {
         "the verdict left in the scrollback masks it:\n{after}"
     );
 }
+
+/// Another operator upgrades (`helm upgrade --reuse-values`: revision 3, the same broken web)
+/// while this run's revision 2 waits on its rollout. `--rollback-on-failure` rightly leaves
+/// their revision alone, and the verdict's `next:` is decided from the history as it is now:
+/// `helm history` (it runs as printed), never `helm rollback demo 1`, which would undo it.
+#[test]
+fn after_another_operators_upgrade_next_never_rolls_back_over_it() {
+    use std::time::Duration;
+    let sim = Sim::start_yaml(crate::recover::WEB_BREAKS_ON_UPGRADE);
+    let first = sim.install_demo(&["--timeout", "60s"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let report = sim.home().join("overtaken.json");
+    let started = std::time::Instant::now();
+    let child = sim
+        .deploy_command(
+            &report,
+            &[
+                "--timeout",
+                "20s",
+                "--set",
+                "image.tag=1.4.3",
+                "--rollback-on-failure",
+            ],
+        )
+        .spawn()
+        .expect("spawn helmdeck");
+    // Revision 2 deployed (revision 1 superseded): helmdeck waits on its rollout.
+    sim.wait_for(
+        "helmdeck's revision 2 deployed",
+        Duration::from_secs(60),
+        |s| {
+            s.get("/api/v1/namespaces/apps/secrets?labelSelector=owner%3Dhelm")
+                .contains("superseded")
+        },
+    );
+    let theirs = sim.install_demo(&["--reuse-values", "--timeout", "60s"]);
+    assert!(theirs.status.success(), "{}", crate::support::text(&theirs));
+    let run = crate::support::finish(
+        child.wait_with_output().expect("helmdeck ends"),
+        &report,
+        started,
+    );
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let history = sim.helm_history();
+    let last = history
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&last["revision"], &last["status"]),
+        (&serde_json::json!(3), &serde_json::json!("deployed")),
+        "their revision stands: {history}"
+    );
+    let next = run.report["verdict"]["next"].as_str().unwrap_or_default();
+    assert_eq!(next, "helm history demo -n apps", "{}", run.describe());
+    assert!(
+        run.stdout.contains("next: helm history demo -n apps")
+            && !run.stdout.contains("helm rollback demo"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.evidence_has("revision 3 (deployed) was written after this run's revision 2"),
+        "{}",
+        run.describe()
+    );
+    let ran = sim.run_printed(next);
+    assert!(ran.status.success(), "{}", crate::support::text(&ran));
+}

@@ -274,3 +274,59 @@ fn after_another_operators_upgrade_next_never_rolls_back_over_it() {
     let ran = sim.run_printed(next);
     assert!(ran.status.success(), "{}", crate::support::text(&ran));
 }
+
+/// At the screen: the failed verdict offers `R` (`next: helm rollback demo 1`); another
+/// operator then upgrades (revision 3). `R`, `y`: the history is read again, nothing is rolled
+/// back, and the verdict decided again says `next: helm history demo -n apps`.
+#[test]
+fn r_after_another_operators_upgrade_rolls_nothing_back_and_next_says_history() {
+    use crate::tui::{BANNER_TIMEOUT, STEP_TIMEOUT, Tmux, exit_file, sim_env, strip, wait_exit};
+    let sim = Sim::start_yaml(crate::recover::WEB_BREAKS_ON_UPGRADE);
+    let first = sim.install_demo(&["--timeout", "60s"]);
+    assert!(first.status.success(), "{}", crate::support::text(&first));
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let command = format!(
+        "{} {} deploy demo {} -n apps --helm {} --timeout 8s --set image.tag=1.4.3; \
+         echo EXIT=$? > {}",
+        sim_env(&sim),
+        env!("CARGO_BIN_EXE_helmdeck"),
+        crate::support::chart().display(),
+        crate::support::tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(120, 40, &command);
+    tmux.wait_for("the failed verdict offering R", BANNER_TIMEOUT, |s| {
+        let s = strip(s);
+        s.contains("verdict FAILED (exit 1)") && s.contains("next: helm rollback demo 1 -n apps")
+    });
+    let theirs = sim.install_demo(&["--reuse-values", "--timeout", "60s"]);
+    assert!(theirs.status.success(), "{}", crate::support::text(&theirs));
+    tmux.keys(&["R"]);
+    tmux.wait_for("the rollback prompt", STEP_TIMEOUT, |s| {
+        strip(s).contains("Roll revision 2 back to revision 1?")
+    });
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("the verdict decided again", BANNER_TIMEOUT, |s| {
+        strip(s).contains("next: helm history demo -n apps")
+    });
+    let plain = strip(&screen);
+    assert!(!plain.contains("next: helm rollback"), "{plain}");
+    assert!(
+        plain.contains("no longer the release's latest (3)"),
+        "the refusal is said:\n{plain}"
+    );
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit, "R, y, then q"), "EXIT=1");
+    let history = sim.helm_history();
+    let last = history
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&last["revision"], &last["status"]),
+        (&serde_json::json!(3), &serde_json::json!("deployed")),
+        "their revision stands: {history}"
+    );
+}

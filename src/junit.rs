@@ -1,6 +1,6 @@
 //! The JUnit XML report (`--junit FILE`), for the test reporters of GitLab, Jenkins and GitHub:
 //! one test case per step, per gating workload and for the verdict; optional workloads as
-//! skipped cases. Built from the final state alone, so it says what the JSON report says and
+//! skipped cases; with `--test`, its step and one case per test hook. Built from the final state alone, so it says what the JSON report says and
 //! never more: no values, no Secret data (the state holds neither).
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use std::path::Path;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use crate::engine::event::{Step, StepOutcome, WorkloadView};
+use crate::engine::event::{HookView, Step, StepOutcome, WorkloadView};
 use crate::engine::state::DeployState;
 use crate::engine::verdict::Verdict;
 
@@ -181,6 +181,35 @@ fn cases(state: &DeployState) -> Vec<Case> {
             }
         })
         .collect();
+    // `--test`: its step after the deploy's, then one case per test hook helm ran or skipped.
+    if state.steps.contains_key(&Step::Test) {
+        let secs = state
+            .steps
+            .get(&Step::Test)
+            .and_then(|s| Some(s.ended_secs? - s.started_secs?))
+            .unwrap_or(0.0);
+        let (result, out) = step_result(state, Step::Test, &evidence);
+        cases.push(Case {
+            name: Step::Test.name().to_string(),
+            classname: class("steps"),
+            secs,
+            result,
+            out,
+        });
+        cases.extend(
+            state
+                .hooks
+                .iter()
+                .filter(|h| h.events.iter().any(|e| e.starts_with("test")))
+                .map(|h| Case {
+                    name: format!("{}/{}", h.kind, h.name),
+                    classname: class("tests"),
+                    secs: 0.0,
+                    result: test_result(state, h),
+                    out: String::new(),
+                }),
+        );
+    }
     cases.extend(state.workloads.values().map(|w| Case {
         name: w.reference(&state.plan.namespace),
         classname: class("workloads"),
@@ -274,6 +303,36 @@ fn verdict_result(verdict: Option<&Verdict>) -> (Result_, String) {
         }
     };
     (result, out)
+}
+
+/// A test hook after `helm test`, by the phase helm recorded: passed when it succeeded; skipped
+/// when helm never started it (it stops at the first failing test); a failure otherwise, with
+/// the test step's notes about it (its phase and last log line).
+fn test_result(state: &DeployState, h: &HookView) -> Result_ {
+    let phase = h.phase;
+    if phase.succeeded() {
+        return Result_::Passed;
+    }
+    if !phase.started() {
+        return Result_::Skipped {
+            message: "skipped: helm test never started it (helm stops at the first failing test)"
+                .into(),
+        };
+    }
+    // Failed, or left Running/Unknown. The step's notes name the hook `… NAME: phase · last
+    // log line`.
+    let about = [format!(" {}: ", h.name), format!("/{}: ", h.name)];
+    let notes: Vec<&str> = state
+        .notes
+        .iter()
+        .filter(|n| n.step == Step::Test && about.iter().any(|a| n.text.contains(a)))
+        .map(|n| n.text.as_str())
+        .collect();
+    Result_::Failure {
+        kind: "failed",
+        message: format!("{} {}: {phase}", h.kind, h.name),
+        body: notes.join("\n"),
+    }
 }
 
 /// A gating workload passes when ready; an optional one never gates, so it is skipped whatever

@@ -19,6 +19,7 @@ use crate::engine::logs::{self, LogRequest};
 use crate::engine::run::{self, Prepared};
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::headless::Headless;
+use crate::record::scrub::Scrub;
 use crate::signals::Signal;
 use crate::ui::app::UiState;
 use crate::ui::deck::Effect;
@@ -42,6 +43,7 @@ pub async fn run_deploy(
     tap: impl FnMut(&Event, &DeployState) + Send + 'static,
 ) -> Result<DeployState> {
     let (plan, context, client, namespace) = screen_inputs(&prepared);
+    let scrub = Scrub::of_helm_args(&prepared.plan.value_args_with_extra());
     // A terminal that does not answer gets the plain lines instead; nothing has run yet.
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
         return crate::headless::run(prepared, cancel, tap, true).await;
@@ -77,6 +79,7 @@ pub async fn run_deploy(
         blind: false,
         input_open: true,
         follow: None,
+        scrub: scrub.clone(),
     };
     let outcome = tui::run(&mut tui, &mut screen).await;
     screen.logs.stop().await;
@@ -87,9 +90,10 @@ pub async fn run_deploy(
         .unwrap_or_else(|| Err(eyre!("the deploy ended without a result")))?;
     if let Some(v) = &state.verdict {
         // The screen is gone: leave the verdict in the scrollback (if the terminal is still
-        // there: after a hang-up the write fails, which must not turn into a panic).
+        // there: after a hang-up the write fails, which must not turn into a panic), its
+        // values masked as in the report: the scrollback outlives the screen.
         let mut out = std::io::stdout().lock();
-        for line in Headless::default().lines(&Event::Verdict(v.clone()), &state) {
+        for line in Headless::masking(scrub).masked_lines(&Event::Verdict(v.clone()), &state) {
             let _ = writeln!(out, "{line}");
         }
     }
@@ -221,6 +225,8 @@ pub async fn run_follow(
             after: None,
             last_code: None,
         }),
+        // A watch is given no values: nothing to mask.
+        scrub: Scrub::default(),
     };
     let outcome = tui::run(&mut tui, &mut screen).await;
     // The pass waiting for the next revision has nothing to say: stop it before leaving.
@@ -272,12 +278,13 @@ impl Pass {
         mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
     ) -> Pass {
         let (events_tx, events) = mpsc::unbounded_channel::<(Event, f64, String)>();
+        let scrub = Scrub::of_helm_args(&prepared.plan.value_args_with_extra());
         let deploy = tokio::spawn(async move {
             run::deploy(prepared, cancel, move |event, state| {
                 tap(event, state);
                 // The loop may be gone (terminal lost); the deploy goes on regardless.
                 let _ = events_tx.send((
-                    event.clone(),
+                    shown(&scrub, event),
                     state.now_secs,
                     state.stamped_wall(event).unwrap_or_default(),
                 ));
@@ -290,6 +297,28 @@ impl Pass {
             ended: false,
             started: Instant::now(),
         }
+    }
+}
+
+/// An event as the screen shows it: helm's own streamed lines (and the `--plan` diff, the
+/// preview of the values' changes) as helm printed them; everything else (steps, notes, the
+/// verdict, its problems and next step, logs) with the release's values masked as the report
+/// masks them. An event whose masked form no longer reads as one is shown as it is.
+fn shown(scrub: &Scrub, event: &Event) -> Event {
+    match event {
+        Event::HelmLine { .. } | Event::Plan(_) => event.clone(),
+        _ => scrub.event(event).unwrap_or_else(|| event.clone()),
+    }
+}
+
+/// A container's live log line with the release's values masked.
+fn masked_log(scrub: &Scrub, msg: logs::LogMsg) -> logs::LogMsg {
+    match msg {
+        logs::LogMsg::Line { id, text } => logs::LogMsg::Line {
+            id,
+            text: scrub.text(&text),
+        },
+        other => other,
     }
 }
 
@@ -367,6 +396,8 @@ struct DeployScreen<'a> {
     blind: bool,
     input_open: bool,
     follow: Option<Follow<'a>>,
+    /// The release's values, masked in the drill-down's live log as in the events.
+    scrub: Scrub,
 }
 
 impl DeployScreen<'_> {
@@ -538,9 +569,9 @@ impl DeployScreen<'_> {
                 }
             }
             Some(msg) = self.logs.rx.recv() => {
-                self.ui.log.apply(msg);
+                self.ui.log.apply(masked_log(&self.scrub, msg));
                 while let Ok(msg) = self.logs.rx.try_recv() {
-                    self.ui.log.apply(msg);
+                    self.ui.log.apply(masked_log(&self.scrub, msg));
                 }
                 Flow::Redraw
             }

@@ -247,7 +247,7 @@ fn a_timeout_shorter_than_the_slowest_rollout_is_warned_about_in_preflight() {
 }
 
 /// Two `helm test` pods: one that passes, one (only with `failTest=true`) that fails.
-const TEST_PODS: &str = r#"apiVersion: v1
+pub(crate) const TEST_PODS: &str = r#"apiVersion: v1
 kind: Pod
 metadata:
   name: {{ .Release.Name }}-test-ok
@@ -276,7 +276,7 @@ spec:
 {{- end }}
 "#;
 
-const TESTED: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\njobs:\n  - {match: \"*-test-fail\", outcome: fail, after: 300ms, logs: [\"checking demo-api\", \"GET /healthz: 503 Service Unavailable\"]}\n  - {match: \"*-test-ok\", after: 300ms, logs: [\"demo-api healthy\"]}\n";
+pub(crate) const TESTED: &str = "namespaces: [apps]\ndefaults: {start_after: 200ms, ready_after: 300ms}\njobs:\n  - {match: \"*-test-fail\", outcome: fail, after: 300ms, logs: [\"checking demo-api\", \"GET /healthz: 503 Service Unavailable\"]}\n  - {match: \"*-test-ok\", after: 300ms, logs: [\"demo-api healthy\"]}\n";
 
 #[test]
 fn test_runs_helm_test_after_a_landed_deploy_and_a_failing_pod_turns_it_to_1() {

@@ -72,14 +72,20 @@ impl DeployPlan {
     /// Every values flag the upgrade gets from the user (the plan's, then those after `--`).
     pub fn user_value_args(&self) -> Vec<String> {
         let mut out = self.value_args();
+        out.extend(self.extra_value_args());
+        out
+    }
+
+    /// The values flags among the arguments after `--` (`--set`, `-f`, …), in their order:
+    /// the upgrade gets them after the plan's own values and the init toggle, so they win.
+    pub fn extra_value_args(&self) -> Vec<String> {
         let extra: Vec<Arg> = self
             .extra_args()
             .into_iter()
             .filter(|a| a.kind == Kind::Values)
             .map(|a| self.stdin_mapped(a))
             .collect();
-        out.extend(args::words(&extra));
-        out
+        args::words(&extra)
     }
 
     /// The extra arguments `helm template` takes as the upgrade did: render flags, helm's

@@ -99,7 +99,11 @@ async fn run_steps(ctx: &Ctx) -> Option<Unrolled> {
                 StepOutcome::Failed { .. } if ctx.plan.rollback_on_failure => {
                     steps::rollback::after_failure(ctx, written, "--rollback-on-failure").await;
                 }
-                StepOutcome::Failed { .. } => return Some(Unrolled { written }),
+                StepOutcome::Failed { .. } => {
+                    // The advice is decided from the history as it is now.
+                    steps::rollback::check_newer(ctx, written).await;
+                    return Some(Unrolled { written });
+                }
                 _ => {}
             }
         }

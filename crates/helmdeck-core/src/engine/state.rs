@@ -10,7 +10,7 @@ use crate::engine::event::{
 };
 pub use crate::engine::model::PlanSummary;
 use crate::engine::model::Verdict;
-use crate::engine::model::event::RollbackStatus;
+use crate::engine::model::event::{NewerRevision, RollbackStatus};
 
 /// Helm output lines kept for the screen and the report.
 const HELM_LINES_KEPT: usize = 5_000;
@@ -78,6 +78,8 @@ pub struct DeployState {
     pub rollback: Option<RollbackView>,
     /// The stuck lock preflight stopped on.
     pub lock: Option<LockView>,
+    /// A revision another operation wrote after this run's failed one (no rollback over it).
+    pub newer: Option<NewerRevision>,
 }
 
 impl DeployState {
@@ -122,6 +124,7 @@ impl DeployState {
                 self.rollback = Some(view.clone());
             }
             Event::Lock(view) => self.lock = Some(view.clone()),
+            Event::NewerRevision(newer) => self.newer = Some(newer.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

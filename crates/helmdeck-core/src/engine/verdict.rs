@@ -466,6 +466,23 @@ fn next_after_failure(
                 plan.context.as_deref(),
             ))
         }
+        // Another operation wrote after this run's revision: a rollback would undo theirs.
+        Step::Upgrade | Step::Rollout if state.newer.is_some() => {
+            let plan = &state.plan;
+            let history = crate::advice::helm_history(
+                &plan.release,
+                &plan.namespace,
+                plan.context.as_deref(),
+            );
+            if let Some(n) = &state.newer {
+                evidence.push(format!(
+                    "revision {} ({}) was written after this run's revision {} by another \
+                     operation: not rolled back over it (see {history})",
+                    n.revision, n.status, n.ours
+                ));
+            }
+            Some(history)
+        }
         Step::Upgrade | Step::Rollout => {
             let wrote = state
                 .revision

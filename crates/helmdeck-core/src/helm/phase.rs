@@ -58,6 +58,19 @@ impl HookPhase {
         }
     }
 
+    /// Whether the hook ran to success.
+    pub fn succeeded(self) -> bool {
+        self == HookPhase::Succeeded
+    }
+
+    /// Whether the hook was started at all (skipped, never run or not part of the run: no).
+    pub fn started(self) -> bool {
+        !matches!(
+            self,
+            HookPhase::Skipped | HookPhase::NeverRan | HookPhase::NotInThisRun
+        )
+    }
+
     /// The word shown on screen and in the JSON (the same as the serde name).
     pub fn word(self) -> &'static str {
         match self {

@@ -21,6 +21,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::engine::event::Event;
 use crate::helm::process::redact_args;
 
 const MASK: &str = "***";
@@ -211,6 +212,17 @@ impl Scrub {
         }
         out.push_str(&text[at..]);
         out
+    }
+
+    /// `event` as the record keeps it (values masked, names whole), or `None` when its masked
+    /// form no longer reads as an event (a value that is a whole enum word of it).
+    pub fn event(&self, event: &Event) -> Option<Event> {
+        if self.secrets.is_empty() {
+            return Some(event.clone());
+        }
+        let mut value = serde_json::to_value(event).ok()?;
+        self.value(&mut value);
+        serde_json::from_value(value).ok()
     }
 
     /// Masks the free text in `value` (helm's lines, messages, reasons, logs, evidence): every

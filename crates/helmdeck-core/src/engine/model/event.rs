@@ -52,6 +52,19 @@ pub struct RollbackView {
     pub reason: Option<String>,
 }
 
+/// A revision another operation wrote after this run's, found when the history was read again
+/// at the verdict (or when a rollback was asked for): rolling back to the revision deployed
+/// before this run would undo it, so no rollback is advised or offered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NewerRevision {
+    /// This run's revision.
+    pub ours: i64,
+    /// The release's latest revision now.
+    pub revision: i64,
+    /// Its status (`deployed`, `pending-upgrade`, ...).
+    pub status: String,
+}
+
 /// Where helmdeck's own `helm rollback` stands; the words are the report's and the record's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -367,6 +380,8 @@ pub enum Event {
     Rollback(RollbackView),
     /// Preflight stopped on a stuck `pending-*` lock (what `u` offers to clear).
     Lock(LockView),
+    /// Another operation wrote after this run's failed revision.
+    NewerRevision(NewerRevision),
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

@@ -9,6 +9,8 @@ use crate::engine::steps::Ctx;
 use crate::engine::steps::init_render;
 use crate::rollout::budget;
 
+/// `helm template` with the values the upgrade gets, in the upgrade's order (the plan's, the
+/// init toggle off, then those after `--`: a later `--set` of the same key wins in both).
 fn render_args(ctx: &Ctx) -> Vec<String> {
     let plan = &ctx.plan;
     let mut args = vec![
@@ -19,10 +21,11 @@ fn render_args(ctx: &Ctx) -> Vec<String> {
         ctx.namespace().to_string(),
     ];
     args.extend(plan.value_args());
-    args.extend(plan.render_extra());
     if let Some(key) = &plan.init_toggle {
         args.extend(["--set".into(), format!("{key}=false")]);
     }
+    args.extend(plan.extra_value_args());
+    args.extend(plan.render_extra());
     args
 }
 

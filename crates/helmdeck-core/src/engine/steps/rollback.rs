@@ -9,7 +9,7 @@ use jiff::Timestamp;
 
 use crate::cluster::releases::{self, Lock, Revision};
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
-use crate::engine::model::event::RollbackStatus;
+use crate::engine::model::event::{NewerRevision, RollbackStatus};
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
 use crate::text;
@@ -69,14 +69,59 @@ pub fn target(ours: Option<i64>, revisions: &[Revision]) -> Result<i64, String> 
         })
 }
 
+/// The revision another operation wrote after `ours` (this run's), if the history's latest is
+/// newer: a rollback to the revision deployed before this run would undo it.
+pub fn newer(ours: Option<i64>, revisions: &[Revision]) -> Option<NewerRevision> {
+    let ours = ours?;
+    let latest = revisions.last().filter(|r| r.version > ours)?;
+    Some(NewerRevision {
+        ours,
+        revision: latest.version,
+        status: text::plain(&latest.status),
+    })
+}
+
+/// Says (once, as an event and a warning) that another operation wrote after this run's
+/// revision, so the verdict advises no rollback over it and `R` offers none.
+fn tell_newer(ctx: &Ctx, newer: NewerRevision) {
+    ctx.emit.warn(
+        Step::Rollout,
+        format!(
+            "revision {} ({}) was written after this run's revision {} by another operation: \
+             no rollback is advised over it",
+            newer.revision, newer.status, newer.ours
+        ),
+    );
+    ctx.emit.send(Event::NewerRevision(newer));
+}
+
+/// At the verdict of a failed upgrade or rollout that nothing rolled back: reads the history
+/// again, so the advice is decided from the release as it is now (another operator may have
+/// upgraded while this run waited). An unreadable history changes nothing (the rollback that
+/// would follow re-reads it anyway).
+pub async fn check_newer(ctx: &Ctx, ours: Option<i64>) {
+    if ours.is_none() {
+        return;
+    }
+    if let Ok(revisions) =
+        releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release).await
+        && let Some(n) = newer(ours, &revisions)
+    {
+        tell_newer(ctx, n);
+    }
+}
+
 /// The revision the screen's `R` may roll back to after the verdict, or None. The same cases
 /// as `--rollback-on-failure`: this run's upgrade or rollout failed (exit 1; never a cancel,
 /// never exit 3, never a failed `--test`, never `--only`), it wrote the release's latest
 /// revision (never after "another operation is in progress", which wrote nothing), a revision
-/// was deployed before it, and no rollback ran yet. [`target`] still re-reads the history
-/// before anything is rolled back.
+/// was deployed before it, no rollback ran yet, and no newer revision of another operation was
+/// seen. [`target`] still re-reads the history before anything is rolled back.
 pub fn offer(state: &DeployState) -> Option<i64> {
-    if state.verdict.as_ref()?.code() != 1 || state.rollback.is_some() || state.plan.only.is_some()
+    if state.verdict.as_ref()?.code() != 1
+        || state.rollback.is_some()
+        || state.plan.only.is_some()
+        || state.newer.is_some()
     {
         return None;
     }
@@ -204,6 +249,9 @@ pub async fn after_failure(ctx: &Ctx, ours: Option<i64>, asked_by: &str) {
         Err(why) => {
             ctx.emit
                 .warn(step, format!("{asked_by}: not rolled back: {why}"));
+            if let Some(n) = newer(ours, &revisions) {
+                tell_newer(ctx, n);
+            }
             return;
         }
     };
@@ -320,6 +368,11 @@ mod tests {
     fn r_is_offered_after_a_failed_rollout_of_ours_never_with_only() {
         use crate::engine::verdict::{Outcome, Verdict};
         let mut state = DeployState {
+            plan: crate::engine::state::PlanSummary {
+                release: "demo".into(),
+                namespace: "apps".into(),
+                ..Default::default()
+            },
             revision_before: Some(4),
             deployed_before: Some(4),
             revision: Some(5),
@@ -342,6 +395,36 @@ mod tests {
             next: None,
         });
         assert_eq!(offer(&state), Some(4));
+        // Another operation wrote revision 6 after ours: no R over it, and the verdict decided
+        // again advises the history, never a rollback.
+        let mut overtaken = state.clone();
+        let history = [
+            rev(4, "superseded"),
+            rev(5, "superseded"),
+            rev(6, "deployed"),
+        ];
+        let n = newer(Some(5), &history).expect("revision 6 is newer");
+        assert_eq!((n.ours, n.revision, n.status.as_str()), (5, 6, "deployed"));
+        for step in [Step::Preflight, Step::Upgrade] {
+            let ended = Event::StepEnded {
+                step,
+                outcome: StepOutcome::Succeeded,
+            };
+            overtaken.apply(&ended, 0.5, "t");
+        }
+        overtaken.apply(&Event::NewerRevision(n), 2.0, "t");
+        assert_eq!(offer(&overtaken), None);
+        let again = crate::engine::verdict::decide(&overtaken);
+        assert_eq!(again.next.as_deref(), Some("helm history demo -n apps"));
+        assert!(
+            again
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("revision 6 (deployed) was written after this run's")),
+            "{again:?}"
+        );
+        assert_eq!(newer(Some(6), &history), None, "ours is the latest");
+        assert_eq!(newer(None, &history), None, "this run wrote nothing");
         for only in [crate::cli::Only::Rollout, crate::cli::Only::Init] {
             state.plan.only = Some(only);
             assert_eq!(offer(&state), None, "{only:?}: this run wrote nothing");

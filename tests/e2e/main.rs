@@ -13,6 +13,7 @@ mod cross_check;
 mod demo_chart;
 mod deploy;
 mod differential;
+mod dry_runs;
 mod exits;
 mod flip;
 mod flip_causes;

@@ -295,6 +295,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             cluster: cluster.clone(),
             helm_env: vec![],
             asks: Default::default(),
+            earlier_runs: vec![],
         }
     };
     let summary = run::summary(&pass(None));
@@ -692,6 +693,14 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
     // The kube context's namespace, when -n gave none, is held to the same rule.
     validate::namespace(plan.namespace_or(&cluster.default_namespace))?;
+    // The records are local files: this machine's earlier runs, whose init Job a timeout may
+    // have left running (the init step attaches to it rather than refusing it).
+    let earlier_runs = helmdeck::record::default_dir()
+        .map(|dir| {
+            let namespace = plan.namespace_or(&cluster.default_namespace);
+            helmdeck::record::list::earlier_init_runs(&dir, &plan.release, namespace)
+        })
+        .unwrap_or_default();
     let mut prepared = run::Prepared {
         plan,
         helm,
@@ -699,6 +708,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         cluster,
         helm_env: vec![],
         asks: Default::default(),
+        earlier_runs,
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

@@ -22,6 +22,7 @@ mod flip_init;
 mod flip_init_containers;
 mod flip_watch;
 mod hostile_records;
+mod init_attach;
 mod init_hooks;
 mod init_render;
 mod inspect;

@@ -18,6 +18,21 @@ pub struct Prepared {
     /// What an operator at a screen may be asked (the plan, a stuck lock, a rollback after a
     /// failed verdict); nothing where nobody is asked (headless).
     pub asks: Asks,
+    /// This machine's ended runs of the release whose init step created a Job, from its
+    /// records (read by the binary: the engine reads no record). A Job of one of them that
+    /// still runs is attached to, not refused as another run's.
+    pub earlier_runs: Vec<EarlierRun>,
+}
+
+/// An ended run, recorded on this machine, whose init step created a Job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierRun {
+    /// The Job's `helmdeck.io/run` label.
+    pub run: String,
+    /// The Job's uid: a Job of the same name and label made since is not that run's.
+    pub uid: String,
+    /// When that run started (RFC 3339).
+    pub started: String,
 }
 
 impl Prepared {

@@ -372,6 +372,7 @@ mod tests {
             &Event::InitJob {
                 name: "demo-init".into(),
                 uid: "u-1".into(),
+                run: None,
             },
             2.0,
             "t2",

@@ -22,7 +22,10 @@ fn stats(sim: &Sim) -> (BTreeMap<String, u64>, u64) {
                 .collect()
         })
         .unwrap_or_default();
-    (verbs, stats["writes"].as_u64().expect("writes in /_sim/stats"))
+    (
+        verbs,
+        stats["writes"].as_u64().expect("writes in /_sim/stats"),
+    )
 }
 
 const MODES: [&[&str]; 3] = [&[], &["--only", "rollout"], &["--only", "init"]];
@@ -107,9 +110,15 @@ fn dry_runs_and_plans_make_no_write_request_in_any_combination() {
         "namespaces: [apps, kube-system]\ndefaults: {start_after: 300ms, ready_after: 500ms}\n",
     );
     let operator = repo().join("tests/charts/operator-like");
-    check(&sim, (&operator, &[]), "first install", &MODES[..1], |_, dry| {
-        if dry == "--plan-only" { 4 } else { 0 }
-    });
+    check(
+        &sim,
+        (&operator, &[]),
+        "first install",
+        &MODES[..1],
+        |_, dry| {
+            if dry == "--plan-only" { 4 } else { 0 }
+        },
+    );
     assert_eq!(
         sim.get_json("/_sim/stats")["objects"]["CustomResourceDefinition"],
         Value::Null,

@@ -28,7 +28,11 @@ fn the_printed_only_init_attaches_to_the_job_its_own_timed_out_run_left_running(
     installed(&sim);
     let first = sim.deploy(&with_init(&["--only", "init", "--timeout", "7s"]));
     assert_eq!(first.code, Some(3), "{}", first.describe());
-    assert!(first.reason().contains("did not finish within 7s"), "{}", first.describe());
+    assert!(
+        first.reason().contains("did not finish within 7s"),
+        "{}",
+        first.describe()
+    );
     let uid = job_uid(&sim);
     assert!(!uid.is_empty(), "the first run's Job is still there");
     let next = printed_commands(&first)
@@ -52,14 +56,26 @@ fn the_printed_only_init_attaches_to_the_job_its_own_timed_out_run_left_running(
 
 #[test]
 fn a_job_of_a_run_this_machine_has_no_record_of_is_refused_with_the_command_that_clears_it() {
-    let sim = Sim::start_yaml(
-        "namespaces: [apps]\njobs:\n  - match: '*-init'\n    after: 60s\n",
-    );
+    let sim = Sim::start_yaml("namespaces: [apps]\njobs:\n  - match: '*-init'\n    after: 60s\n");
     installed(&sim);
     // Another machine's init Job: its run label is in no record here.
     for args in [
-        &["create", "job", "demo-init", "--image=busybox", "-n", "apps"][..],
-        &["label", "job", "demo-init", "helmdeck.io/run=1-elsewhere", "-n", "apps"],
+        &[
+            "create",
+            "job",
+            "demo-init",
+            "--image=busybox",
+            "-n",
+            "apps",
+        ][..],
+        &[
+            "label",
+            "job",
+            "demo-init",
+            "helmdeck.io/run=1-elsewhere",
+            "-n",
+            "apps",
+        ],
     ] {
         let out = sim.kubectl(args);
         assert!(out.status.success(), "{}", text(&out));
@@ -72,7 +88,8 @@ fn a_job_of_a_run_this_machine_has_no_record_of_is_refused_with_the_command_that
     let run = sim.deploy(&with_init(&["--only", "init", "--timeout", "30s"]));
     assert_eq!(run.code, Some(3), "{}", run.describe());
     assert!(
-        run.reason().contains("init Job demo-init is running for another run (started ")
+        run.reason()
+            .contains("init Job demo-init is running for another run (started ")
             && run.reason().contains("not replaced"),
         "{}",
         run.describe()

@@ -192,7 +192,11 @@ fn a_first_install_plans_the_crds_from_crds_and_a_custom_resource_the_server_can
             run.describe()
         );
     }
-    let crd = object(&run, "CustomResourceDefinition", "widgets.deck.example.test");
+    let crd = object(
+        &run,
+        "CustomResourceDefinition",
+        "widgets.deck.example.test",
+    );
     assert_eq!(crd["change"], "added");
     assert_eq!(crd["namespace"], "", "a CRD is cluster-scoped");
     assert!(
@@ -206,7 +210,10 @@ fn a_first_install_plans_the_crds_from_crds_and_a_custom_resource_the_server_can
             .is_some_and(|n| n.contains("server dry run cannot check it")),
         "{widget}"
     );
-    assert_eq!(object(&run, "Deployment", "demo-widgets-operator")["note"], serde_json::Value::Null);
+    assert_eq!(
+        object(&run, "Deployment", "demo-widgets-operator")["note"],
+        serde_json::Value::Null
+    );
     assert_eq!(writes(&sim), 0, "{}", run.describe());
 
     let deployed = sim.deploy_chart(&operator_chart(), "deploy.json", &["--timeout", "60s"]);

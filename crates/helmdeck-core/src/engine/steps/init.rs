@@ -238,7 +238,15 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                 init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
                     .await
                     .map_err(StepError::InitJob)?;
-                run_job(ctx, &jobs, &pods, Start::Create(&job, &run), &job_name, deadline).await
+                run_job(
+                    ctx,
+                    &jobs,
+                    &pods,
+                    Start::Create(&job, &run),
+                    &job_name,
+                    deadline,
+                )
+                .await
             }
             .await;
             (ran, run)

@@ -131,12 +131,8 @@ pub async fn guard_job(
         let earlier = earlier.clone();
         return Ok(Some((job, earlier)));
     }
-    let clear = crate::advice::kubectl_delete(
-        "job",
-        name,
-        ctx.namespace(),
-        ctx.plan.context.as_deref(),
-    );
+    let clear =
+        crate::advice::kubectl_delete("job", name, ctx.namespace(), ctx.plan.context.as_deref());
     Err(format!(
         "init Job {name} is running for another run ({started}); not replaced: wait for it to \
          end, or clear it with: {clear}"

@@ -91,8 +91,8 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
         .get("manifest")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut new = plan::parse(manifest, namespace, "rendered")
-        .map_err(|e| StepError::Plan(e.to_string()))?;
+    let mut new =
+        plan::parse(manifest, namespace, "rendered").map_err(|e| StepError::Plan(e.to_string()))?;
     let of_a_new_crd = |key: &ObjectKey| {
         let group = key.0.split_once('/').map_or("", |(g, _)| g);
         created.iter().any(|c| c.group == group && c.kind == key.1)

@@ -19,10 +19,14 @@ pub struct Prepared {
     /// failed verdict); nothing where nobody is asked (headless).
     pub asks: Asks,
     /// This machine's ended runs of the release whose init step created a Job, from its
-    /// records (read by the binary: the engine reads no record). A Job of one of them that
-    /// still runs is attached to, not refused as another run's.
-    pub earlier_runs: Vec<EarlierRun>,
+    /// records (the binary gives the reader: the engine reads no record). Read only when a
+    /// running init Job is found: a Job of one of them is attached to, not refused as another
+    /// run's. None: no records (the demo's cluster is new).
+    pub earlier_runs: Option<EarlierRuns>,
 }
+
+/// Reads this machine's earlier runs of the release, on demand.
+pub type EarlierRuns = std::sync::Arc<dyn Fn() -> Vec<EarlierRun> + Send + Sync>;
 
 /// An ended run, recorded on this machine, whose init step created a Job.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -127,7 +127,13 @@ pub async fn guard_job(
     else {
         return Ok(None);
     };
-    if let Some(earlier) = earlier_run(&job, &ctx.earlier_runs) {
+    // Read only now, when a running Job needs telling apart (the records are local files).
+    let recorded = ctx
+        .earlier_runs
+        .as_ref()
+        .map(|read| read())
+        .unwrap_or_default();
+    if let Some(earlier) = earlier_run(&job, &recorded) {
         let earlier = earlier.clone();
         return Ok(Some((job, earlier)));
     }

@@ -147,6 +147,8 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
         cluster,
         helm_env: env,
         asks: Default::default(),
+        // The demo's cluster is its own and new: no earlier run of it.
+        earlier_runs: None,
     };
     // Pulls a chart reference and checks the init toggle offline, as deploy does.
     prepared.resolve_inputs().await?;

@@ -288,6 +288,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             cluster: cluster.clone(),
             helm_env: vec![],
             asks: Default::default(),
+            earlier_runs: None,
         }
     };
     let summary = run::summary(&pass(None));
@@ -688,6 +689,17 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
     let cluster = cluster::client::connect(plan.context.as_deref()).await?;
     // The kube context's namespace, when -n gave none, is held to the same rule.
     validate::namespace(plan.namespace_or(&cluster.default_namespace))?;
+    // This machine's earlier runs, whose init Job a timeout may have left running (the init
+    // step attaches to it rather than refusing it): read from the records when it asks.
+    let (release, namespace) = (
+        plan.release.clone(),
+        plan.namespace_or(&cluster.default_namespace).to_string(),
+    );
+    let earlier_runs: helmdeck::engine::prepared::EarlierRuns = std::sync::Arc::new(move || {
+        helmdeck::record::default_dir()
+            .map(|dir| helmdeck::record::list::earlier_init_runs(&dir, &release, &namespace))
+            .unwrap_or_default()
+    });
     let mut prepared = run::Prepared {
         plan,
         helm,
@@ -695,6 +707,7 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         cluster,
         helm_env: vec![],
         asks: Default::default(),
+        earlier_runs: Some(earlier_runs),
     };
     prepared.resolve_inputs().await?;
     Ok(prepared)

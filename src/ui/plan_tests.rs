@@ -188,3 +188,24 @@ fn after_the_answer_the_deploy_screen_returns() {
     let screen = story.render(&mut UiState::new(), 80, 24);
     assert!(screen.contains("Workloads"), "{screen}");
 }
+
+/// Issue 23 item 6: a plan object's note (a CRD from `crds/`, a custom resource the server
+/// cannot check) is drawn as a tag of its row, as headless prints it.
+#[test]
+fn a_note_is_drawn_as_a_tag_of_its_object() {
+    let mut s = Story::new();
+    s.state.plan.plan = true;
+    s.at(0.0).send(Event::StepStarted { step: Step::Plan });
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.deck.example.test}\n";
+    let new = plan::parse(crd, "apps", "new").expect("valid");
+    let mut planned = plan::compare(None, &new, &Default::default());
+    planned.objects[0].note = Some("from crds/: helm creates it before the templates".into());
+    s.send(Event::Plan(planned));
+    let mut ui = UiState::new();
+    let screen = s.render(&mut ui, 200, 40);
+    assert!(
+        screen.contains("CustomResourceDefinition/widgets.deck.example.test")
+            && screen.contains("from crds/: helm creates it before the templates"),
+        "{screen}"
+    );
+}

@@ -158,3 +158,97 @@ fn plan_headless_prints_the_plan_then_deploys_without_waiting() {
     assert_eq!(run.report["plan"]["counts"]["changed"], 1);
     assert_eq!(sim.helm_history().as_array().map(Vec::len), Some(2));
 }
+
+/// tests/charts/operator-like: a CRD in `crds/` and a custom resource of it in templates.
+fn operator_chart() -> PathBuf {
+    repo().join("tests/charts/operator-like")
+}
+
+/// A simulator with the namespaces the operator chart writes to.
+fn operator_sim() -> Sim {
+    Sim::start_yaml(
+        "namespaces: [apps, kube-system]\ndefaults: {start_after: 300ms, ready_after: 500ms}\n",
+    )
+}
+
+/// Issue 23 items 6 and 7: on a first install the plan lists the CRDs helm creates from
+/// `crds/`, plans the chart although helm's server dry run cannot know them (the custom
+/// resource is said to be unchecked), writes nothing, and the deploy it planned then lands.
+#[test]
+fn a_first_install_plans_the_crds_from_crds_and_a_custom_resource_the_server_cannot_check() {
+    let sim = operator_sim();
+    let run = sim.deploy_chart(&operator_chart(), "plan.json", &["--plan-only"]);
+    assert_eq!(run.code, Some(4), "{}", run.describe());
+    assert!(!run.stdout.contains("Some("), "{}", run.describe());
+    for line in [
+        "plan      + CustomResourceDefinition/widgets.deck.example.test [from crds/: helm creates it before the templates]",
+        "plan      + Widget/demo-default [its CRD comes with this install: helm's server dry run cannot check it]",
+        "plan      + Deployment/demo-widgets-operator",
+        "helm's server dry run cannot know the CRDs this install creates first (widgets.deck.example.test)",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "{line:?} missing:\n{}",
+            run.describe()
+        );
+    }
+    let crd = object(
+        &run,
+        "CustomResourceDefinition",
+        "widgets.deck.example.test",
+    );
+    assert_eq!(crd["change"], "added");
+    assert_eq!(crd["namespace"], "", "a CRD is cluster-scoped");
+    assert!(
+        crd["note"].as_str().is_some_and(|n| n.contains("crds/")),
+        "{crd}"
+    );
+    let widget = object(&run, "Widget", "demo-default");
+    assert!(
+        widget["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("server dry run cannot check it")),
+        "{widget}"
+    );
+    assert_eq!(
+        object(&run, "Deployment", "demo-widgets-operator")["note"],
+        serde_json::Value::Null
+    );
+    assert_eq!(writes(&sim), 0, "{}", run.describe());
+
+    let deployed = sim.deploy_chart(&operator_chart(), "deploy.json", &["--timeout", "60s"]);
+    assert_eq!(deployed.code, Some(0), "{}", deployed.describe());
+    // Installed now: an upgrade's plan runs on the server and lists no CRD (helm upgrades none).
+    let again = sim.deploy_chart(&operator_chart(), "again.json", &["--plan-only"]);
+    assert_eq!(again.code, Some(0), "{}", again.describe());
+    assert_eq!(again.report["verdict"]["outcome"], "no-changes");
+}
+
+/// Issue 23 items 7 and 18: a plan whose helm dry run fails quotes helm's own error line
+/// (never `Some(1)`), on stdout and in the report's `plan.error` (never `plan: null`).
+#[test]
+fn a_failed_plan_quotes_helms_error_and_the_report_says_why() {
+    let sim = operator_sim();
+    // --skip-crds: helm will not create the CRD, so the custom resource really fails.
+    let run = sim.deploy_chart(
+        &operator_chart(),
+        "plan.json",
+        &["--plan-only", "--", "--skip-crds"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let helms = "Error: unable to build kubernetes objects from release manifest";
+    assert!(!run.stdout.contains("Some("), "{}", run.describe());
+    assert!(
+        run.reason().contains(helms),
+        "{}\n{}",
+        run.reason(),
+        run.describe()
+    );
+    let error = run.report["plan"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("helm's dry run failed: ") && error.contains(helms),
+        "{}",
+        run.report["plan"]
+    );
+    assert_eq!(writes(&sim), 0, "{}", run.describe());
+}

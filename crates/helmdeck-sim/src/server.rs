@@ -34,7 +34,11 @@ const MAX_BODY: usize = 32 * 1024 * 1024;
 #[derive(Default)]
 pub struct Stats {
     pub requests: AtomicU64,
+    /// Writes that may persist: POST, PUT, PATCH and DELETE without `dryRun`.
     pub writes: AtomicU64,
+    /// Writes with `dryRun` set: validated and answered, never stored (a bad `dryRun` value is
+    /// refused, so stores nothing either). Counted apart, and under `VERB dryRun` in `byVerb`.
+    pub dry_run_writes: AtomicU64,
     pub watches: AtomicU64,
     /// Requests for `/openapi/v2`: clients fall back to it (protobuf only) when the v3
     /// documents do not let them leave validation to the server, so any is a regression.
@@ -44,22 +48,31 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn record(&self, method: &Method, path: &str, uri: &str, verb: &str) {
+    fn record(&self, method: &Method, path: &str, uri: &str, verb: &str, dry_run: bool) {
         self.requests.fetch_add(1, Ordering::Relaxed);
         if path.starts_with("/openapi/v2") {
             self.openapi_v2.fetch_add(1, Ordering::Relaxed);
         }
-        if matches!(
+        let write = matches!(
             *method,
             Method::POST | Method::PUT | Method::PATCH | Method::DELETE
-        ) {
-            self.writes.fetch_add(1, Ordering::Relaxed);
-        }
+        );
+        let verb = match (write, dry_run) {
+            (true, true) => {
+                self.dry_run_writes.fetch_add(1, Ordering::Relaxed);
+                format!("{verb} dryRun")
+            }
+            (true, false) => {
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                verb.to_string()
+            }
+            (false, _) => verb.to_string(),
+        };
         *self
             .by_verb
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(verb.to_string())
+            .entry(verb)
             .or_default() += 1;
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if recent.len() >= 2000 {
@@ -72,6 +85,7 @@ impl Stats {
         json!({
             "requests": self.requests.load(Ordering::Relaxed),
             "writes": self.writes.load(Ordering::Relaxed),
+            "dryRunWrites": self.dry_run_writes.load(Ordering::Relaxed),
             "watches": self.watches.load(Ordering::Relaxed),
             "openapiV2": self.openapi_v2.load(Ordering::Relaxed),
             "byVerb": *self.by_verb.lock().unwrap_or_else(|e| e.into_inner()),
@@ -298,7 +312,9 @@ impl Server {
             (&Method::GET, true) => "WATCH",
             (m, _) => m.as_str(),
         };
-        self.stats.record(&method, &path, &uri, verb);
+        // Any `dryRun` value stores nothing: `All` validates only, another is refused.
+        let dry = query.get("dryRun").is_some_and(|v| !v.is_empty());
+        self.stats.record(&method, &path, &uri, verb, dry);
 
         if path.starts_with("/_sim/") {
             return self.sim_endpoint(&path);
@@ -894,6 +910,26 @@ pub fn seed(sim: &SimState) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dry_run_write_is_counted_apart_from_the_writes_that_persist() {
+        let stats = Stats::default();
+        let path = "/api/v1/namespaces/apps/configmaps";
+        stats.record(&Method::GET, path, path, "GET", false);
+        stats.record(&Method::GET, path, path, "WATCH", false);
+        stats.record(&Method::POST, path, path, "POST", true);
+        stats.record(&Method::PATCH, path, path, "PATCH", true);
+        let json = stats.to_json();
+        assert_eq!(json["writes"], 0, "{json}");
+        assert_eq!(json["dryRunWrites"], 2, "{json}");
+        assert_eq!(json["byVerb"]["POST dryRun"], 1, "{json}");
+        assert!(json["byVerb"].get("POST").is_none(), "{json}");
+        stats.record(&Method::DELETE, path, path, "DELETE", false);
+        let json = stats.to_json();
+        assert_eq!(json["writes"], 1, "{json}");
+        assert_eq!(json["byVerb"]["DELETE"], 1, "{json}");
+        assert_eq!(json["requests"], 5, "{json}");
+    }
 
     #[test]
     fn routes() {

@@ -82,6 +82,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
                     t.bad(),
                 ));
             }
+            if let Some(note) = &o.note {
+                if !tags.is_empty() {
+                    tags.push(Span::raw("  "));
+                }
+                tags.push(Span::styled(fit::inert(note).into_owned(), t.muted()));
+            }
             Row::new(vec![
                 Cell::from(Span::styled(o.change.marker(), change_style(o.change, t))),
                 Cell::from(fit::middle(reference, name_w).into_owned()),

@@ -11,7 +11,6 @@ use serde::Deserialize;
 
 use crate::config::DeployPlan;
 use crate::helm::args::{self, Arg, Kind};
-use crate::text;
 use crate::validate::InputError;
 
 pub use crate::config::inputs::{Inputs, Pulled};
@@ -222,10 +221,17 @@ async fn pull(
             error,
         })?;
     if !out.status.success() {
-        let message = text::plain_bytes(&out.stderr);
+        // Lines split before they are made plain (plain folds a newline into a space).
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
         return Err(InputError::Pull {
             chart,
-            message: message.trim().lines().last().unwrap_or("").to_string(),
+            message: crate::helm::failure::in_helms_words(
+                "helm pull",
+                &lines,
+                out.status.code(),
+                std::os::unix::process::ExitStatusExt::signal(&out.status),
+            ),
         });
     }
     let unreadable = |message: String| InputError::Pulled {

@@ -118,6 +118,7 @@ fn object(
         change,
         will_roll,
         refused,
+        note: None,
     }
 }
 

@@ -18,6 +18,25 @@ pub struct Prepared {
     /// What an operator at a screen may be asked (the plan, a stuck lock, a rollback after a
     /// failed verdict); nothing where nobody is asked (headless).
     pub asks: Asks,
+    /// This machine's ended runs of the release whose init step created a Job, from its
+    /// records (the binary gives the reader: the engine reads no record). Read only when a
+    /// running init Job is found: a Job of one of them is attached to, not refused as another
+    /// run's. None: no records (the demo's cluster is new).
+    pub earlier_runs: Option<EarlierRuns>,
+}
+
+/// Reads this machine's earlier runs of the release, on demand.
+pub type EarlierRuns = std::sync::Arc<dyn Fn() -> Vec<EarlierRun> + Send + Sync>;
+
+/// An ended run, recorded on this machine, whose init step created a Job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierRun {
+    /// The Job's `helmdeck.io/run` label.
+    pub run: String,
+    /// The Job's uid: a Job of the same name and label made since is not that run's.
+    pub uid: String,
+    /// When that run started (RFC 3339).
+    pub started: String,
 }
 
 impl Prepared {

@@ -165,14 +165,20 @@ fn hooks_and_tests(state: &DeployState) -> (Vec<Value>, Vec<Value>) {
 fn plan_section(state: &DeployState) -> Value {
     use crate::engine::plan::Change;
     let Some(plan) = &state.changes else {
-        return Value::Null;
+        // A plan step that failed says why; no plan step (or one not ended) is null.
+        return match state.outcome(crate::engine::event::Step::Plan) {
+            Some(crate::engine::event::StepOutcome::Failed { reason }) => {
+                json!({"error": crate::text::plain(reason)})
+            }
+            _ => Value::Null,
+        };
     };
     let objects: Vec<Value> = plan
         .objects
         .iter()
         .map(|o| {
             json!({"apiVersion": o.api_version, "kind": o.kind, "namespace": o.namespace, "name": o.name,
-                   "change": o.change, "willRoll": o.will_roll, "refused": o.refused})
+                   "change": o.change, "willRoll": o.will_roll, "refused": o.refused, "note": o.note})
         })
         .collect();
     json!({
@@ -366,6 +372,7 @@ mod tests {
             &Event::InitJob {
                 name: "demo-init".into(),
                 uid: "u-1".into(),
+                run: None,
             },
             2.0,
             "t2",

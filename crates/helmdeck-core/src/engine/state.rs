@@ -68,6 +68,8 @@ pub struct DeployState {
     pub verdict: Option<Verdict>,
     /// The uid of the Job the init step created (none before it did, or when it never ran).
     pub init_uid: Option<String>,
+    /// That Job's run label (`helmdeck.io/run`), when the event said it.
+    pub init_run: Option<String>,
     /// What the upgrade would change, once the plan step rendered it.
     pub changes: Option<crate::engine::plan::Plan>,
     /// The operator said `n` to the plan: nothing was written.
@@ -188,7 +190,10 @@ impl DeployState {
                 }
                 lines.push_back(text.clone());
             }
-            Event::InitJob { uid, .. } => self.init_uid = Some(uid.clone()),
+            Event::InitJob { uid, run, .. } => {
+                self.init_uid = Some(uid.clone());
+                self.init_run = run.clone();
+            }
             Event::Verdict(v) => self.verdict = Some(v.clone()),
         }
     }

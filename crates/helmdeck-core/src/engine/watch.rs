@@ -454,6 +454,12 @@ async fn wait_for_job(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {
                 ctx.emit.send(Event::InitJob {
                     name: text::plain(name),
                     uid: text::plain(job.metadata.uid.as_deref().unwrap_or("")),
+                    run: job
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(crate::engine::steps::init_objects::RUN_LABEL))
+                        .map(|r| text::plain(r)),
                 });
             }
             let list = pods

@@ -39,6 +39,34 @@ pub fn reason<S: AsRef<str>>(stderr_tail: &[S]) -> Option<String> {
     Some(out)
 }
 
+/// helm's failure in helm's words, never a debug-printed status: its `Error:` lines (see
+/// [`reason`]), else its last stderr line with how it ended, else how it ended. `what` names
+/// the command (`helm`, `helm rollback`, `helm's dry run`).
+pub fn in_helms_words<S: AsRef<str>>(
+    what: &str,
+    stderr_tail: &[S],
+    code: Option<i32>,
+    signal: Option<i32>,
+) -> String {
+    if let Some(reason) = reason(stderr_tail) {
+        return reason;
+    }
+    let how = match (code, signal) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "an unknown exit".into(),
+    };
+    let last = stderr_tail
+        .iter()
+        .rev()
+        .map(|l| text::plain(l.as_ref()).trim().to_string())
+        .find(|l| !l.is_empty());
+    match last {
+        Some(line) => format!("{what} ended with {how}: {line}"),
+        None => format!("{what} ended with {how} and printed nothing on stderr"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +126,33 @@ mod tests {
                  (+3 more lines in the evidence)"
             )
         );
+    }
+
+    #[test]
+    fn a_failure_is_said_in_helms_words_never_as_a_debug_status() {
+        let tail = [
+            "level=WARN msg=\"This chart contains CRDs.\"",
+            "Error: unable to build kubernetes objects",
+        ];
+        assert_eq!(
+            in_helms_words("helm", &tail, Some(1), None),
+            "Error: unable to build kubernetes objects"
+        );
+        let last = in_helms_words("helm test", &["", "timed out\u{1b}[2J", ""], Some(1), None);
+        assert!(
+            last.starts_with("helm test ended with exit 1: timed out") && !last.contains('\u{1b}'),
+            "{last}"
+        );
+        assert_eq!(
+            in_helms_words::<&str>("helm rollback", &[], None, Some(9)),
+            "helm rollback ended with signal 9 and printed nothing on stderr"
+        );
+        for said in [
+            in_helms_words::<&str>("helm", &[], Some(1), None),
+            in_helms_words::<&str>("helm", &[], None, None),
+        ] {
+            assert!(!said.contains("Some(") && !said.contains("None"), "{said}");
+        }
     }
 
     #[test]

@@ -17,6 +17,30 @@ pub struct Entry {
     pub verdict: String,
 }
 
+/// This machine's ended runs of `release` in `namespace` whose init step created a Job, with
+/// the Job's run label and uid: a later run's init step attaches to such a Job that still runs
+/// (a timeout left it) instead of refusing it as another run's. A record still being written
+/// (no verdict: a run in progress) is another run's, never attached to.
+pub fn earlier_init_runs(
+    dir: &Path,
+    release: &str,
+    namespace: &str,
+) -> Vec<crate::engine::prepared::EarlierRun> {
+    entries(dir, Some(release))
+        .into_iter()
+        .filter(|e| e.namespace == namespace)
+        .filter_map(|e| {
+            let state = reader::read(&e.path).ok()?.fold();
+            state.verdict.as_ref()?;
+            Some(crate::engine::prepared::EarlierRun {
+                run: state.init_run?,
+                uid: state.init_uid?,
+                started: e.started,
+            })
+        })
+        .collect()
+}
+
 /// The records of `dir` (of `release` only, when given), newest first.
 pub fn entries(dir: &Path, release: Option<&str>) -> Vec<Entry> {
     let Ok(read) = std::fs::read_dir(dir) else {

@@ -420,6 +420,10 @@ pub enum Event {
     InitJob {
         name: String,
         uid: String,
+        /// The Job's `helmdeck.io/run` label: the run that created it (this one, or the
+        /// earlier run of this machine it attached to). A later run knows its own Jobs by it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run: Option<String>,
     },
     /// What the upgrade would change (`--plan`): the renderers only show it.
     Plan(Plan),

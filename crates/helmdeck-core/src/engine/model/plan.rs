@@ -43,6 +43,11 @@ pub struct PlanObject {
     pub will_roll: bool,
     /// Why the API server will refuse the change (an immutable field), when it will.
     pub refused: Option<String>,
+    /// What the plan could not check, or where the object comes from: a CRD from the chart's
+    /// `crds/` that an install creates first, a custom resource of such a CRD that helm's
+    /// server dry run cannot know.
+    #[serde(default)]
+    pub note: Option<String>,
     /// Unified diff of the object (Secret values masked); empty for the report.
     #[serde(skip)]
     pub diff: String,
@@ -110,6 +115,9 @@ impl PlanObject {
         }
         if let Some(why) = &self.refused {
             tags.push(format!("helm will be refused: {why}"));
+        }
+        if let Some(note) = &self.note {
+            tags.push(note.clone());
         }
         tags
     }

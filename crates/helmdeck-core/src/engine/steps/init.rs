@@ -208,22 +208,50 @@ async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
     })?;
     let jobs: Api<Job> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
     let pods: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), ctx.namespace());
-    // Before anything is replaced: another run's objects stay as they are.
-    init_apply::guard_job(&jobs, &job_name)
+    // Before anything is replaced: another run's objects stay as they are; a Job this
+    // machine's own earlier run left running is followed to its end instead.
+    let attached = init_apply::guard_job(ctx, &jobs, &job_name)
         .await
         .map_err(StepError::InitJob)?;
     let mut applier = Applier::new(ctx);
-    let ran = async {
-        applier
-            .create_objects(&objs, &ctx.plan.release, &run, deadline)
-            .await
-            .map_err(StepError::InitJob)?;
-        init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
-            .await
-            .map_err(StepError::InitJob)?;
-        run_job(ctx, &jobs, &pods, &job, &job_name, deadline).await
-    }
-    .await;
+    let (ran, run) = match attached {
+        Some((existing, earlier)) => {
+            ctx.emit.info(
+                Step::Init,
+                format!(
+                    "init Job {job_name} still runs for this machine's run of {} (run {}): \
+                     following it to its end, not replaced",
+                    text::plain(&earlier.started),
+                    text::plain(&earlier.run)
+                ),
+            );
+            let start = Start::Attach(Box::new(existing), &earlier.run);
+            let ran = run_job(ctx, &jobs, &pods, start, &job_name, deadline).await;
+            (ran, earlier.run)
+        }
+        None => {
+            let ran = async {
+                applier
+                    .create_objects(&objs, &ctx.plan.release, &run, deadline)
+                    .await
+                    .map_err(StepError::InitJob)?;
+                init_apply::delete_and_wait(&jobs, "Job", &job_name, ctx, deadline)
+                    .await
+                    .map_err(StepError::InitJob)?;
+                run_job(
+                    ctx,
+                    &jobs,
+                    &pods,
+                    Start::Create(&job, &run),
+                    &job_name,
+                    deadline,
+                )
+                .await
+            }
+            .await;
+            (ran, run)
+        }
+    };
     match &ran {
         Ok(StepOutcome::Succeeded) => applier.delete_by_policy(&objs, JobEnd::Succeeded).await,
         Ok(StepOutcome::Failed { .. }) => applier.delete_by_policy(&objs, JobEnd::Failed).await,
@@ -248,12 +276,20 @@ fn owned_by(pod: &Pod, uid: &str) -> bool {
         .is_some_and(|refs| refs.iter().any(|r| r.uid == uid))
 }
 
-/// Creates the Job (watched from before), follows its containers' logs, and waits for its end.
+/// The Job [`run_job`] follows, with its run label: one this run creates, or one that this
+/// machine's earlier run created and left running.
+enum Start<'a> {
+    Create(&'a Job, &'a str),
+    Attach(Box<Job>, &'a str),
+}
+
+/// Creates the Job (watched from before), or attaches to a running one, follows its
+/// containers' logs, and waits for its end.
 async fn run_job(
     ctx: &Ctx,
     jobs: &Api<Job>,
     pods: &Api<Pod>,
-    job: &Job,
+    start: Start<'_>,
     job_name: &str,
     deadline: tokio::time::Instant,
 ) -> Result<StepOutcome, StepError> {
@@ -262,22 +298,28 @@ async fn run_job(
     let (tx, mut rx) = mpsc::unbounded_channel();
     // Watch before creating, so no transition is missed.
     let tasks = watch_job(jobs, pods, job_name, &tx);
-    let created = match jobs.create(&PostParams::default(), job).await {
-        Ok(created) => created,
-        Err(error) => {
-            tasks.iter().for_each(|t| t.abort());
-            return Err(StepError::CreateJob {
-                name: job_name.to_string(),
-                error,
-            });
-        }
+    let (created, run) = match start {
+        Start::Attach(job, run) => (*job, run),
+        Start::Create(job, run) => match jobs.create(&PostParams::default(), job).await {
+            Ok(created) => {
+                emit.info(step, format!("created Job {job_name}"));
+                (created, run)
+            }
+            Err(error) => {
+                tasks.iter().for_each(|t| t.abort());
+                return Err(StepError::CreateJob {
+                    name: job_name.to_string(),
+                    error,
+                });
+            }
+        },
     };
-    emit.info(step, format!("created Job {job_name}"));
     // Followed by uid: a Job of the same name made by another run is not this one.
     let uid = created.metadata.uid.clone().unwrap_or_default();
     emit.send(Event::InitJob {
         name: text::plain(job_name),
         uid: text::plain(&uid),
+        run: Some(text::plain(run)),
     });
     let mut run = JobRun {
         ctx,

@@ -19,6 +19,7 @@ use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use crate::engine::event::Step;
+use crate::engine::prepared::EarlierRun;
 use crate::engine::steps::Ctx;
 use crate::engine::steps::init_objects::{
     self, DeletePolicy, FIELD_MANAGER, HELM_MANAGER, InitObject, InitObjects, JobEnd, RUN_LABEL,
@@ -99,23 +100,49 @@ pub fn running_for_another_run(job: &Job, now_secs: i64) -> Option<String> {
     })
 }
 
+/// The ended run of this machine whose Job this is: its run label and its uid both match a
+/// recorded run's.
+pub fn earlier_run<'a>(job: &Job, earlier: &'a [EarlierRun]) -> Option<&'a EarlierRun> {
+    let label = job.labels().get(RUN_LABEL)?;
+    let uid = job.uid()?;
+    earlier.iter().find(|r| &r.run == label && r.uid == uid)
+}
+
 /// Refuses when a Job of that name runs another run's pod: replacing it would kill that run's
-/// init half way and leave it following a pod that is not its own.
-pub async fn guard_job(jobs: &Api<Job>, name: &str) -> Result<(), String> {
+/// init half way and leave it following a pod that is not its own; the refusal names the
+/// command that clears it. A Job that this machine's own ended run left running (a timeout,
+/// or a run that went away) is handed back to be followed to its end instead, with that run.
+pub async fn guard_job(
+    ctx: &Ctx,
+    jobs: &Api<Job>,
+    name: &str,
+) -> Result<Option<(Job, EarlierRun)>, String> {
     let existing = jobs
         .get_opt(name)
         .await
         .map_err(|e| format!("cannot read Job {name}: {e}"))?;
     let now = jiff::Timestamp::now().as_second();
-    match existing
+    let Some((job, started)) =
+        existing.and_then(|j| running_for_another_run(&j, now).map(|s| (j, s)))
+    else {
+        return Ok(None);
+    };
+    // Read only now, when a running Job needs telling apart (the records are local files).
+    let recorded = ctx
+        .earlier_runs
         .as_ref()
-        .and_then(|j| running_for_another_run(j, now))
-    {
-        Some(started) => Err(format!(
-            "init Job {name} is running for another run ({started}); not replaced"
-        )),
-        None => Ok(()),
+        .map(|read| read())
+        .unwrap_or_default();
+    if let Some(earlier) = earlier_run(&job, &recorded) {
+        let earlier = earlier.clone();
+        return Ok(Some((job, earlier)));
     }
+    let clear =
+        crate::advice::kubectl_delete("job", name, ctx.namespace(), ctx.plan.context.as_deref());
+    Err(format!(
+        "init Job {name} is running for another run ({started}); not replaced: wait for it to \
+         end, or clear it with: {clear}"
+    ))
 }
 
 /// Deletes `name` (with its dependants) if it is there, and waits until it is gone.

@@ -18,7 +18,6 @@ use crate::config::DeployPlan;
 use crate::engine::inputs;
 use crate::engine::steps::Ctx;
 use crate::engine::steps::init_objects::{self, InitObjectsError};
-use crate::text;
 
 const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -170,9 +169,17 @@ pub(crate) async fn template(
         .map_err(|_| "helm template did not finish".to_string())?
         .map_err(|e| format!("running helm template: {e}"))?;
     if !out.status.success() {
+        // Lines split before they are made plain (plain folds a newline into a space).
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
         return Err(format!(
             "helm template failed: {}",
-            text::plain_bytes(&out.stderr).trim()
+            crate::helm::failure::in_helms_words(
+                "helm template",
+                &lines,
+                out.status.code(),
+                std::os::unix::process::ExitStatusExt::signal(&out.status),
+            )
         ));
     }
     String::from_utf8(out.stdout).map_err(|_| "helm template output is not UTF-8".to_string())

@@ -164,6 +164,7 @@ mod tests {
                 cluster,
                 helm_env: vec![],
                 asks: Default::default(),
+                earlier_runs: None,
             },
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),

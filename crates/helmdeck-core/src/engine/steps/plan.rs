@@ -53,12 +53,7 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
             crate::helm::process::redact_args(&args).join(" ")
         ),
     );
-    let Some(rendered) = render(ctx, &args).await? else {
-        return Ok(StepOutcome::Cancelled);
-    };
     let namespace = ctx.namespace();
-    let new = plan::parse(&rendered, namespace, "rendered")
-        .map_err(|e| StepError::Plan(e.to_string()))?;
     let old = match current_manifest(ctx).await? {
         Some((revision, manifest)) => {
             emit.info(step, format!("compared with revision {revision}"));
@@ -72,11 +67,81 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
             None
         }
     };
+    // helm creates the chart's `crds/` on an install only, before the templates, and never
+    // with `--skip-crds`.
+    let installs_crds = old.is_none() && !args.iter().any(|a| a == "--skip-crds");
+    let (release, server_failed) = match render(ctx, &args).await? {
+        Rendered::Release(release) => (release, None),
+        Rendered::Cancelled => return Ok(StepOutcome::Cancelled),
+        // The server cannot know a CRD the install has not created yet, so it refuses the
+        // custom resources of it: rendered on the client instead, when that is the reason.
+        Rendered::Failed(why) if installs_crds => match render(ctx, &client_args(ctx)).await? {
+            Rendered::Release(release) => (release, Some(why)),
+            Rendered::Cancelled => return Ok(StepOutcome::Cancelled),
+            Rendered::Failed(_) => return Err(dry_run_failed(&why)),
+        },
+        Rendered::Failed(why) => return Err(dry_run_failed(&why)),
+    };
+    let created = if installs_crds {
+        crds_created(ctx, &release).await?
+    } else {
+        Vec::new()
+    };
+    let manifest = release
+        .get("manifest")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut new =
+        plan::parse(manifest, namespace, "rendered").map_err(|e| StepError::Plan(e.to_string()))?;
+    let of_a_new_crd = |key: &ObjectKey| {
+        let group = key.0.split_once('/').map_or("", |(g, _)| g);
+        created.iter().any(|c| c.group == group && c.kind == key.1)
+    };
+    if let Some(why) = &server_failed {
+        let unchecked = new.keys().filter(|k| of_a_new_crd(k)).count();
+        if unchecked == 0 {
+            return Err(dry_run_failed(why));
+        }
+        let names: Vec<String> = created.iter().map(|c| text::plain(&c.name)).collect();
+        emit.warn(
+            step,
+            format!(
+                "helm's server dry run cannot know the CRDs this install creates first ({}): {why}",
+                names.join(", ")
+            ),
+        );
+        emit.info(
+            step,
+            format!(
+                "planned from helm's client-side render (--dry-run=client): {unchecked} custom \
+                 resource(s) of those CRDs are unchecked by the API server, and `lookup` sees no \
+                 cluster objects"
+            ),
+        );
+    }
+    for crd in &created {
+        new.insert(crd.key.clone(), crd.object.clone());
+    }
     let live = match &old {
         Some(old) => live_objects(ctx, old, &new).await,
         None => BTreeMap::new(),
     };
-    let planned = plan::compare(old.as_ref(), &new, &live);
+    let mut planned = plan::compare(old.as_ref(), &new, &live);
+    for object in &mut planned.objects {
+        let key = (
+            object.api_version.clone(),
+            object.kind.clone(),
+            object.namespace.clone(),
+            object.name.clone(),
+        );
+        if created.iter().any(|c| c.key == key) {
+            object.note = Some("from crds/: helm creates it before the templates".into());
+        } else if server_failed.is_some() && of_a_new_crd(&key) {
+            object.note = Some(
+                "its CRD comes with this install: helm's server dry run cannot check it".into(),
+            );
+        }
+    }
     emit.info(step, planned.summary());
     let refused = planned.refused().count();
     emit.send(Event::Plan(planned));
@@ -111,9 +176,112 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
     })
 }
 
-/// The manifest helm would apply (hooks are apart, in the release's `hooks`). None when
-/// cancelled. The rest of helm's answer (values, the chart) is dropped unread.
-async fn render(ctx: &Ctx, args: &[String]) -> Result<Option<String>, StepError> {
+fn dry_run_failed(why: &str) -> StepError {
+    StepError::Plan(format!("helm's dry run failed: {why}"))
+}
+
+/// The upgrade's own arguments rendered on the client: no server validation, so custom
+/// resources of a CRD not yet created render; nothing is written either.
+fn client_args(ctx: &Ctx) -> Vec<String> {
+    let mut args = super::upgrade::upgrade_args(ctx);
+    args.extend(["--dry-run=client".into(), "-o".into(), "json".into()]);
+    args
+}
+
+/// How helm's dry run ended.
+enum Rendered {
+    /// helm's release JSON: `manifest` (hooks are apart, in `hooks`) and `chart.files`.
+    Release(Value),
+    /// helm failed: its error, in its words.
+    Failed(String),
+    Cancelled,
+}
+
+/// A CustomResourceDefinition of the chart's `crds/` that the cluster does not have: the
+/// install creates it.
+struct ChartCrd {
+    key: ObjectKey,
+    object: Value,
+    name: String,
+    group: String,
+    kind: String,
+}
+
+/// The CRDs in the chart's `crds/` (helm's release JSON carries the chart's files, base64) that
+/// the cluster does not have yet: helm's install creates them before the templates. One that
+/// exists is left as it is by helm (said, not planned).
+async fn crds_created(ctx: &Ctx, release: &Value) -> Result<Vec<ChartCrd>, StepError> {
+    use base64::Engine as _;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let files = release
+        .pointer("/chart/files")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let api: Api<CustomResourceDefinition> = Api::all(ctx.cluster.client.clone());
+    let mut out = Vec::new();
+    for file in files {
+        let name = file.get("name").and_then(Value::as_str).unwrap_or_default();
+        let manifest = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+        if !name.starts_with("crds/") || !manifest {
+            continue;
+        }
+        let Some(bytes) = file
+            .get("data")
+            .and_then(Value::as_str)
+            .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+        else {
+            continue;
+        };
+        // A file helm cannot read fails helm's own install; the plan just leaves it out.
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(&String::from_utf8_lossy(&bytes)).unwrap_or_default();
+        for doc in docs {
+            let field = |p: &str| doc.pointer(p).and_then(Value::as_str).map(str::to_string);
+            let (Some("CustomResourceDefinition"), Some(api_version), Some(crd_name)) = (
+                doc.get("kind").and_then(Value::as_str),
+                field("/apiVersion"),
+                field("/metadata/name"),
+            ) else {
+                continue;
+            };
+            let exists = api.get_opt(&crd_name).await.map_err(|e| {
+                StepError::Plan(format!(
+                    "reading CustomResourceDefinition {}: {}",
+                    text::plain(&crd_name),
+                    text::plain(&e.to_string())
+                ))
+            })?;
+            if exists.is_some() {
+                ctx.emit.info(
+                    Step::Plan,
+                    format!(
+                        "CustomResourceDefinition/{} from crds/ exists: helm leaves it as it is",
+                        text::plain(&crd_name)
+                    ),
+                );
+                continue;
+            }
+            out.push(ChartCrd {
+                key: (
+                    api_version,
+                    "CustomResourceDefinition".into(),
+                    String::new(),
+                    crd_name.clone(),
+                ),
+                group: field("/spec/group").unwrap_or_default(),
+                kind: field("/spec/names/kind").unwrap_or_default(),
+                name: crd_name,
+                object: doc,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Runs helm's dry run and reads its release JSON. The rest of helm's answer (values, the
+/// chart) is read only for the chart's `crds/`.
+async fn render(ctx: &Ctx, args: &[String]) -> Result<Rendered, StepError> {
     let mut cmd = ctx.helm_command(args);
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -135,7 +303,7 @@ async fn render(ctx: &Ctx, args: &[String]) -> Result<Option<String>, StepError>
                 unsafe { libc::kill(pid, libc::SIGTERM) };
             }
             let _ = output.await;
-            return Ok(None);
+            return Ok(Rendered::Cancelled);
         }
         () = tokio::time::sleep(ctx.plan.timeout) => {
             return Err(StepError::Plan(format!(
@@ -145,21 +313,20 @@ async fn render(ctx: &Ctx, args: &[String]) -> Result<Option<String>, StepError>
     }
     .map_err(|e| StepError::Plan(format!("running helm's dry run: {e}")))?;
     if !out.status.success() {
-        let stderr = text::plain_bytes(&out.stderr);
+        // Split before anything is made plain: `plain` would fold the lines into one, and the
+        // `Error:` line would no longer start a line (the words made plain per line after).
+        let stderr = String::from_utf8_lossy(&out.stderr);
         let lines: Vec<&str> = stderr.lines().collect();
-        let why = crate::helm::failure::reason(&lines)
-            .unwrap_or_else(|| format!("helm exited with {:?}", out.status.code()));
-        return Err(StepError::Plan(format!("helm's dry run failed: {why}")));
+        return Ok(Rendered::Failed(crate::helm::failure::in_helms_words(
+            "helm",
+            &lines,
+            out.status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&out.status),
+        )));
     }
     let release: Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| StepError::Plan(format!("helm's dry run printed no release JSON: {e}")))?;
-    Ok(Some(
-        release
-            .get("manifest")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-    ))
+    Ok(Rendered::Release(release))
 }
 
 /// The manifest of the release's current revision: the newest deployed one (helm's own

@@ -12,7 +12,6 @@ use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::model::event::{NewerRevision, RollbackStatus};
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
-use crate::text;
 
 /// Why `--recover-lock` must not clear this lock, or `None` when it may roll it back.
 pub fn unlock_refusal(
@@ -160,9 +159,12 @@ async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
         return Err("cancelled".into());
     }
     if !exit.success() {
-        return Err(crate::helm::failure::reason(&exit.stderr_tail)
-            .map(|r| text::plain(&r))
-            .unwrap_or_else(|| format!("helm rollback exited with {:?}", exit.code)));
+        return Err(crate::helm::failure::in_helms_words(
+            "helm rollback",
+            &exit.stderr_tail,
+            exit.code,
+            exit.signal,
+        ));
     }
     let after = releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release)
         .await

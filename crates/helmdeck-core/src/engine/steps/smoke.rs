@@ -263,9 +263,12 @@ async fn try_run(ctx: &Ctx, run_kind: RunKind) -> Result<StepOutcome, StepError>
         }
         note(ctx, test);
     }
-    let error = crate::helm::failure::reason(&exit.stderr_tail)
-        .map(|e| text::plain(&e))
-        .unwrap_or_else(|| format!("helm test exited with {:?}", exit.code));
+    let error = crate::helm::failure::in_helms_words(
+        "helm test",
+        &exit.stderr_tail,
+        exit.code,
+        exit.signal,
+    );
     match judge(exit.success(), &error, &tests) {
         Ok(warning) => {
             if let Some(w) = warning {

@@ -234,8 +234,8 @@ fn failure_reason(
     record: &Result<ReleaseStatus, String>,
     run_kind: RunKind,
 ) -> String {
-    let mut reason = crate::helm::failure::reason(&exit.stderr_tail)
-        .unwrap_or_else(|| format!("helm exited with {:?}", exit.code));
+    let mut reason =
+        crate::helm::failure::in_helms_words("helm", &exit.stderr_tail, exit.code, exit.signal);
     if let Ok(record) = record {
         let judged = hooks::judge(&record.hooks, run_kind);
         let failing: Vec<String> = hooks::failing(&judged)

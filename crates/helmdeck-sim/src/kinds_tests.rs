@@ -917,3 +917,30 @@ async fn openapi_v2_requests_are_counted_in_the_stats() {
     );
     assert_eq!(get(&sim, "/_sim/stats").await.1["openapiV2"], 1);
 }
+
+/// The API server generates a Job's selector and template labels in the create itself: the
+/// create's answer has them, so a client's GET-then-PUT never looks like a template change.
+#[tokio::test]
+async fn a_created_job_carries_its_generated_selector_in_the_create_answer() {
+    let sim = sim().await;
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "x:1"}]}}}});
+    let coll = "/apis/batch/v1/namespaces/apps/jobs";
+    let (code, created) = send(&sim, "POST", coll, "application/json", &job).await;
+    assert_eq!(code, 201, "{created}");
+    let uid = created["metadata"]["uid"].as_str().expect("a uid");
+    assert_eq!(
+        created["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    let labels = &created["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(
+        (
+            &labels["batch.kubernetes.io/controller-uid"],
+            &labels["job-name"]
+        ),
+        (&json!(uid), &created["metadata"]["name"]),
+        "{created}"
+    );
+}

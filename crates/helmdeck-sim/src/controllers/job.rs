@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::cache::{Cache, Dirty};
 use super::{Controllers, Involved, Pass, int_at, meta, put_nonzero, set_condition};
+use crate::defaults;
 use crate::resources::ids;
 
 const COMPLETE_MSG: &str = "Reached expected number of succeeded pods";
@@ -21,52 +22,6 @@ fn condition_true(job: &Value, t: &str) -> bool {
     job.pointer("/status/conditions")
         .and_then(Value::as_array)
         .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
-}
-
-/// The labels the API server puts on a Job's pod template (its selector uses the first).
-fn job_labels(uid: &str, name: &str) -> [(&'static str, String); 4] {
-    [
-        ("batch.kubernetes.io/controller-uid", uid.to_string()),
-        ("batch.kubernetes.io/job-name", name.to_string()),
-        ("controller-uid", uid.to_string()),
-        ("job-name", name.to_string()),
-    ]
-}
-
-/// What the API server does when it creates a Job (it needs the uid, which the store assigns
-/// after defaulting): `spec.selector` on `batch.kubernetes.io/controller-uid` and the job
-/// labels on the pod template. `kubectl logs job/NAME` finds the pods through that selector.
-fn default_selector(p: &Pass, job: &Value) {
-    let manual = job.pointer("/spec/manualSelector").and_then(Value::as_bool) == Some(true);
-    if manual || job.pointer("/spec/selector").is_some() {
-        return;
-    }
-    let (name, uid) = (meta(job, "name").to_string(), meta(job, "uid").to_string());
-    p.sim
-        .store
-        .update_with(*ids::JOBS, Some(meta(job, "namespace")), &name, |o| {
-            if meta(o, "uid") != uid
-                || o.pointer("/spec/selector").is_some()
-                || !o["spec"].is_object()
-            {
-                return;
-            }
-            o["spec"]["selector"] =
-                json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
-            if !o["spec"]["template"].is_object() {
-                o["spec"]["template"] = json!({});
-            }
-            let template = &mut o["spec"]["template"];
-            if !template["metadata"].is_object() {
-                template["metadata"] = json!({});
-            }
-            if !template["metadata"]["labels"].is_object() {
-                template["metadata"]["labels"] = json!({});
-            }
-            for (k, v) in job_labels(&uid, &name) {
-                template["metadata"]["labels"][k] = json!(v);
-            }
-        });
 }
 
 /// A Job's pods by what the kubelet says of them.
@@ -111,7 +66,6 @@ impl Controllers {
             self.settle(meta(job, "uid"), true);
             return;
         }
-        default_selector(p, job);
         let parallelism = int_at(job, "/spec/parallelism").unwrap_or(1).max(0);
         let completions = int_at(job, "/spec/completions").unwrap_or(1).max(1);
         let backoff_limit = int_at(job, "/spec/backoffLimit").unwrap_or(6).max(0);
@@ -263,7 +217,7 @@ impl Controllers {
             .pointer("/spec/template")
             .cloned()
             .unwrap_or_else(|| json!({}));
-        let extra = job_labels(uid, name);
+        let extra = defaults::job_labels(uid, name);
         let mut ordinal = pods.owned as u32;
         let waiting = self.create_retry.get(uid).is_some_and(|at| p.now < *at);
         let mut refused = false;

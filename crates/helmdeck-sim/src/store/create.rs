@@ -65,6 +65,11 @@ impl Store {
         defaults::drop_nulls(&mut obj);
         // Only a client's writes keep managed fields: a pod a controller creates costs nothing.
         let sent = opts.manager.map(|_| obj.clone());
+        // The uid first: a Job's generated selector needs it and is defaulted with the rest.
+        let uid = self.new_uid(&mut inner);
+        if rt.kind == "Job" {
+            defaults::job_selector(&mut obj, &uid);
+        }
         defaults::apply(rt.kind, &mut obj);
         if rt.kind == "Pod"
             && let Some(ns) = &namespace
@@ -74,7 +79,6 @@ impl Store {
         if let Err(msg) = validate::on_create(rt.kind, &obj) {
             return Err(ApiError::invalid(res, &name, &msg));
         }
-        let uid = self.new_uid(&mut inner);
         Self::stamp_created(res, &mut obj, &uid, namespace.as_deref());
         if let (Some(manager), Some(sent)) = (opts.manager, &sent) {
             let api_version = rt.api_version();

@@ -341,6 +341,77 @@ fn follow_gives_one_verdict_per_revision() {
     let _ = started;
 }
 
+/// SIGINT while `--follow` waits for the next revision: the exit is the last verdict's (0), and
+/// what is printed last says so: it stopped following, the last verdict stands. No cancelled
+/// verdict (exit 1) is printed, and nothing says helm gets a signal: a watch runs no helm.
+#[test]
+fn sigint_while_following_ends_with_the_last_verdicts_code_and_says_so() {
+    no_helm_on_path();
+    let sim = Sim::start("all-green");
+    assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+    let report = sim.home().join("watch.json");
+    let mut child = sim
+        .watch_command(&report, &["--follow", "--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(90))
+            .unwrap_or_else(|_| panic!("no verdict line:\n{}", seen.join("\n")));
+        seen.push(line.clone());
+        if line.starts_with("verdict:") {
+            assert!(line.contains("exit 0"), "{}", seen.join("\n"));
+            break;
+        }
+    }
+    // Well into the wait for revision 2.
+    std::thread::sleep(Duration::from_secs(3));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    seen.extend(rx.try_iter());
+    sim.assert_watch_ran_no_helm();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let all = format!("{}\n--- stderr\n{stderr}", seen.join("\n"));
+    assert_eq!(out.status.code(), Some(0), "the last verdict's code:\n{all}");
+    let last = seen
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .expect("some output");
+    assert!(
+        last.starts_with("stopped following demo") && last.contains("LANDED (exit 0)"),
+        "the last line says what the exit is:\n{all}"
+    );
+    assert_eq!(
+        seen.iter().filter(|l| l.starts_with("verdict:")).count(),
+        1,
+        "only revision 1 was judged:\n{all}"
+    );
+    assert!(
+        !all.contains("helm gets") && !stderr.replace("helmdeck", "").contains("helm"),
+        "a watch runs no helm:\n{all}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        report["verdict"]["code"], 0,
+        "the report holds the last verdict"
+    );
+}
+
 #[test]
 fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
     no_helm_on_path();

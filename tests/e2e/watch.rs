@@ -341,6 +341,74 @@ fn follow_gives_one_verdict_per_revision() {
     let _ = started;
 }
 
+/// `helm uninstall` while the watch follows a pending upgrade deletes every record: the watch
+/// says the release was uninstalled, at once, ends 1, and advises nothing (a `helm rollback`
+/// of a release that has no records cannot run).
+#[test]
+fn an_uninstall_under_the_watch_is_said_and_advises_no_rollback() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml("namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: hang}\n");
+    assert!(sim.install_demo(&["--no-hooks"]).status.success());
+    // Revision 2 stays pending-upgrade: its post-upgrade seed hook never ends.
+    let mut upgrade = sim
+        .client_command(
+            &crate::support::tool("helm"),
+            &[
+                "upgrade",
+                "demo",
+                crate::support::chart().to_str().unwrap(),
+                "-n",
+                "apps",
+                "--timeout",
+                "120s",
+            ],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    sim.wait_for("revision 2 pending", Duration::from_secs(30), |s| {
+        s.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v2")
+            .contains("pending-upgrade")
+    });
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--timeout", "40s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let uninstalled = sim.helm(&["uninstall", "demo", "-n", "apps"]);
+    assert!(uninstalled.status.success(), "{}", text(&uninstalled));
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    let _ = upgrade.kill();
+    let _ = upgrade.wait();
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 2 is pending-upgrade"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        (run.reason().contains("release demo was uninstalled")
+            || run.reason().contains("release demo is being uninstalled"))
+            && !run.reason().contains("pending"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "said at once, not after --timeout: {}",
+        run.describe()
+    );
+    assert!(
+        run.report["verdict"]["next"].is_null() && !run.stdout.contains("helm rollback"),
+        "nothing to roll back to: {}",
+        run.describe()
+    );
+}
+
 /// SIGINT while `--follow` waits for the next revision: the exit is the last verdict's (0), and
 /// what is printed last says so: it stopped following, the last verdict stands. No cancelled
 /// verdict (exit 1) is printed, and nothing says helm gets a signal: a watch runs no helm.
@@ -385,7 +453,11 @@ fn sigint_while_following_ends_with_the_last_verdicts_code_and_says_so() {
     sim.assert_watch_ran_no_helm();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let all = format!("{}\n--- stderr\n{stderr}", seen.join("\n"));
-    assert_eq!(out.status.code(), Some(0), "the last verdict's code:\n{all}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the last verdict's code:\n{all}"
+    );
     let last = seen
         .iter()
         .rev()

@@ -78,6 +78,8 @@ pub struct DeployState {
     pub rollback: Option<RollbackView>,
     /// The stuck lock preflight stopped on.
     pub lock: Option<LockView>,
+    /// A watch saw the release uninstalled: its records are gone.
+    pub uninstalled: bool,
 }
 
 impl DeployState {
@@ -122,6 +124,7 @@ impl DeployState {
                 self.rollback = Some(view.clone());
             }
             Event::Lock(view) => self.lock = Some(view.clone()),
+            Event::Uninstalled => self.uninstalled = true,
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

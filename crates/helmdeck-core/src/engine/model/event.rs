@@ -367,6 +367,9 @@ pub enum Event {
     Rollback(RollbackView),
     /// Preflight stopped on a stuck `pending-*` lock (what `u` offers to clear).
     Lock(LockView),
+    /// A watch saw the release's records deleted (`helm uninstall`): no revision is left to
+    /// roll back to, so the verdict advises none.
+    Uninstalled,
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

@@ -20,6 +20,7 @@ mod flip_fail_fast;
 mod flip_init;
 mod flip_init_containers;
 mod flip_watch;
+mod forbidden;
 mod hostile_records;
 mod init_hooks;
 mod init_render;

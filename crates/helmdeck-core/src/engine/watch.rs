@@ -140,9 +140,8 @@ async fn follow_record(ctx: &Ctx, after: Option<i64>) -> Result<StepOutcome, Ste
         emit.info(step, format!("waiting for a release record of {release}"));
     }
     let outcome = loop {
-        let revisions = releases::revisions(client, namespace, release)
-            .await
-            .wrap_err("reading the release records")?;
+        // Its error names the records and the namespace already.
+        let revisions = releases::revisions(client, namespace, release).await?;
         let now = jiff::Timestamp::now();
         if let Some(reason) = uninstalled(&revisions, said.watched.or(after), release) {
             emit.send(Event::Uninstalled);

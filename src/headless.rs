@@ -316,7 +316,7 @@ pub async fn run(
     let value_args = prepared.plan.value_args_with_extra();
     let mut printer = Headless::masking(Scrub::of_helm_args(&value_args));
     let stopped = cancel.clone();
-    let state = run::deploy(prepared, cancel, |event, state| {
+    run::deploy(prepared, cancel, |event, state| {
         // `watch --follow` stopped while waiting for the next revision: this pass judged
         // nothing, its cancel is no verdict; the last verdict stands (the caller says so).
         let left_waiting = watching.is_some_and(|w| w.after.is_some())
@@ -327,8 +327,7 @@ pub async fn run(
         }
         tap(event, state);
     })
-    .await;
-    state
+    .await
 }
 
 /// After a headless run on GitHub Actions (`GITHUB_ACTIONS=true`): [`github_actions`] from

@@ -18,12 +18,13 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
     echo "helm deck: the helmdeck binary is not installed: run \`cargo install --path $dir\` (or set HELMDECK_BIN)" >&2
     exit 2
 fi
-# helm took -n and --kube-context for itself; deploy and inspect get them back (first, so they
-# never land after a `--`). HELM_NAMESPACE is helm's resolved one: -n, else the context's, else
-# `default`, as helmdeck would resolve it.
+# helm took -n and --kube-context for itself; deploy, watch and inspect get them back (first, so
+# they never land after a `--`). HELM_NAMESPACE is helm's resolved one: -n, else the context's,
+# else `default`, as helmdeck would resolve it. demo, replay and sim never get them: demo runs its
+# own cluster, replay reads a file, sim serves one.
 if [ $# -gt 0 ]; then
     case "$1" in
-    deploy | inspect)
+    deploy | watch | inspect)
         sub="$1"
         shift
         set -- "$sub" ${HELM_NAMESPACE:+-n "$HELM_NAMESPACE"} \

@@ -281,7 +281,8 @@ pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<
 
 /// The deploy in plain lines. SIGINT, SIGTERM and SIGHUP cancel it (a CI job's runner or a
 /// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
-/// so the release ends `failed`, not `pending-*`; the run ends at its verdict.
+/// so the release ends `failed`, not `pending-*`; the run ends at its verdict. A watch (which
+/// runs no helm) just stops.
 ///
 /// `tap` (the record) sees every event just after its lines are printed, so a record cut by a
 /// kill never holds a line the run did not show; `lines` false prints nothing (`--events -`
@@ -294,25 +295,39 @@ pub async fn run(
 ) -> Result<DeployState> {
     let mut signals = Signals::install_with_hangup()?;
     let on_signal = cancel.clone();
+    let watching = prepared.plan.watch;
+    // A watch runs no helm: stopping it touches nothing in the cluster.
+    let said = if watching.is_some() {
+        "helmdeck watch: stopping the watch (the cluster is left as it is)"
+    } else {
+        "helmdeck: cancelling (helm gets SIGTERM and is waited for)"
+    };
     tokio::spawn(async move {
         signals.recv().await;
-        // After a hang-up stderr may be gone: a failed write must not stop the cancel.
-        let _ = writeln!(
-            std::io::stderr(),
-            "helmdeck: cancelling (helm gets SIGTERM and is waited for)"
-        );
+        // Each `--follow` pass listens anew, and an ended pass's listener stays (a signal
+        // between two passes must still stop the watch): one of them says it, once.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // After a hang-up stderr may be gone: a failed write must not stop the cancel.
+            let _ = writeln!(std::io::stderr(), "{said}");
+        }
         on_signal.cancel();
     });
     let value_args = prepared.plan.value_args_with_extra();
     let mut printer = Headless::masking(Scrub::of_helm_args(&value_args));
-    let state = run::deploy(prepared, cancel, |event, state| {
-        if lines {
+    let stopped = cancel.clone();
+    run::deploy(prepared, cancel, |event, state| {
+        // `watch --follow` stopped while waiting for the next revision: this pass judged
+        // nothing, its cancel is no verdict; the last verdict stands (the caller says so).
+        let left_waiting = watching.is_some_and(|w| w.after.is_some())
+            && state.revision.is_none()
+            && stopped.is_cancelled();
+        if lines && !left_waiting {
             printer.print(event, state);
         }
         tap(event, state);
     })
-    .await?;
-    Ok(state)
+    .await
 }
 
 /// After a headless run on GitHub Actions (`GITHUB_ACTIONS=true`): [`github_actions`] from

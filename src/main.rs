@@ -304,7 +304,8 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         }
     }
     let mut after: Option<i64> = None;
-    let mut last_code: Option<i32> = None;
+    // The last verdict's code and its words, for the line that says it stands.
+    let mut last: Option<(i32, String)> = None;
     loop {
         let prepared = pass(after);
         let state = if tui && !args.follow {
@@ -318,19 +319,41 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             state
         };
         let revision = state.as_ref().ok().and_then(|s| s.revision);
-        if let Some(code) = last_code
+        if let Some((code, words)) = &last
             && revision.is_none()
             && cancel.is_cancelled()
         {
-            // Left while waiting for the next revision: the last verdict stands.
-            return Ok(code);
+            // Left while waiting for the next revision: the last verdict stands, and the last
+            // line says so (a closed stdout must not change the exit).
+            let _ = writeln!(
+                std::io::stdout(),
+                "stopped following {}: the last verdict stands: {words}",
+                summary.release
+            );
+            return Ok(*code);
         }
+        let words = last_verdict_words(&state, revision);
         let code = finish(state, &outputs, &summary);
         if !args.follow || cancel.is_cancelled() {
             return Ok(code);
         }
-        last_code = Some(code);
+        last = Some((code, words(code)));
         after = revision.or(after);
+    }
+}
+
+/// `LANDED (exit 0), revision 3: …`: a followed pass's verdict, once `finish` gave its code.
+fn last_verdict_words(
+    state: &Result<DeployState>,
+    revision: Option<i64>,
+) -> impl FnOnce(i32) -> String + use<> {
+    let verdict = state.as_ref().ok().and_then(|s| s.verdict.clone());
+    move |code| {
+        let at = revision.map_or(String::new(), |r| format!(", revision {r}"));
+        match verdict {
+            Some(v) => format!("{} (exit {code}){at}: {}", v.outcome.title(), v.reason),
+            None => format!("FAILED (exit {code}){at}"),
+        }
     }
 }
 

@@ -188,9 +188,12 @@ impl UiState {
             return Effect::Quit;
         }
         if self.cancelling {
-            self.notice = Some(
-                "cancelling: helm got SIGTERM; waiting for it to exit and for the verdict".into(),
-            );
+            // A watch runs no helm: it only stops reading.
+            self.notice = Some(if state.plan.watch {
+                "stopping the watch; waiting for the verdict".into()
+            } else {
+                "cancelling: helm got SIGTERM; waiting for it to exit and for the verdict".into()
+            });
             return Effect::None;
         }
         self.overlay = Overlay::Confirm;

@@ -110,7 +110,11 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
         return;
     }
     if ui.cancelling && ctx.state.verdict.is_none() {
-        let text = "cancelling: helm got SIGTERM (never SIGKILL); waiting for it to exit and for the verdict";
+        let text = if ctx.state.plan.watch {
+            "stopping the watch (the cluster is left as it is); waiting for the verdict"
+        } else {
+            "cancelling: helm got SIGTERM (never SIGKILL); waiting for it to exit and for the verdict"
+        };
         keybar::render_notice(frame, area, text, t);
         return;
     }

@@ -242,6 +242,29 @@ fn cancel_confirmation() {
     insta::assert_snapshot!("confirm_80x24", screen);
 }
 
+/// A watch runs no helm: its stop prompt and notices never say helm gets a signal.
+#[test]
+fn a_watchs_cancel_never_mentions_helm() {
+    let mut story = Story::rollout();
+    story.state.plan.watch = true;
+    let mut ui = UiState::new();
+    press(&mut ui, &story.state, KeyCode::Char('q'));
+    let asked = story.render(&mut ui, 80, 24);
+    assert!(asked.contains("Stop watching?"), "{asked}");
+    assert!(!asked.contains("SIGTERM"), "{asked}");
+    press(&mut ui, &story.state, KeyCode::Char('y'));
+    assert!(ui.cancelling);
+    let stopping = story.render(&mut ui, 80, 24);
+    assert!(stopping.contains("stopping the watch"), "{stopping}");
+    assert!(!stopping.contains("SIGTERM"), "{stopping}");
+    press(&mut ui, &story.state, KeyCode::Char('q'));
+    let notice = ui.notice.clone().unwrap_or_default();
+    assert!(
+        notice.contains("stopping the watch") && !notice.contains("helm"),
+        "{notice}"
+    );
+}
+
 /// A terminal too small for the layout says so rather than drawing garbage.
 #[test]
 fn tiny_terminal() {

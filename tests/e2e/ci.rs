@@ -388,6 +388,91 @@ fn helm_deck_runs_helmdeck_after_helm_plugin_install_from_the_checkout() {
     );
 }
 
+/// helm keeps `-n` and `--kube-context` for itself; the wrapper hands them back to `watch` as
+/// to `deploy` and `inspect`. The release lives only in `other` (the context's namespace is
+/// `apps`), and the kubeconfig's current context points at a closed port: a watch that lost
+/// either flag waits on `apps` or cannot reach the cluster, and ends 1.
+#[test]
+fn helm_deck_watch_gets_the_namespace_and_context_helm_took() {
+    let sim = Sim::start_yaml("namespaces: [apps, other]\n");
+    let installed = sim.helm(&[
+        "upgrade",
+        "--install",
+        "demo",
+        crate::support::chart().to_str().unwrap(),
+        "-n",
+        "other",
+        "--timeout",
+        "60s",
+    ]);
+    assert!(installed.status.success(), "{}", text(&installed));
+    let kubeconfig = sim.home().join("two-contexts");
+    let sim_config = std::fs::read_to_string(&sim.kubeconfig).unwrap();
+    let two = sim_config
+        .replace(
+            "contexts:\n",
+            "contexts:\n- name: elsewhere\n  context:\n    cluster: nowhere\n    user: helmdeck-sim\n",
+        )
+        .replace(
+            "clusters:\n",
+            "clusters:\n- name: nowhere\n  cluster:\n    server: http://127.0.0.1:1\n",
+        )
+        .replace("current-context: helmdeck-sim", "current-context: elsewhere");
+    assert_ne!(two, sim_config, "the kubeconfig's layout changed");
+    std::fs::write(&kubeconfig, two).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let installed = run(helm(
+        home.path(),
+        &["plugin", "install", repo().to_str().unwrap()],
+    ));
+    assert!(installed.status.success(), "{}", text(&installed));
+    let mut watch = helm(
+        home.path(),
+        &[
+            "deck",
+            "watch",
+            "demo",
+            "-n",
+            "other",
+            "--kube-context",
+            "helmdeck-sim",
+            "--headless",
+            "--timeout",
+            "20s",
+        ],
+    );
+    watch
+        .env("HELMDECK_BIN", env!("CARGO_BIN_EXE_helmdeck"))
+        .env("KUBECONFIG", &kubeconfig)
+        .env("XDG_STATE_HOME", home.path().join("state"));
+    let watched = run(watch);
+    let said = text(&watched);
+    assert_eq!(watched.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("watching release demo in other"),
+        "the namespace helm took: {said}"
+    );
+    assert!(said.contains("revision 1 is deployed"), "{said}");
+    // demo, replay and sim never get them: `-n` there is helm's alone.
+    let script = std::fs::read_to_string(repo().join("scripts/helm-deck.sh")).unwrap();
+    let handed = script
+        .lines()
+        .find(|l| l.trim_start().starts_with("deploy |"))
+        .unwrap_or_else(|| panic!("no case line for the handed-back commands:\n{script}"));
+    for never in ["demo", "replay", "sim"] {
+        assert!(!handed.contains(never), "{handed}");
+    }
+    let manifest = std::fs::read_to_string(repo().join("plugin.yaml")).unwrap();
+    let usage = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("usage:"))
+        .unwrap_or_else(|| panic!("no usage line:\n{manifest}"));
+    assert!(
+        usage.contains("watch") && usage.contains("deploy, watch and inspect only"),
+        "{usage}"
+    );
+}
+
 fn helmdeck(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_helmdeck"))
         .args(args)

@@ -23,6 +23,7 @@ mod flip_init;
 mod flip_init_containers;
 mod flip_watch;
 mod hangup;
+mod forbidden;
 mod hostile_records;
 mod init_attach;
 mod init_hooks;

@@ -341,6 +341,149 @@ fn follow_gives_one_verdict_per_revision() {
     let _ = started;
 }
 
+/// `helm uninstall` while the watch follows a pending upgrade deletes every record: the watch
+/// says the release was uninstalled, at once, ends 1, and advises nothing (a `helm rollback`
+/// of a release that has no records cannot run).
+#[test]
+fn an_uninstall_under_the_watch_is_said_and_advises_no_rollback() {
+    no_helm_on_path();
+    let sim = Sim::start_yaml("namespaces: [apps]\njobs:\n  - {match: '*-seed', outcome: hang}\n");
+    assert!(sim.install_demo(&["--no-hooks"]).status.success());
+    // Revision 2 stays pending-upgrade: its post-upgrade seed hook never ends.
+    let mut upgrade = sim
+        .client_command(
+            &crate::support::tool("helm"),
+            &[
+                "upgrade",
+                "demo",
+                crate::support::chart().to_str().unwrap(),
+                "-n",
+                "apps",
+                "--timeout",
+                "120s",
+            ],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    sim.wait_for("revision 2 pending", Duration::from_secs(30), |s| {
+        s.get("/api/v1/namespaces/apps/secrets/sh.helm.release.v1.demo.v2")
+            .contains("pending-upgrade")
+    });
+    let report = sim.home().join("watch.json");
+    let started = Instant::now();
+    let child = sim
+        .watch_command(&report, &["--timeout", "40s"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let uninstalled = sim.helm(&["uninstall", "demo", "-n", "apps"]);
+    assert!(uninstalled.status.success(), "{}", text(&uninstalled));
+    let run = finish(child.wait_with_output().unwrap(), &report, started);
+    let _ = upgrade.kill();
+    let _ = upgrade.wait();
+    sim.assert_watch_ran_no_helm();
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stdout.contains("revision 2 is pending-upgrade"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        (run.reason().contains("release demo was uninstalled")
+            || run.reason().contains("release demo is being uninstalled"))
+            && !run.reason().contains("pending"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "said at once, not after --timeout: {}",
+        run.describe()
+    );
+    assert!(
+        run.report["verdict"]["next"].is_null() && !run.stdout.contains("helm rollback"),
+        "nothing to roll back to: {}",
+        run.describe()
+    );
+}
+
+/// SIGINT while `--follow` waits for the next revision: the exit is the last verdict's (0), and
+/// what is printed last says so: it stopped following, the last verdict stands. No cancelled
+/// verdict (exit 1) is printed, and nothing says helm gets a signal: a watch runs no helm.
+#[test]
+fn sigint_while_following_ends_with_the_last_verdicts_code_and_says_so() {
+    no_helm_on_path();
+    let sim = Sim::start("all-green");
+    assert!(sim.install_demo(&["--timeout", "60s"]).status.success());
+    let report = sim.home().join("watch.json");
+    let mut child = sim
+        .watch_command(&report, &["--follow", "--timeout", "60s"])
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(90))
+            .unwrap_or_else(|_| panic!("no verdict line:\n{}", seen.join("\n")));
+        seen.push(line.clone());
+        if line.starts_with("verdict:") {
+            assert!(line.contains("exit 0"), "{}", seen.join("\n"));
+            break;
+        }
+    }
+    // Well into the wait for revision 2.
+    std::thread::sleep(Duration::from_secs(3));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    seen.extend(rx.try_iter());
+    sim.assert_watch_ran_no_helm();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let all = format!("{}\n--- stderr\n{stderr}", seen.join("\n"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the last verdict's code:\n{all}"
+    );
+    let last = seen
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .expect("some output");
+    assert!(
+        last.starts_with("stopped following demo") && last.contains("LANDED (exit 0)"),
+        "the last line says what the exit is:\n{all}"
+    );
+    assert_eq!(
+        seen.iter().filter(|l| l.starts_with("verdict:")).count(),
+        1,
+        "only revision 1 was judged:\n{all}"
+    );
+    assert!(
+        !all.contains("helm gets") && !stderr.replace("helmdeck", "").contains("helm"),
+        "a watch runs no helm:\n{all}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        report["verdict"]["code"], 0,
+        "the report holds the last verdict"
+    );
+}
+
 #[test]
 fn a_watched_init_failure_ends_3_and_its_printed_next_step_runs_as_printed() {
     no_helm_on_path();

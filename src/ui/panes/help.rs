@@ -105,12 +105,21 @@ pub fn render_confirm(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
     let t = &ctx.theme;
     let width = area.width.saturating_sub(4).min(64);
     let inner = width.saturating_sub(4) as usize;
-    let mut lines = wrap_spans(&[(t.bold(), "Cancel the deploy?".into())], inner);
+    // A watch runs no helm: stopping it leaves the cluster as it is.
+    let (title, body) = if ctx.state.plan.watch {
+        (
+            "Stop watching?",
+            "The cluster is left as it is; this revision's verdict is the stop's (exit 1).",
+        )
+    } else {
+        (
+            "Cancel the deploy?",
+            "helm (if it is running) gets one SIGTERM, never SIGKILL, and is waited for; the screen stays until the verdict.",
+        )
+    };
+    let mut lines = wrap_spans(&[(t.bold(), title.into())], inner);
     lines.push(Line::from(""));
-    lines.extend(wrap_spans(
-        &[(Style::new(), "helm (if it is running) gets one SIGTERM, never SIGKILL, and is waited for; the screen stays until the verdict.".into())],
-        inner,
-    ));
+    lines.extend(wrap_spans(&[(Style::new(), body.into())], inner));
     lines.push(Line::from(""));
     lines.push(Line::from(vec![
         Span::styled("y", t.key()),

@@ -2,5 +2,6 @@
 //! into engine events. Errors fail closed: a watch that is failing never yields "ready".
 
 pub mod client;
+pub mod errors;
 pub mod releases;
 pub mod watch;

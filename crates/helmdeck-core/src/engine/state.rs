@@ -82,6 +82,8 @@ pub struct DeployState {
     pub lock: Option<LockView>,
     /// A revision another operation wrote after this run's failed one (no rollback over it).
     pub newer: Option<NewerRevision>,
+    /// A watch saw the release uninstalled: its records are gone.
+    pub uninstalled: bool,
 }
 
 impl DeployState {
@@ -127,6 +129,7 @@ impl DeployState {
             }
             Event::Lock(view) => self.lock = Some(view.clone()),
             Event::NewerRevision(newer) => self.newer = Some(newer.clone()),
+            Event::Uninstalled => self.uninstalled = true,
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

@@ -456,6 +456,9 @@ fn next_after_failure(
 ) -> Option<String> {
     match step {
         Step::Preflight | Step::Plan => None,
+        // The release was uninstalled under a watch: no record is left, so no rollback (or
+        // history) command can run.
+        Step::Upgrade | Step::Rollout if state.uninstalled => None,
         // helmdeck's rollback already ran (or failed after writing): another one would undo
         // nothing or pile a revision on one that is pending; the history shows where it stands.
         Step::Upgrade | Step::Rollout if state.rollback.is_some() => {

@@ -140,10 +140,13 @@ async fn follow_record(ctx: &Ctx, after: Option<i64>) -> Result<StepOutcome, Ste
         emit.info(step, format!("waiting for a release record of {release}"));
     }
     let outcome = loop {
-        let revisions = releases::revisions(client, namespace, release)
-            .await
-            .wrap_err("reading the release records")?;
+        // Its error names the records and the namespace already.
+        let revisions = releases::revisions(client, namespace, release).await?;
         let now = jiff::Timestamp::now();
+        if let Some(reason) = uninstalled(&revisions, said.watched.or(after), release) {
+            emit.send(Event::Uninstalled);
+            break Ok(StepOutcome::Failed { reason });
+        }
         match phase(&revisions, after) {
             Phase::Waiting => {}
             Phase::Pending(rev) => {
@@ -224,6 +227,24 @@ async fn follow_record(ctx: &Ctx, after: Option<i64>) -> Result<StepOutcome, Ste
         let _ = live.await;
     }
     outcome
+}
+
+/// `helm uninstall` under the watch, once it knows a revision (`known`: the one followed, or
+/// with `--follow` the last one judged): every record is gone, or the newest is being
+/// uninstalled (helm marks it `uninstalling`, then deletes them all unless `--keep-history`).
+/// Nothing is pending any more and nothing is left to roll back to.
+pub fn uninstalled(revisions: &[Revision], known: Option<i64>, release: &str) -> Option<String> {
+    let known = known?;
+    match revisions.last() {
+        None => Some(format!(
+            "release {release} was uninstalled: the records of revision {known} and every other are gone"
+        )),
+        Some(r) if r.status == "uninstalling" => Some(format!(
+            "release {release} is being uninstalled (revision {} is uninstalling)",
+            r.version
+        )),
+        Some(_) => None,
+    }
 }
 
 /// When a revision's record Secret was written (the API server's clock).
@@ -541,6 +562,20 @@ mod tests {
             rev(3, "pending-rollback"),
         ];
         assert_eq!(phase(&rolling_back, None), Phase::Pending(&rolling_back[2]));
+    }
+
+    #[test]
+    fn an_uninstall_is_seen_once_a_revision_is_known() {
+        // Waiting for the first record: nothing is gone yet.
+        assert_eq!(uninstalled(&[], None, "demo"), None);
+        let gone = uninstalled(&[], Some(3), "demo").expect("records gone");
+        assert!(gone.starts_with("release demo was uninstalled"), "{gone}");
+        let going = [rev(2, "deployed"), rev(3, "uninstalling")];
+        assert!(
+            uninstalled(&going, Some(3), "demo").is_some_and(|r| r.contains("being uninstalled"))
+        );
+        let pending = [rev(2, "deployed"), rev(3, "pending-upgrade")];
+        assert_eq!(uninstalled(&pending, Some(3), "demo"), None);
     }
 
     #[test]

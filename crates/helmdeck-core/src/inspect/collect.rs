@@ -44,8 +44,20 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
         requested: req.revision,
         ..Inspection::default()
     };
-    let objects = list_records(client, req, &mut out.warnings).await;
-    let decoded = records::decode_all(objects.as_deref().unwrap_or_default());
+    let (objects, failed) = list_records(client, req).await;
+    // A list that failed (RBAC denying Secrets) while the other found nothing: the records
+    // cannot be read, which is the inspection's error, never "no records"; said there only.
+    let unreadable = objects.is_empty() && !failed.is_empty();
+    if !unreadable {
+        out.warnings.extend(failed.iter().map(|(storage, error)| {
+            format!(
+                "cannot list {} release records (owner=helm,name={}): {error}",
+                storage.kubectl_name(),
+                out.release
+            )
+        }));
+    }
+    let decoded = records::decode_all(&objects);
     out.history = decoded.iter().map(|d| d.row.clone()).collect();
     out.lock = records::lock_state(
         &decoded,
@@ -64,11 +76,14 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
 
     let mut manifest_workloads = Vec::new();
     match records::choose(&decoded, req.revision, &out.release, &out.namespace) {
-        _ if objects.is_none() => {
+        _ if unreadable => {
             out.revision = req.revision;
+            let why: Vec<&str> = failed.iter().map(|(_, error)| error.as_str()).collect();
             out.error = Some(format!(
-                "cannot list the release records of {} in {}",
-                out.release, out.namespace
+                "cannot read the release records of {} in {}: {}",
+                out.release,
+                out.namespace,
+                why.join("; ")
             ));
         }
         Err((revision, error)) => {
@@ -161,16 +176,15 @@ fn sanitized(mut h: HookRecord) -> HookRecord {
     h
 }
 
-/// Lists the Secrets and ConfigMaps holding the release's records. `None` only when neither
-/// list could be read.
+/// Lists the Secrets and ConfigMaps holding the release's records: what was found, and each
+/// list that failed with why (one line each).
 async fn list_records(
     client: &Client,
     req: &Request,
-    warnings: &mut Vec<String>,
-) -> Option<Vec<StoredObject>> {
+) -> (Vec<StoredObject>, Vec<(Storage, String)>) {
     let labels = format!("owner=helm,name={}", req.release);
     let mut out = Vec::new();
-    let mut listed = false;
+    let mut failed = Vec::new();
     for (storage, resource) in [
         (Storage::Secret, ApiResource::erase::<Secret>(&())),
         (Storage::ConfigMap, ApiResource::erase::<ConfigMap>(&())),
@@ -180,7 +194,6 @@ async fn list_records(
             Api::namespaced_with(client.clone(), &req.namespace, &resource);
         match api.list(&ListParams::default().labels(&labels)).await {
             Ok(list) => {
-                listed = true;
                 out.extend(list.items.into_iter().map(|o| StoredObject {
                     storage,
                     name: o.metadata.name.unwrap_or_default(),
@@ -188,14 +201,10 @@ async fn list_records(
                     body: o.data,
                 }));
             }
-            Err(e) => warnings.push(format!(
-                "cannot list {} release records ({labels}): {}",
-                storage.kubectl_name(),
-                text::plain(&e.to_string())
-            )),
+            Err(e) => failed.push((storage, crate::cluster::errors::describe(&e))),
         }
     }
-    listed.then_some(out)
+    (out, failed)
 }
 
 /// A list call whose failure is a warning (and an empty list).
@@ -208,7 +217,7 @@ where
         Err(e) => {
             warnings.push(format!(
                 "cannot list {what}: {}",
-                text::plain(&e.to_string())
+                crate::cluster::errors::describe(&e)
             ));
             Vec::new()
         }

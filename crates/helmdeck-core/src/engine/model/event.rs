@@ -382,6 +382,9 @@ pub enum Event {
     Lock(LockView),
     /// Another operation wrote after this run's failed revision.
     NewerRevision(NewerRevision),
+    /// A watch saw the release's records deleted (`helm uninstall`): no revision is left to
+    /// roll back to, so the verdict advises none.
+    Uninstalled,
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

@@ -53,7 +53,7 @@ pub enum StepError {
     HelmRun(#[source] HelmError),
     #[error("namespace {0} does not exist (pass -- --create-namespace to let helm create it)")]
     NoNamespace(String),
-    #[error("cannot read namespace {namespace}: {error}")]
+    #[error("cannot read namespace {namespace}: {}", crate::cluster::errors::describe(.error))]
     ReadNamespace {
         namespace: String,
         error: kube::Error,
@@ -95,6 +95,12 @@ fn reason(error: &StepError) -> String {
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
         text.push_str(": ");
+        // An API answer is said once, in one line (a 403 as what was denied): its own
+        // `Display` and its `Status` source would say it three times, with a raw dump.
+        if let Some(kube) = cause.downcast_ref::<kube::Error>() {
+            text.push_str(&crate::cluster::errors::describe(kube));
+            break;
+        }
         text.push_str(&cause.to_string());
         source = cause.source();
     }

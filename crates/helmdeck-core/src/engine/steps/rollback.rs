@@ -12,6 +12,7 @@ use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::model::event::{NewerRevision, RollbackStatus};
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
+use crate::text;
 
 /// Why `--recover-lock` must not clear this lock, or `None` when it may roll it back.
 pub fn unlock_refusal(

@@ -575,6 +575,21 @@ fn rollback_is_suggested_after_a_failed_upgrade_only_when_it_wrote_a_revision() 
 }
 
 #[test]
+fn no_rollback_is_suggested_once_the_release_was_uninstalled() {
+    let mut s = state(
+        &[
+            (Preflight, ok()),
+            (Upgrade, failed("release demo was uninstalled")),
+        ],
+        &[],
+    );
+    s.revision = Some(5);
+    assert!(decide(&s).next.is_some(), "the state without the uninstall");
+    s.apply(&crate::engine::event::Event::Uninstalled, 1.0, "");
+    assert_eq!(decide(&s).next, None, "no record is left to roll back to");
+}
+
+#[test]
 fn rollback_is_suggested_after_a_failed_rollout() {
     let mut s = state(
         &[

@@ -221,6 +221,46 @@ fn pod_spec(obj: &mut Value, at: &str) {
     );
 }
 
+/// The labels the API server puts on a Job's pod template (its selector uses the first).
+pub fn job_labels(uid: &str, name: &str) -> [(&'static str, String); 4] {
+    [
+        ("batch.kubernetes.io/controller-uid", uid.to_string()),
+        ("batch.kubernetes.io/job-name", name.to_string()),
+        ("controller-uid", uid.to_string()),
+        ("job-name", name.to_string()),
+    ]
+}
+
+/// What the API server does when it creates a Job (`uid` is the one it is given): unless the Job
+/// asks for a manual selector or brings one, `spec.selector` on
+/// `batch.kubernetes.io/controller-uid` and the job labels on the pod template, in the same
+/// write as the create (a client's first GET already sees them, so its PUT never looks like a
+/// template change). `kubectl logs job/NAME` finds the pods through that selector.
+pub fn job_selector(job: &mut Value, uid: &str) {
+    let manual = job.pointer("/spec/manualSelector").and_then(Value::as_bool) == Some(true);
+    if manual || job.pointer("/spec/selector").is_some() || !job["spec"].is_object() {
+        return;
+    }
+    let name = job["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    job["spec"]["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
+    let template = &mut job["spec"]["template"];
+    if !template.is_object() {
+        *template = json!({});
+    }
+    if !template["metadata"].is_object() {
+        template["metadata"] = json!({});
+    }
+    if !template["metadata"]["labels"].is_object() {
+        template["metadata"]["labels"] = json!({});
+    }
+    for (k, v) in job_labels(uid, &name) {
+        template["metadata"]["labels"][k] = json!(v);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,45 +358,5 @@ mod tests {
             ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"],
             1
         );
-    }
-}
-
-/// The labels the API server puts on a Job's pod template (its selector uses the first).
-pub fn job_labels(uid: &str, name: &str) -> [(&'static str, String); 4] {
-    [
-        ("batch.kubernetes.io/controller-uid", uid.to_string()),
-        ("batch.kubernetes.io/job-name", name.to_string()),
-        ("controller-uid", uid.to_string()),
-        ("job-name", name.to_string()),
-    ]
-}
-
-/// What the API server does when it creates a Job (`uid` is the one it is given): unless the Job
-/// asks for a manual selector or brings one, `spec.selector` on
-/// `batch.kubernetes.io/controller-uid` and the job labels on the pod template, in the same
-/// write as the create (a client's first GET already sees them, so its PUT never looks like a
-/// template change). `kubectl logs job/NAME` finds the pods through that selector.
-pub fn job_selector(job: &mut Value, uid: &str) {
-    let manual = job.pointer("/spec/manualSelector").and_then(Value::as_bool) == Some(true);
-    if manual || job.pointer("/spec/selector").is_some() || !job["spec"].is_object() {
-        return;
-    }
-    let name = job["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    job["spec"]["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
-    let template = &mut job["spec"]["template"];
-    if !template.is_object() {
-        *template = json!({});
-    }
-    if !template["metadata"].is_object() {
-        template["metadata"] = json!({});
-    }
-    if !template["metadata"]["labels"].is_object() {
-        template["metadata"]["labels"] = json!({});
-    }
-    for (k, v) in job_labels(uid, &name) {
-        template["metadata"]["labels"][k] = json!(v);
     }
 }

@@ -147,6 +147,8 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
         cluster,
         helm_env: env,
         asks: Default::default(),
+        // The demo's simulator is new on every run: no earlier run left anything on it.
+        own_locks: vec![],
     };
     // Pulls a chart reference and checks the init toggle offline, as deploy does.
     prepared.resolve_inputs().await?;

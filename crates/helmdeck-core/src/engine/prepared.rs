@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::ask::Asks;
+use crate::engine::event::RecordedLock;
 
 pub struct Prepared {
     pub plan: DeployPlan,
@@ -18,6 +19,10 @@ pub struct Prepared {
     /// What an operator at a screen may be asked (the plan, a stuck lock, a rollback after a
     /// failed verdict); nothing where nobody is asked (headless).
     pub asks: Asks,
+    /// The `pending-*` revisions this machine's earlier runs of the release left, read from
+    /// their records before the deploy (the engine reads no files): a lock among them whose
+    /// helm is gone is ours, not another operator's deploy in progress.
+    pub own_locks: Vec<RecordedLock>,
 }
 
 impl Prepared {

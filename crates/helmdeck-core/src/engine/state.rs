@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use crate::engine::event::{
-    Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
-    WorkloadKey, WorkloadView,
+    Event, HookView, KubeEventView, LeftLock, Level, LockView, PodView, RollbackView, Step,
+    StepOutcome, WorkloadKey, WorkloadView,
 };
 pub use crate::engine::model::PlanSummary;
 use crate::engine::model::Verdict;
@@ -78,6 +78,8 @@ pub struct DeployState {
     pub rollback: Option<RollbackView>,
     /// The stuck lock preflight stopped on.
     pub lock: Option<LockView>,
+    /// A `pending-*` revision this run's helm left as the release's latest.
+    pub left_lock: Option<LeftLock>,
 }
 
 impl DeployState {
@@ -122,6 +124,7 @@ impl DeployState {
                 self.rollback = Some(view.clone());
             }
             Event::Lock(view) => self.lock = Some(view.clone()),
+            Event::LeftLock(left) => self.left_lock = Some(left.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

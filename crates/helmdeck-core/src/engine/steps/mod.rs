@@ -10,6 +10,7 @@ pub mod init;
 pub mod init_apply;
 pub mod init_objects;
 pub mod init_render;
+pub mod left_lock;
 pub mod lock;
 pub mod plan;
 pub mod preflight;
@@ -164,6 +165,7 @@ mod tests {
                 cluster,
                 helm_env: vec![],
                 asks: Default::default(),
+                own_locks: vec![],
             },
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),

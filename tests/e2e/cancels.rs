@@ -337,9 +337,7 @@ fn sigkill_of_helmdeck_cancels_helm_and_its_replay_says_helm_may_have_run_on() {
         !running(helm)
     });
     eventually("the revision to end failed, not pending", 20, || {
-        let h = history(&sim);
-        eprintln!("history {h:?}");
-        h == [(1, "failed".to_string())]
+        history(&sim) == [(1, "failed".to_string())]
     });
 
     let replay = sim

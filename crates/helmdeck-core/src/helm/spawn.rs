@@ -126,7 +126,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_child_gets_sigterm_when_the_thread_that_spawned_it_is_gone() {
+    async fn a_child_outlives_the_short_lived_thread_that_asked_for_it() {
         // The spawner thread outlives the caller's thread: a child spawned from a short-lived
         // thread's runtime keeps running after that thread exits.
         let child = std::thread::spawn(|| {

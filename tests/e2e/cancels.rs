@@ -78,8 +78,9 @@ fn pending_latest(sim: &Sim) -> Option<(i64, String)> {
         .cloned()
 }
 
-/// A deploy started with its stdout read line by line: `when` sees each line (and the sim)
-/// and says when to send `signal`; the run to its end.
+/// A deploy started with its stdout read as it comes: `when` sees the output so far (and the
+/// sim), polled every 100 ms whether or not a line came (helm waiting on a hook prints
+/// nothing), and says when to send `signal`; the run to its end.
 fn signal_when(
     sim: &Sim,
     chart: &Path,
@@ -95,21 +96,33 @@ fn signal_when(
         .spawn()
         .expect("run helmdeck");
     let stdout = child.stdout.take().expect("piped stdout");
-    let mut seen = String::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let mut seen = seen.lock().expect("the output");
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        })
+    };
     let mut sent = false;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("a line of helmdeck's output");
-        seen.push_str(&line);
-        seen.push('\n');
-        if !sent && when(&line, sim) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("helmdeck's status").is_none() {
+        assert!(Instant::now() < deadline, "helmdeck ran for 120 s");
+        let output = seen.lock().expect("the output").clone();
+        if !sent && when(&output, sim) {
             // SAFETY: kill(2) touches no memory; the pid is our unreaped child.
             unsafe { libc::kill(child.id() as i32, signal) };
             sent = true;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
+    reader.join().expect("the output reader");
     let out = child.wait_with_output().expect("wait for helmdeck");
     let mut run = finish(out, &report, started);
-    run.stdout = seen;
+    run.stdout = seen.lock().expect("the output").clone();
     assert!(sent, "the moment to signal never came: {}", run.describe());
     run
 }
@@ -141,8 +154,9 @@ fn cancel_during_rollback(sim: &Sim, chart: &Path, signal: i32, report: &str) ->
         chart,
         report,
         &[
+            // Longer than the pre-rollback hook: helm is still waiting on it at the signal.
             "--timeout",
-            "5s",
+            "10s",
             "--set",
             "image.tag=1.4.3",
             "--rollback-on-failure",

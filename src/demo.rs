@@ -149,6 +149,8 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
         asks: Default::default(),
         // The demo's cluster is its own and new: no earlier run of it.
         earlier_runs: None,
+        // The demo's simulator is new on every run: no earlier run left anything on it.
+        own_locks: vec![],
     };
     // Pulls a chart reference and checks the init toggle offline, as deploy does.
     prepared.resolve_inputs().await?;

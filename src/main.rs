@@ -289,6 +289,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             helm_env: vec![],
             asks: Default::default(),
             earlier_runs: None,
+            own_locks: vec![],
         }
     };
     let summary = run::summary(&pass(None));
@@ -582,6 +583,9 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
             "helmdeck replay: the record is cut short: {} (replayed to the cut)",
             text::plain(cut)
         ));
+        if let Some(helm) = record.unfinished_helm() {
+            say(&format!("helmdeck replay: {}", text::plain(&helm)));
+        }
         return Ok(exit::FAILED);
     }
     Ok(state.verdict.map_or(exit::FAILED, |v| v.code()))
@@ -731,7 +735,18 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         helm_env: vec![],
         asks: Default::default(),
         earlier_runs: Some(earlier_runs),
+        own_locks: vec![],
     };
     prepared.resolve_inputs().await?;
+    // Named as this run's record will be: the context used, the namespace, the release.
+    prepared.own_locks = helmdeck::record::own::left_locks(
+        prepared
+            .cluster
+            .context
+            .as_deref()
+            .or(prepared.plan.context.as_deref()),
+        prepared.namespace(),
+        &prepared.plan.release,
+    );
     Ok(prepared)
 }

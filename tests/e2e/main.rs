@@ -6,6 +6,7 @@
 mod support;
 
 mod advice;
+mod cancels;
 mod careless;
 mod charts;
 mod ci;

@@ -71,6 +71,13 @@ impl Tmux {
             .expect("running tmux")
     }
 
+    /// The pid of the pane's process (the shell running the command).
+    pub(crate) fn pane_pid(&self) -> u32 {
+        let pid = self.display("#{pane_pid}");
+        pid.parse()
+            .unwrap_or_else(|_| panic!("no pane pid: {pid:?}"))
+    }
+
     /// The pane as text with its SGR escapes.
     pub(crate) fn capture(&self) -> String {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-e", "-t", "t"]).stdout)

@@ -65,6 +65,11 @@ pub fn rollback(plan: &PlanSummary, to: i64) -> String {
     crate::advice::helm_rollback(&plan.release, to, &plan.namespace, plan.context.as_deref())
 }
 
+/// `helm history` of the deploy's release in its scope: where the release stands now.
+pub fn history(plan: &PlanSummary) -> String {
+    crate::advice::helm_history(&plan.release, &plan.namespace, plan.context.as_deref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

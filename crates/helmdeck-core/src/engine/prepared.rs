@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::cluster::client::Cluster;
 use crate::config::DeployPlan;
 use crate::engine::ask::Asks;
+use crate::engine::event::RecordedLock;
 
 pub struct Prepared {
     pub plan: DeployPlan,
@@ -23,6 +24,10 @@ pub struct Prepared {
     /// running init Job is found: a Job of one of them is attached to, not refused as another
     /// run's. None: no records (the demo's cluster is new).
     pub earlier_runs: Option<EarlierRuns>,
+    /// The `pending-*` revisions this machine's earlier runs of the release left, read from
+    /// their records before the deploy (the engine reads no files): a lock among them whose
+    /// helm is gone is ours, not another operator's deploy in progress.
+    pub own_locks: Vec<RecordedLock>,
 }
 
 /// Reads this machine's earlier runs of the release, on demand.

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Serialize;
 
 use crate::engine::event::{
-    Event, HookView, KubeEventView, Level, LockView, PodView, RollbackView, Step, StepOutcome,
-    WorkloadKey, WorkloadView,
+    Event, HookView, KubeEventView, LeftLock, Level, LockView, PodView, RollbackView, Step,
+    StepOutcome, WorkloadKey, WorkloadView,
 };
 pub use crate::engine::model::PlanSummary;
 use crate::engine::model::Verdict;
@@ -84,6 +84,8 @@ pub struct DeployState {
     pub newer: Option<NewerRevision>,
     /// A watch saw the release uninstalled: its records are gone.
     pub uninstalled: bool,
+    /// A `pending-*` revision this run's helm left as the release's latest.
+    pub left_lock: Option<LeftLock>,
 }
 
 impl DeployState {
@@ -130,6 +132,7 @@ impl DeployState {
             Event::Lock(view) => self.lock = Some(view.clone()),
             Event::NewerRevision(newer) => self.newer = Some(newer.clone()),
             Event::Uninstalled => self.uninstalled = true,
+            Event::LeftLock(left) => self.left_lock = Some(left.clone()),
             Event::Note { step, level, text } => self.notes.push(NoteLine {
                 step: *step,
                 level: *level,

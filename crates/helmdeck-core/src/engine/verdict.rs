@@ -42,6 +42,15 @@ pub fn decide(state: &DeployState) -> Verdict {
             )),
         }
     }
+    if let Some(left) = &state.left_lock {
+        // helm stopped half-way and the release is locked by it: whatever else the next step
+        // would be, clearing that lock comes first, and it is the one command printed.
+        verdict.reason.push_str(&format!(
+            "; helm {} left revision {} {}",
+            left.operation, left.revision, left.status
+        ));
+        verdict.next = Some(left.fix.clone());
+    }
     verdict
 }
 

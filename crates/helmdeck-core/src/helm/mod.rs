@@ -7,6 +7,7 @@ pub mod hooks;
 pub mod locate;
 pub mod phase;
 pub mod process;
+pub mod spawn;
 pub use helmdeck_formats::release;
 pub mod status;
 

@@ -76,6 +76,12 @@ pub struct HelmExit {
     pub cancelled: bool,
     /// The last 20 stderr lines, oldest first.
     pub stderr_tail: Vec<String>,
+    /// helm's pid and its start stamp ([`crate::helm::spawn::start_stamp`]), read while it
+    /// ran: what a record keeps to tell later whether this helm is still alive.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    #[serde(default)]
+    pub start: Option<String>,
 }
 
 /// How helm ended, in the words both screens print: `exit 1`, `signal 9` or `unknown exit`.
@@ -100,7 +106,8 @@ impl HelmExit {
 ///
 /// On `cancel`, sends one SIGTERM and keeps streaming until helm exits by itself. Dropping the
 /// returned future does not kill helm either (`kill_on_drop(false)`): an orphaned helm finishes
-/// its upgrade and writes a final status, which is better than a stuck `pending-upgrade`.
+/// its upgrade and writes a final status, which is better than a stuck `pending-upgrade`; only
+/// helmdeck's own death sends it the SIGTERM a cancel would (`PR_SET_PDEATHSIG`, see `spawn`).
 ///
 /// A token cancelled before the call starts nothing and returns `cancelled: true` with no code.
 pub async fn run(
@@ -114,6 +121,8 @@ pub async fn run(
             signal: None,
             cancelled: true,
             stderr_tail: Vec::new(),
+            pid: None,
+            start: None,
         });
     }
 
@@ -131,12 +140,16 @@ pub async fn run(
         // Go dies on SIGQUIT — leaving the release `pending-upgrade`. One owner decides when
         // helm is cancelled, and it is helmdeck.
         .process_group(0);
-    let mut child = cmd.spawn().map_err(|source| HelmError::Start {
-        bin: run.bin.clone(),
-        source,
-    })?;
+    // From the spawner thread, with SIGTERM at helmdeck's death (see `spawn`).
+    let mut child = crate::helm::spawn::spawn(cmd)
+        .await
+        .map_err(|source| HelmError::Start {
+            bin: run.bin.clone(),
+            source,
+        })?;
     // Valid until the child is reaped, which only `wait` below does; we signal only before that.
     let pid = child.id();
+    let start = pid.and_then(crate::helm::spawn::start_stamp);
     let stdout = child.stdout.take().ok_or(HelmError::NotPiped("stdout"))?;
     let stderr = child.stderr.take().ok_or(HelmError::NotPiped("stderr"))?;
 
@@ -194,6 +207,8 @@ pub async fn run(
         signal: status.signal(),
         cancelled,
         stderr_tail: tail.into(),
+        pid,
+        start,
     })
 }
 

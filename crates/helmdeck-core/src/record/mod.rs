@@ -7,6 +7,7 @@
 
 pub mod clock;
 pub mod list;
+pub mod own;
 pub mod reader;
 pub mod scrub;
 pub mod writer;

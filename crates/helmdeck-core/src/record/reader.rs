@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use crate::engine::event::Event;
+use crate::engine::event::{Event, Step};
+use crate::engine::model::event::RollbackStatus;
 use crate::engine::state::DeployState;
 use crate::record::{Header, Line, MAGIC, SCHEMA};
 
@@ -181,6 +182,44 @@ impl Record {
         }
     }
 
+    /// For a record with no verdict (helmdeck was killed, or is still running): whether helm
+    /// may have been running when the record stops, and where to see what it did. helm is
+    /// started so that helmdeck's death sends it SIGTERM (as a cancel), but a killed helmdeck
+    /// never saw how helm ended, nor whether it left the release `pending-*`.
+    pub fn unfinished_helm(&self) -> Option<String> {
+        if self
+            .lines
+            .iter()
+            .any(|l| matches!(l.event, Event::Verdict(_)))
+        {
+            return None;
+        }
+        let state = self.fold();
+        let open = |step: Step| {
+            state
+                .steps
+                .get(&step)
+                .is_some_and(|s| s.started_at.is_some() && s.outcome.is_none())
+        };
+        let helm_step = [Step::Preflight, Step::Plan, Step::Upgrade, Step::Test]
+            .into_iter()
+            .find(|s| open(*s))
+            .map(|s| s.name().to_string());
+        let rolling_back = state
+            .rollback
+            .as_ref()
+            .is_some_and(|r| r.status == RollbackStatus::Running)
+            .then(|| "helmdeck's rollback".to_string());
+        let during = rolling_back.or(helm_step)?;
+        let plan = &state.plan;
+        Some(format!(
+            "the run ended without a verdict during {during} (helmdeck killed?): helm may still \
+             have been running then, and how it ended is not recorded; see where the release \
+             stands with: {}",
+            crate::engine::advice::history(plan)
+        ))
+    }
+
     /// The state after every event: what the live run ended with.
     pub fn fold(&self) -> DeployState {
         let mut state = self.new_state();
@@ -250,6 +289,49 @@ mod tests {
             "nothing after an unreadable line is trusted"
         );
         assert!(r.cut.as_deref().is_some_and(|c| c.contains("line 3")));
+    }
+
+    /// A record that stops while helm may run says so; one that stops after helm's step, or
+    /// ends with its verdict, says nothing of helm.
+    #[test]
+    fn a_killed_run_says_helm_may_still_have_been_running_only_during_a_helm_step() {
+        let start = |step: &str| {
+            format!(r#"{{"t":0.5,"event":{{"type":"step_started","step":"{step}"}}}}"#)
+        };
+        let end = |step: &str| {
+            format!(
+                r#"{{"t":0.6,"event":{{"type":"step_ended","step":"{step}","outcome":{{"status":"succeeded"}}}}}}"#
+            )
+        };
+        let read = |lines: &[String]| {
+            let text = format!("{}{}\n", header(1), lines.join("\n"));
+            parse(text.as_bytes()).unwrap().unfinished_helm()
+        };
+        let during_upgrade = read(&[start("preflight"), end("preflight"), start("upgrade")]);
+        assert!(
+            during_upgrade.as_deref().is_some_and(|t| t
+                .contains("during upgrade (helmdeck killed?): helm may still have been running")
+                && t.ends_with("helm history '' -n ''")),
+            "{during_upgrade:?}"
+        );
+        let upgraded = [start("upgrade"), end("upgrade"), start("rollout")];
+        assert_eq!(read(&upgraded), None, "helm had exited before the rollout");
+        let verdict = serde_json::to_string(&Line {
+            t: 1.0,
+            wall: None,
+            event: Event::Verdict(crate::engine::model::Verdict::new(
+                crate::engine::model::Outcome::Failed,
+                "r",
+                vec![],
+                None,
+            )),
+        })
+        .unwrap();
+        assert_eq!(
+            read(&[start("upgrade"), verdict]),
+            None,
+            "a verdict: helm was waited for"
+        );
     }
 
     /// Every string read from a record is inert, the header's and the events' alike, while the

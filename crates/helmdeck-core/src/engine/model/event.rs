@@ -115,6 +115,39 @@ pub struct LockView {
     pub refusal: Option<String>,
 }
 
+/// A `pending-*` revision this run's own helm left as the release's latest (helm ended, by a
+/// cancel or a kill, before it could finish: `helm rollback` handles no signal): the verdict
+/// names it with the command that clears it, and the next deploy on this machine recognises it
+/// from the record as its own, not another operator's deploy in progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftLock {
+    pub revision: i64,
+    /// `pending-rollback`, `pending-upgrade`, `pending-install`.
+    pub status: String,
+    /// The revision's record Secret uid: a lock is matched by it, never by number alone.
+    pub uid: String,
+    /// The helm command that left it: `upgrade` or `rollback`.
+    pub operation: String,
+    /// That helm's pid and start stamp: a helm still alive under them is still at work.
+    pub helm_pid: Option<u32>,
+    pub helm_start: Option<String>,
+    /// The revision the clearing rollback goes to: a rollback's own target (its pending
+    /// revision copies it; the newest `deployed` one may be the failed upgrade it was undoing),
+    /// else the newest deployed revision. None when nothing was ever deployed.
+    pub to: Option<i64>,
+    /// The exact command that clears it (`helm rollback …`, or the record deletion).
+    pub fix: String,
+}
+
+/// A [`LeftLock`] found in one of this machine's records of earlier runs of the release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedLock {
+    pub left: LeftLock,
+    /// When that run started (the record header's RFC 3339 start).
+    pub started: String,
+}
+
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
@@ -385,6 +418,8 @@ pub enum Event {
     /// A watch saw the release's records deleted (`helm uninstall`): no revision is left to
     /// roll back to, so the verdict advises none.
     Uninstalled,
+    /// This run's helm left a `pending-*` revision as the release's latest.
+    LeftLock(LeftLock),
     HelmExited {
         code: Option<i32>,
         signal: Option<i32>,

@@ -10,6 +10,7 @@ pub mod init;
 pub mod init_apply;
 pub mod init_objects;
 pub mod init_render;
+pub mod left_lock;
 pub mod lock;
 pub mod plan;
 pub mod preflight;
@@ -171,6 +172,7 @@ mod tests {
                 helm_env: vec![],
                 asks: Default::default(),
                 earlier_runs: None,
+                own_locks: vec![],
             },
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),

@@ -6,7 +6,7 @@ use kube::Api;
 use crate::cli::Only;
 use crate::cluster::{client, releases};
 use crate::engine::ask::{Answer, Question};
-use crate::engine::event::{Event, LockView, Step, StepOutcome};
+use crate::engine::event::{Event, LockView, RecordedLock, Step, StepOutcome};
 use crate::engine::steps::{Ctx, StepError, lock};
 
 /// Returns the latest revision before this deploy (if any) with the outcome.
@@ -32,8 +32,19 @@ async fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
         description: pending_description(ctx, held).await,
         last_deployed: held.last_deployed,
         command: held.fix.clone(),
-        refusal: super::rollback::unlock_refusal(held, ctx.plan.lock_min_age, ctx.plan.force, now),
+        refusal: super::rollback::unlock_refusal(
+            held,
+            ctx.plan.lock_min_age,
+            ctx.plan.force,
+            own_lock(ctx, held).is_some(),
+            now,
+        ),
     }
+}
+
+/// This machine's own earlier run's record of the held lock, when its helm is gone.
+fn own_lock<'a>(ctx: &'a Ctx, held: &releases::Lock) -> Option<&'a RecordedLock> {
+    super::left_lock::ours(&ctx.own_locks, &held.pending, crate::helm::spawn::alive)
 }
 
 /// What the pending record says about the operation that wrote it (helm's `info.description`,
@@ -169,13 +180,19 @@ async fn past_the_lock(
 ) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
     let attaching = ctx.plan.only == Some(Only::Rollout);
-    let reason = lock::reason(
-        held,
-        &ctx.plan.release,
-        ctx.plan.lock_min_age,
-        jiff::Timestamp::now(),
-        attaching,
-    );
+    let now = jiff::Timestamp::now();
+    let own = own_lock(ctx, held).filter(|_| !attaching);
+    let recorded = super::left_lock::as_recorded(held, own);
+    let reason = match own {
+        Some(own) => super::left_lock::reason(&recorded, own, &ctx.plan.release, now),
+        None => lock::reason(
+            held,
+            &ctx.plan.release,
+            ctx.plan.lock_min_age,
+            now,
+            attaching,
+        ),
+    };
     if attaching {
         // Attaching to a rollout someone else started: the lock is expected, not a stop.
         ctx.emit.warn(step, reason);
@@ -184,9 +201,9 @@ async fn past_the_lock(
     if ctx.plan.recover_lock {
         ctx.emit.warn(step, reason);
     } else {
-        ask_to_unlock(ctx, held, reason, unlock).await?;
+        ask_to_unlock(ctx, &recorded, reason, unlock).await?;
     }
-    super::rollback::unlock(ctx, held).await
+    super::rollback::unlock(ctx, held, own).await
 }
 
 /// At the screen an old lock waits for the operator's `u` and `y`; a refused one has nothing

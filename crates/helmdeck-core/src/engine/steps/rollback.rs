@@ -3,22 +3,26 @@
 //! (`--rollback-on-failure`). Both run `helm rollback REL N` with its output streamed (SIGTERM
 //! on cancel, as the upgrade); the guards that decide whether one may run are pure functions.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use jiff::Timestamp;
 
 use crate::cluster::releases::{self, Lock, Revision};
-use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
+use crate::engine::event::{Event, RecordedLock, RollbackView, Step, StepOutcome};
 use crate::engine::model::event::{NewerRevision, RollbackStatus};
 use crate::engine::state::DeployState;
 use crate::engine::steps::{Ctx, StepError, lock};
 use crate::text;
 
 /// Why `--recover-lock` must not clear this lock, or `None` when it may roll it back.
+/// `own`: the lock is one this machine's own earlier run left, its helm gone (see
+/// [`super::left_lock::ours`]): no deploy is at work, so its age does not matter.
 pub fn unlock_refusal(
     held: &Lock,
     min_age: Duration,
     force: bool,
+    own: bool,
     now: Timestamp,
 ) -> Option<String> {
     let pending = &held.pending;
@@ -31,7 +35,7 @@ pub fn unlock_refusal(
             pending.version, pending.status, held.fix
         ));
     }
-    if !force && lock::is_young(pending, min_age, now) {
+    if !force && !own && lock::is_young(pending, min_age, now) {
         return Some(format!(
             "--recover-lock refused: revision {} ({}) is younger than --lock-min-age {}s or of \
              unknown age, so another deploy may still be at work; wait, or add --force to roll \
@@ -150,12 +154,34 @@ fn rollback_args(ctx: &Ctx, to: i64) -> Vec<String> {
 }
 
 /// Runs `helm rollback REL to`, its lines streamed into the helm pane; the revision it wrote.
+///
+/// `helm rollback` handles no signal: a cancel (our one SIGTERM, helm waited for as always)
+/// ends it where it stands, which leaves its revision `pending-rollback`. The records are then
+/// read again and such a lock is told (see [`super::left_lock`]).
 async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
     let args = rollback_args(ctx, to);
+    let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
+    // Listed before helm starts: afterwards, only a record Secret not among these is its own.
+    let before: BTreeSet<String> = releases::revisions(client, namespace, release)
+        .await
+        .map_err(|e| format!("listing the release records before the rollback: {e:#}"))?
+        .into_iter()
+        .map(|r| r.uid)
+        .collect();
     ctx.emit.info(step, format!("helm {}", args.join(" ")));
     let exit = super::helm_run::stream_helm(ctx, args, |_, _| {})
         .await
         .map_err(|e| format!("could not run helm rollback: {e}"))?;
+    let after = releases::revisions(client, namespace, release)
+        .await
+        .map_err(|e| format!("listing the release records after the rollback: {e:#}"));
+    let left = after.as_ref().ok().and_then(|after| {
+        super::left_lock::left_by(ctx, after, &before, "rollback", &exit, Some(to))
+    });
+    // The verdict names the lock (and prints its fix); the error says only how helm ended.
+    if let Some(left) = left {
+        super::left_lock::announce(ctx, step, left);
+    }
     if exit.cancelled {
         return Err("cancelled".into());
     }
@@ -167,10 +193,7 @@ async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
             exit.signal,
         ));
     }
-    let after = releases::revisions(&ctx.cluster.client, ctx.namespace(), &ctx.plan.release)
-        .await
-        .map_err(|e| format!("listing the release records after the rollback: {e:#}"))?;
-    after
+    after?
         .last()
         .map(|r| r.version)
         .ok_or_else(|| "no release record after the rollback".to_string())
@@ -178,19 +201,29 @@ async fn helm_rollback(ctx: &Ctx, step: Step, to: i64) -> Result<i64, String> {
 
 /// Preflight with `--recover-lock`: re-reads the lock (another operator may have cleared it),
 /// rolls it back, and returns the release's latest revision for the deploy that follows.
-pub async fn unlock(ctx: &Ctx, held: &Lock) -> Result<Option<i64>, StepError> {
+///
+/// `own`: this machine's record of the lock, when one of its earlier runs left it (its helm
+/// gone): it is cleared whatever its age, to the target that record names.
+pub async fn unlock(
+    ctx: &Ctx,
+    held: &Lock,
+    own: Option<&RecordedLock>,
+) -> Result<Option<i64>, StepError> {
     let step = Step::Preflight;
+    let held = &super::left_lock::as_recorded(held, own);
     if let Some(refusal) = unlock_refusal(
         held,
         ctx.plan.lock_min_age,
         ctx.plan.force,
+        own.is_some(),
         Timestamp::now(),
     ) {
         return Err(StepError::Locked(refusal));
     }
     let (client, namespace, release) = (&ctx.cluster.client, ctx.namespace(), &ctx.plan.release);
     let again = releases::revisions(client, namespace, release).await?;
-    let still = releases::lock(&again, release, namespace, ctx.plan.context.as_deref());
+    let still = releases::lock(&again, release, namespace, ctx.plan.context.as_deref())
+        .map(|still| super::left_lock::as_recorded(&still, own));
     let Some(still) = still else {
         ctx.emit.info(
             step,
@@ -441,19 +474,37 @@ mod tests {
             created: Some("2026-12-01T09:59:00Z".into()),
             ..rev(3, "pending-upgrade")
         };
-        let refusal = unlock_refusal(&held(young.clone(), Some(2)), ten_minutes, false, now());
+        let refusal = unlock_refusal(
+            &held(young.clone(), Some(2)),
+            ten_minutes,
+            false,
+            false,
+            now(),
+        );
         assert!(refusal.expect("refused").contains("add --force"));
         assert_eq!(
-            unlock_refusal(&held(young, Some(2)), ten_minutes, true, now()),
+            unlock_refusal(
+                &held(young.clone(), Some(2)),
+                ten_minutes,
+                true,
+                false,
+                now()
+            ),
             None
+        );
+        assert_eq!(
+            unlock_refusal(&held(young, Some(2)), ten_minutes, false, true, now()),
+            None,
+            "a lock our own run left, its helm gone, needs no --force"
         );
         let old = rev(3, "pending-upgrade");
         assert_eq!(
-            unlock_refusal(&held(old, Some(2)), ten_minutes, false, now()),
+            unlock_refusal(&held(old, Some(2)), ten_minutes, false, false, now()),
             None
         );
         let install = rev(1, "pending-install");
-        let text = unlock_refusal(&held(install, None), ten_minutes, true, now()).expect("refused");
+        let text =
+            unlock_refusal(&held(install, None), ten_minutes, true, true, now()).expect("refused");
         assert!(
             text.contains("resources stay")
                 && text.ends_with("kubectl delete secret sh.helm.release.v1.demo.v1 -n apps"),

@@ -159,6 +159,13 @@ async fn try_run(
         &record,
         run_kind,
     );
+    // helm 4 ends a cancelled upgrade `failed`; a helm killed outright leaves it pending.
+    if let Ok(after) = &records_after
+        && let Some(left) =
+            super::left_lock::left_by(ctx, after, &records_before, "upgrade", &exit, None)
+    {
+        super::left_lock::announce(ctx, Step::Upgrade, left);
+    }
     if exit.cancelled {
         return Ok(StepOutcome::Cancelled);
     }

@@ -91,40 +91,8 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
             out.error = Some(error);
         }
         Ok(chosen) => {
-            let release = chosen
-                .release
-                .as_ref()
-                .expect("choose returns readable records");
-            let operation = records::operation(release, &decoded);
-            out.revision = Some(chosen.row.revision);
-            out.info = Some(RevisionInfo {
-                revision: chosen.row.revision,
-                status: chosen.row.status.clone(),
-                description: chosen.row.description.clone(),
-                chart: chosen.row.chart.clone(),
-                app_version: chosen.row.app_version.clone(),
-                first_deployed: release.first_deployed.as_deref().map(text::plain),
-                last_deployed: release.last_deployed.as_deref().map(text::plain),
-                operation,
-                storage: chosen.row.storage,
-                object: chosen.row.object.clone(),
-            });
-            for (record, in_this_run) in records::execution_order(&release.hooks, operation) {
-                let live = if evidence::needs_evidence(&record) {
-                    Some(evidence::hook_evidence(client, &req.namespace, &record, &events).await)
-                } else {
-                    None
-                };
-                out.hooks.push(InspectedHook {
-                    record: sanitized(record),
-                    in_this_run,
-                    live,
-                });
-            }
-            manifest_workloads = releases::manifest_workloads(&release.manifest, &req.namespace);
-            if req.show_manifest {
-                out.manifest = Some(manifest_text(release));
-            }
+            manifest_workloads =
+                read_revision(client, req, chosen, &decoded, &events, &mut out).await;
         }
     }
     if out.revision_absent() {
@@ -151,6 +119,52 @@ pub async fn inspect(client: &Client, req: &Request) -> Inspection {
     out.pods = judged.pods;
     out.events = judged.events;
     out
+}
+
+/// What the chosen revision's record says (its info, hooks in execution order with live
+/// evidence where they need it, its manifest when asked), into `out`; its workloads.
+async fn read_revision(
+    client: &Client,
+    req: &Request,
+    chosen: &records::Decoded,
+    decoded: &[records::Decoded],
+    events: &[Event],
+    out: &mut Inspection,
+) -> Vec<(String, String, String)> {
+    let release = chosen
+        .release
+        .as_ref()
+        .expect("choose returns readable records");
+    let operation = records::operation(release, decoded);
+    out.revision = Some(chosen.row.revision);
+    out.info = Some(RevisionInfo {
+        revision: chosen.row.revision,
+        status: chosen.row.status.clone(),
+        description: chosen.row.description.clone(),
+        chart: chosen.row.chart.clone(),
+        app_version: chosen.row.app_version.clone(),
+        first_deployed: release.first_deployed.as_deref().map(text::plain),
+        last_deployed: release.last_deployed.as_deref().map(text::plain),
+        operation,
+        storage: chosen.row.storage,
+        object: chosen.row.object.clone(),
+    });
+    for (record, in_this_run) in records::execution_order(&release.hooks, operation) {
+        let live = if evidence::needs_evidence(&record) {
+            Some(evidence::hook_evidence(client, &req.namespace, &record, events).await)
+        } else {
+            None
+        };
+        out.hooks.push(InspectedHook {
+            record: sanitized(record),
+            in_this_run,
+            live,
+        });
+    }
+    if req.show_manifest {
+        out.manifest = Some(manifest_text(release));
+    }
+    releases::manifest_workloads(&release.manifest, &req.namespace)
 }
 
 fn selector(release: &str) -> String {

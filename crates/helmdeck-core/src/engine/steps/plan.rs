@@ -53,31 +53,56 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
             crate::helm::process::redact_args(&args).join(" ")
         ),
     );
-    let namespace = ctx.namespace();
-    let old = match current_manifest(ctx).await? {
-        Some((revision, manifest)) => {
-            emit.info(step, format!("compared with revision {revision}"));
-            Some(
-                plan::parse(&manifest, namespace, "current revision's")
-                    .map_err(|e| StepError::Plan(e.to_string()))?,
-            )
-        }
-        None => {
-            emit.info(step, "no deployed revision: everything is added");
-            None
-        }
+    let old = deployed_objects(ctx).await?;
+    let Some(planned) = planned(ctx, &args, old.as_ref()).await? else {
+        return Ok(StepOutcome::Cancelled);
     };
+    emit.info(step, planned.summary());
+    let refused = planned.refused().count();
+    emit.send(Event::Plan(planned));
+    if refused > 0 {
+        emit.warn(
+            step,
+            format!("{refused} object(s) change a field the API server will refuse"),
+        );
+    }
+    match answer {
+        Some(answer) if !ctx.plan.plan_only => ask(ctx, answer).await,
+        _ => Ok(StepOutcome::Succeeded),
+    }
+}
+
+/// The objects of the deployed revision (from its record), or none on a first install.
+async fn deployed_objects(ctx: &Ctx) -> Result<Option<BTreeMap<ObjectKey, Value>>, StepError> {
+    let Some((revision, manifest)) = current_manifest(ctx).await? else {
+        ctx.emit
+            .info(Step::Plan, "no deployed revision: everything is added");
+        return Ok(None);
+    };
+    ctx.emit
+        .info(Step::Plan, format!("compared with revision {revision}"));
+    plan::parse(&manifest, ctx.namespace(), "current revision's")
+        .map(Some)
+        .map_err(|e| StepError::Plan(e.to_string()))
+}
+
+/// The plan of this upgrade against `old` (None: cancelled while helm rendered).
+async fn planned(
+    ctx: &Ctx,
+    args: &[String],
+    old: Option<&BTreeMap<ObjectKey, Value>>,
+) -> Result<Option<plan::Plan>, StepError> {
     // helm creates the chart's `crds/` on an install only, before the templates, and never
     // with `--skip-crds`.
     let installs_crds = old.is_none() && !args.iter().any(|a| a == "--skip-crds");
-    let (release, server_failed) = match render(ctx, &args).await? {
+    let (release, server_failed) = match render(ctx, args).await? {
         Rendered::Release(release) => (release, None),
-        Rendered::Cancelled => return Ok(StepOutcome::Cancelled),
+        Rendered::Cancelled => return Ok(None),
         // The server cannot know a CRD the install has not created yet, so it refuses the
         // custom resources of it: rendered on the client instead, when that is the reason.
         Rendered::Failed(why) if installs_crds => match render(ctx, &client_args(ctx)).await? {
             Rendered::Release(release) => (release, Some(why)),
-            Rendered::Cancelled => return Ok(StepOutcome::Cancelled),
+            Rendered::Cancelled => return Ok(None),
             Rendered::Failed(_) => return Err(dry_run_failed(&why)),
         },
         Rendered::Failed(why) => return Err(dry_run_failed(&why)),
@@ -91,8 +116,8 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
         .get("manifest")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let mut new =
-        plan::parse(manifest, namespace, "rendered").map_err(|e| StepError::Plan(e.to_string()))?;
+    let mut new = plan::parse(manifest, ctx.namespace(), "rendered")
+        .map_err(|e| StepError::Plan(e.to_string()))?;
     let of_a_new_crd = |key: &ObjectKey| {
         let group = key.0.split_once('/').map_or("", |(g, _)| g);
         created.iter().any(|c| c.group == group && c.kind == key.1)
@@ -102,31 +127,16 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
         if unchecked == 0 {
             return Err(dry_run_failed(why));
         }
-        let names: Vec<String> = created.iter().map(|c| text::plain(&c.name)).collect();
-        emit.warn(
-            step,
-            format!(
-                "helm's server dry run cannot know the CRDs this install creates first ({}): {why}",
-                names.join(", ")
-            ),
-        );
-        emit.info(
-            step,
-            format!(
-                "planned from helm's client-side render (--dry-run=client): {unchecked} custom \
-                 resource(s) of those CRDs are unchecked by the API server, and `lookup` sees no \
-                 cluster objects"
-            ),
-        );
+        say_client_render(ctx, &created, unchecked, why);
     }
     for crd in &created {
         new.insert(crd.key.clone(), crd.object.clone());
     }
-    let live = match &old {
+    let live = match old {
         Some(old) => live_objects(ctx, old, &new).await,
         None => BTreeMap::new(),
     };
-    let mut planned = plan::compare(old.as_ref(), &new, &live);
+    let mut planned = plan::compare(old, &new, &live);
     for object in &mut planned.objects {
         let key = (
             object.api_version.clone(),
@@ -142,23 +152,33 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
             );
         }
     }
-    emit.info(step, planned.summary());
-    let refused = planned.refused().count();
-    emit.send(Event::Plan(planned));
-    if refused > 0 {
-        emit.warn(
-            step,
-            format!("{refused} object(s) change a field the API server will refuse"),
-        );
-    }
-    let Some(answer) = answer else {
-        return Ok(StepOutcome::Succeeded);
-    };
-    if ctx.plan.plan_only {
-        return Ok(StepOutcome::Succeeded);
-    }
-    emit.info(
-        step,
+    Ok(Some(planned))
+}
+
+/// Why the plan was rendered on the client, and what that leaves unchecked.
+fn say_client_render(ctx: &Ctx, created: &[ChartCrd], unchecked: usize, why: &str) {
+    let names: Vec<String> = created.iter().map(|c| text::plain(&c.name)).collect();
+    ctx.emit.warn(
+        Step::Plan,
+        format!(
+            "helm's server dry run cannot know the CRDs this install creates first ({}): {why}",
+            names.join(", ")
+        ),
+    );
+    ctx.emit.info(
+        Step::Plan,
+        format!(
+            "planned from helm's client-side render (--dry-run=client): {unchecked} custom \
+             resource(s) of those CRDs are unchecked by the API server, and `lookup` sees no \
+             cluster objects"
+        ),
+    );
+}
+
+/// Waits for the operator's answer to the plan.
+async fn ask(ctx: &Ctx, answer: Answer) -> Result<StepOutcome, StepError> {
+    ctx.emit.info(
+        Step::Plan,
         "waiting for the operator: y applies the plan, n declines it",
     );
     let approved = tokio::select! {
@@ -166,7 +186,7 @@ async fn try_run(ctx: &Ctx, answer: Option<Answer>) -> Result<StepOutcome, StepE
         a = answer => a.unwrap_or(false),
         () = ctx.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
     };
-    emit.send(Event::PlanAnswer { approved });
+    ctx.emit.send(Event::PlanAnswer { approved });
     Ok(if approved {
         StepOutcome::Succeeded
     } else {

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,30 +39,9 @@ impl Pty {
     /// `controlling`, the pty is that session's controlling terminal (so closing the master
     /// sends it SIGHUP, as sshd's hang-up does); without, only its reads and writes fail.
     fn spawn(mut cmd: std::process::Command, controlling: bool) -> (Pty, Child) {
-        let (mut master, mut slave) = (0, 0);
-        let size = libc::winsize {
-            ws_row: ROWS.get(),
-            ws_col: COLS.get(),
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        let rc = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                &size,
-            )
-        };
-        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-        // The master must not leak into helmdeck (or helm): closing it would not hang up.
-        assert_eq!(
-            unsafe { libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC) },
-            0
-        );
-        let master = unsafe { File::from_raw_fd(master) };
-        let slave = unsafe { OwnedFd::from_raw_fd(slave) };
+        // The master is close-on-exec: were it to leak into helmdeck (or helm), closing ours
+        // would not hang up.
+        let (master, slave) = crate::support::openpty(ROWS.get(), COLS.get());
         cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave))

@@ -28,6 +28,8 @@ mod fixture;
 #[cfg(test)]
 mod names_tests;
 #[cfg(test)]
+mod numbers_tests;
+#[cfg(test)]
 mod plan_tests;
 #[cfg(test)]
 mod recover_tests;

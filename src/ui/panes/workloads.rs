@@ -44,7 +44,67 @@ struct Columns<'p> {
     /// Present when more than one namespace is shown.
     namespace: Option<u16>,
     name: u16,
+    /// READY, UPD and AVAIL: as wide as their widest number (or heading), never cut.
+    numbers: [u16; 3],
+    /// The progress gauge's width; 0 (no column) when the numbers need the room.
+    gauge: u16,
     status: usize,
+}
+
+/// The gauge's width in the wide layout and in a middling one; below [`GAUGE_FROM`] inner
+/// columns there is none.
+const GAUGE: (usize, usize) = (10, 6);
+const GAUGE_FROM: usize = 100;
+
+/// The STATUS column's narrowest before the gauge, then the NAME column, give way.
+const STATUS_MIN: usize = 8;
+
+/// The NAME column's narrowest when it yields to the numbers.
+const NAME_MIN: usize = 6;
+
+/// The three count cells of a row: ready of desired; updated (of desired during a roll, so
+/// `2/2` ready is not read as done); available.
+fn numbers(w: &WorkloadView) -> [String; 3] {
+    [
+        format!("{}/{}", w.ready_replicas, w.desired),
+        if w.updated < w.desired && !w.ready {
+            format!("{}/{}", w.updated, w.desired)
+        } else {
+            w.updated.to_string()
+        },
+        w.available.to_string(),
+    ]
+}
+
+/// The gauge of `width` cells: `█` ready, `▒` updated but not ready yet, `░` the rest of
+/// desired. Cells round down, so the bar is full only when every replica is ready. Plain
+/// (unstyled) on an optional row, which the row's grey then covers.
+fn gauge<'a>(w: &WorkloadView, width: usize, ctx: &DeployFrame) -> Cell<'a> {
+    if width == 0 || w.desired <= 0 {
+        return Cell::from("");
+    }
+    // i32 counts times a width that fits a terminal: i64 holds the product.
+    let desired = i64::from(w.desired);
+    let cells = |n: i32| (i64::from(n.clamp(0, w.desired)) * width as i64 / desired) as usize;
+    let ready = cells(w.ready_replicas);
+    let updated = cells(w.updated.max(w.ready_replicas)).max(ready);
+    let parts = [
+        ("█".repeat(ready), ctx.theme.ok()),
+        ("▒".repeat(updated - ready), ctx.theme.progress()),
+        ("░".repeat(width - updated), ctx.theme.muted()),
+    ];
+    Cell::from(Line::from(
+        parts
+            .into_iter()
+            .map(|(text, style)| {
+                if w.optional {
+                    Span::raw(text)
+                } else {
+                    Span::styled(text, style)
+                }
+            })
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// Rows the pane lists: one a workload, two for a blocker with a cause when `wide`.
@@ -132,16 +192,37 @@ fn columns<'p>(
             longest.clamp(2, 10)
         }
     });
-    // mark, kind, namespace, name, ready, upd, avail, age, and the spaces between them.
-    let fixed =
-        1 + kind + namespace.map_or(0, |n| n + 1) + name + 5 + 3 + if wide { 5 } else { 3 } + 4 + 7;
+    let heads = [5, 3, if wide { 5 } else { 3 }];
+    let mut numbers = heads;
+    for w in rows {
+        for (widest, n) in numbers.iter_mut().zip(self::numbers(w)) {
+            *widest = (*widest).max(n.len());
+        }
+    }
+    // mark, kind, namespace, ready, upd, avail, age, and the spaces between them (name's
+    // and the gauge's added below).
+    let fixed = 1 + kind + namespace.map_or(0, |n| n + 1) + numbers.iter().sum::<usize>() + 4 + 7;
+    let mut gauge = match inner {
+        i if i >= WIDE => GAUGE.0,
+        i if i >= GAUGE_FROM => GAUGE.1,
+        _ => 0,
+    };
+    // Wide numbers take their room from the gauge first, then from NAME: a number is never cut.
+    if fixed + name + gauge + 1 + STATUS_MIN > inner {
+        gauge = 0;
+    }
+    let spare = inner.saturating_sub(fixed + STATUS_MIN);
+    let name = name.min(spare.max(NAME_MIN));
+    let used = fixed + name + if gauge > 0 { gauge + 1 } else { 0 };
     Columns {
         wide,
         prefix,
         kind: kind as u16,
         namespace: namespace.map(|n| n as u16),
         name: name as u16,
-        status: inner.saturating_sub(fixed).max(8),
+        numbers: numbers.map(|n| n as u16),
+        gauge: gauge as u16,
+        status: inner.saturating_sub(used).max(STATUS_MIN),
     }
 }
 
@@ -210,25 +291,18 @@ fn row<'a>(w: &WorkloadView, cols: &Columns, ctx: &DeployFrame, tick: u64) -> Ro
             fit::middle(&fit::inert(&w.namespace), width as usize).into_owned(),
         ));
     }
-    cells.extend([
-        Cell::from(
-            fit::middle(
-                &fit::inert(&shown_name(&w.name, cols.prefix)),
-                cols.name as usize,
-            )
-            .into_owned(),
-        ),
-        table::right(format!("{}/{}", w.ready_replicas, w.desired)),
-        // During a roll: updated of desired, beside READY, so "2/2" is not read as done.
-        table::right(if w.updated < w.desired && !w.ready {
-            format!("{}/{}", w.updated, w.desired)
-        } else {
-            w.updated.to_string()
-        }),
-        table::right(w.available.to_string()),
-        table::right(age),
-        status,
-    ]);
+    cells.extend([Cell::from(
+        fit::middle(
+            &fit::inert(&shown_name(&w.name, cols.prefix)),
+            cols.name as usize,
+        )
+        .into_owned(),
+    )]);
+    cells.extend(numbers(w).map(table::right));
+    if cols.gauge > 0 {
+        cells.push(gauge(w, cols.gauge as usize, ctx));
+    }
+    cells.extend([table::right(age), status]);
     let row = Row::new(cells).height(height);
     if w.optional {
         row.style(t.optional())
@@ -284,21 +358,30 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &mut UiState
     } else {
         vec!["", "KIND", "NAME", "READY", "UPD", "AVL", "AGE", "STATUS"]
     };
+    let [ready_w, upd_w, avail_w] = cols.numbers;
     let mut widths = vec![
         Constraint::Length(1),
         Constraint::Length(cols.kind),
         Constraint::Length(cols.name),
-        Constraint::Length(5),
-        Constraint::Length(3),
-        Constraint::Length(if cols.wide { 5 } else { 3 }),
+        Constraint::Length(ready_w),
+        Constraint::Length(upd_w),
+        Constraint::Length(avail_w),
         Constraint::Length(4),
         Constraint::Fill(1),
     ];
     let mut right_aligned = vec![3, 4, 5, 6];
+    if cols.gauge > 0 {
+        // The gauge, headed by what it draws, after AVAIL.
+        header_names.insert(6, "");
+        widths.insert(6, Constraint::Length(cols.gauge));
+        right_aligned = vec![3, 4, 5, 7];
+    }
     if let Some(width) = cols.namespace {
         header_names.insert(2, if cols.wide { "NAMESPACE" } else { "NS" });
         widths.insert(2, Constraint::Length(width));
-        right_aligned = vec![4, 5, 6, 7];
+        for i in &mut right_aligned {
+            *i += 1;
+        }
     }
     let header = table::header(header_names, &right_aligned, t);
     let tick = ui.tick;

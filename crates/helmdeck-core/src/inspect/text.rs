@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::engine::event::WorkloadView;
 use crate::helm::hooks::HookPhase;
 use crate::inspect::digest;
 use crate::inspect::evidence::LOG_TAIL;
@@ -387,6 +388,9 @@ fn workloads(out: &mut String, i: &Inspection) {
         .iter()
         .any(|w| w.namespace != i.workloads[0].namespace);
     let nn = widest(i.workloads.iter().map(|w| w.namespace.as_str()));
+    let ready = |w: &WorkloadView| format!("{}/{}", w.ready_replicas, w.desired);
+    // As wide as the widest count (`3000/3000`), so the messages line up at any replica count.
+    let rn = widest(i.workloads.iter().map(ready)).max(5);
     for w in &i.workloads {
         let namespace = if many {
             format!("{:nn$}  ", w.namespace)
@@ -395,11 +399,13 @@ fn workloads(out: &mut String, i: &Inspection) {
         };
         let glyph = w.standing().glyph();
         let tag = if w.optional { "optional · " } else { "" };
-        let ready = format!("{}/{}", w.ready_replicas, w.desired);
         let _ = writeln!(
             out,
-            "  {glyph} {:11}  {namespace}{:wn$}  {ready:>5}  {tag}{}",
-            w.kind, w.name, w.message
+            "  {glyph} {:11}  {namespace}{:wn$}  {:>rn$}  {tag}{}",
+            w.kind,
+            w.name,
+            ready(w),
+            w.message
         );
         for c in &w.pod_causes {
             let _ = writeln!(out, "      {c}");

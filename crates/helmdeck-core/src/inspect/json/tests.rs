@@ -294,3 +294,20 @@ fn workloads_in_two_namespaces_are_named_with_theirs() {
     let one = crate::inspect::text::render(&sample());
     assert!(one.contains("✓ Deployment   demo-api"), "{one}");
 }
+
+/// Issue 24: at 3,000 replicas READY is `3000/3000` whole, and every row's message starts in
+/// the same column as a 2-replica row's.
+#[test]
+fn the_ready_column_is_as_wide_as_its_widest_count() {
+    let mut i = sample();
+    let mut big = i.workloads[0].clone();
+    big.name = "demo-big".into();
+    (big.desired, big.ready_replicas) = (30000, 29999);
+    i.workloads.push(big);
+    let text = crate::inspect::text::render(&i);
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("rolled out")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows[1].contains(" 29999/30000  "), "{text}");
+    let at: Vec<usize> = rows.iter().map(|r| r.find("deployment").unwrap()).collect();
+    assert_eq!(at[0], at[1], "the messages line up:\n{text}");
+}

@@ -100,3 +100,31 @@ fn the_gauge_shows_progress_when_wide_and_is_grey_for_an_optional_workload() {
     let narrow = story.render(&mut UiState::new(), 80, 24);
     assert!(!narrow.contains('█') && !narrow.contains("░░"), "{narrow}");
 }
+
+/// With a NAMESPACE column and long names at 80 columns there is not room for everything: the
+/// name is cut in its middle, the numbers stay whole.
+#[test]
+fn the_name_yields_before_a_number_is_cut() {
+    let mut story = big();
+    story.send(Event::Workload(WorkloadView {
+        namespace: "monitoring".into(),
+        desired: 20000,
+        ready_replicas: 19999,
+        updated: 20000,
+        available: 19999,
+        ready: false,
+        ..workload("DaemonSet", "node-exporter-with-a-long-name")
+    }));
+    let screen = story.render(&mut UiState::new(), 80, 24);
+    for whole in ["19999/20000", "12000/12000", "1000/10000"] {
+        assert!(screen.contains(whole), "{whole}:\n{screen}");
+    }
+    assert!(
+        !screen.contains("node-exporter-with-a-long-name"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("…ng-name 19999/20000"),
+        "the name cut in its middle:\n{screen}"
+    );
+}

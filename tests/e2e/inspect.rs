@@ -901,3 +901,52 @@ fn a_backoff_six_hook_folds_its_repeated_events() {
         );
     }
 }
+
+/// Issue 24: a Deployment scaled to 1,200 replicas (more than the simulator's three nodes of
+/// 110 pods hold: READY stays below desired) reads `N/1200` whole in the headless text, and its
+/// READY cell ends in the same column as the 2-replica rows' (as wide as its widest count).
+#[test]
+fn four_digit_replica_counts_are_whole_and_the_columns_line_up() {
+    let sim = installed();
+    ok(&sim.kubectl(&[
+        "scale",
+        "deployment/demo-api",
+        "-n",
+        "apps",
+        "--replicas=1200",
+    ]));
+    sim.wait_for("1,200 updated replicas", Duration::from_secs(120), |s| {
+        s.get_json("/apis/apps/v1/namespaces/apps/deployments/demo-api")["status"]
+            ["updatedReplicas"]
+            == 1200
+    });
+    let out = inspect(&sim, &["--headless"]);
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = |name: &str| {
+        shown
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")) && l.contains("deployment \""))
+            .unwrap_or_else(|| panic!("the {name} row:\n{shown}"))
+    };
+    // Where the READY cell (`ready/desired`) ends, in characters, and the cell.
+    let ready = |r: &str| {
+        let words: Vec<&str> = r.split_whitespace().collect();
+        let cell = words
+            .iter()
+            .find(|w| {
+                w.split_once('/').is_some_and(|(a, b)| {
+                    a.bytes().all(|c| c.is_ascii_digit()) && b.bytes().all(|c| c.is_ascii_digit())
+                })
+            })
+            .unwrap_or_else(|| panic!("a READY cell in {r}"))
+            .to_string();
+        let end = r[..r.find(&format!(" {cell} ")).expect("the cell") + cell.len() + 1]
+            .chars()
+            .count();
+        (cell, end)
+    };
+    let (api, web) = (ready(row("demo-api")), ready(row("demo-web")));
+    assert!(api.0.ends_with("/1200"), "{api:?}:\n{shown}");
+    assert!(web.0.ends_with("/2"), "{shown}");
+    assert_eq!(api.1, web.1, "the READY cells end in one column:\n{shown}");
+}

@@ -722,3 +722,52 @@ fn watch_follow_under_tmux_left_by_a_signal_while_waiting_keeps_the_last_verdict
     );
     trap.assert_untouched("helmdeck watch --follow");
 }
+
+/// Issue 24: `helmdeck inspect` on a terminal with demo-api scaled (real `kubectl scale`) to
+/// 1,200 replicas, more than the simulator's nodes hold: its Workloads row shows READY
+/// `N/1200` whole at 80 and 160 columns, and at 160 a gauge of updated-not-ready cells (`▒`).
+#[test]
+fn inspect_under_tmux_shows_four_digit_counts_whole_and_a_gauge_when_wide() {
+    let sim = crate::support::Sim::start("all-green");
+    let out = sim.install_demo(&["--no-hooks", "--timeout", "60s"]);
+    assert!(out.status.success(), "{}", crate::support::text(&out));
+    let out = sim.kubectl(&[
+        "scale",
+        "deployment/demo-api",
+        "-n",
+        "apps",
+        "--replicas=1200",
+    ]);
+    assert!(out.status.success(), "{}", crate::support::text(&out));
+    sim.wait_for("1,200 updated replicas", Duration::from_secs(120), |s| {
+        s.get_json("/apis/apps/v1/namespaces/apps/deployments/demo-api")["status"]
+            ["updatedReplicas"]
+            == 1200
+    });
+    for (w, h) in [(80, 24), (160, 48)] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let exit = exit_file(dir.path());
+        let command = format!(
+            "{} {} inspect demo -n apps; echo EXIT=$? > {}",
+            sim_env(&sim),
+            env!("CARGO_BIN_EXE_helmdeck"),
+            exit.display()
+        );
+        let tmux = Tmux::start(w, h, &command);
+        let screen = strip(&tmux.wait_for("the demo-api row", STEP_TIMEOUT, |s| {
+            strip(s).contains("demo-api")
+        }));
+        let row = screen
+            .lines()
+            .find(|l| l.contains(" demo-api "))
+            .unwrap_or_else(|| panic!("the demo-api row at {w}x{h}:\n{screen}"));
+        let whole = row.split_whitespace().any(|word| {
+            word.strip_suffix("/1200")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        });
+        assert!(whole, "READY whole at {w}x{h}: {row}\n{screen}");
+        assert_eq!(row.contains('▒'), w == 160, "the gauge at {w}x{h}: {row}");
+        tmux.keys(&["q"]);
+        assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=0");
+    }
+}

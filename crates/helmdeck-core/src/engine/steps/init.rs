@@ -492,8 +492,15 @@ impl JobRun<'_> {
                 }
             }
         }
-        if self.finished.is_none() {
-            self.finished = judge_own(&self.jobs_seen, self.job_name, uid, &mut self.seen, &own);
+        let judged = judge_own(&self.jobs_seen, self.job_name, uid, &mut self.seen, &own);
+        match (&self.finished, judged) {
+            (None, judged) => self.finished = judged,
+            // The Job's watch can say Failed before the pods' does: while the end drains, a
+            // failure is told again from the pods as last seen (which container, its log).
+            (Some(StepOutcome::Failed { .. }), Some(again @ StepOutcome::Failed { .. })) => {
+                self.finished = Some(again);
+            }
+            _ => {}
         }
     }
 }

@@ -331,6 +331,7 @@ async fn run_job(
         jobs_seen: Collection::default(),
         pods_seen: Collection::default(),
         following: BTreeMap::new(),
+        gone: BTreeMap::new(),
         logs_open: 0,
         seen: false,
         finished: None,
@@ -389,6 +390,9 @@ struct JobRun<'a> {
     /// Each pod whose logs are followed, with the channel that hands its follower the pod as
     /// the watch sees it.
     following: BTreeMap<String, tokio::sync::watch::Sender<Pod>>,
+    /// This run's pods as they were when deleted (the Job controller deletes a pod that
+    /// still runs when the Job fails): the failure is told from them too.
+    gone: BTreeMap<String, Pod>,
     logs_open: usize,
     /// This run's Job was in the watch once, so its absence now means it was deleted.
     seen: bool,
@@ -460,6 +464,12 @@ impl JobRun<'_> {
                 self.jobs_seen.apply(*c);
             }
             Msg::Pod(c) => {
+                if let Change::Deleted(pod) = c.as_ref()
+                    && owned_by(pod, self.uid)
+                {
+                    self.gone
+                        .insert(kube::ResourceExt::name_any(pod), pod.clone());
+                }
                 self.pods_seen.apply(*c);
             }
             Msg::LogDone => {
@@ -492,7 +502,24 @@ impl JobRun<'_> {
                 }
             }
         }
-        let judged = judge_own(&self.jobs_seen, self.job_name, uid, &mut self.seen, &own);
+        // The evidence: the pods as last seen, deleted ones included.
+        let last_seen: Vec<&Pod> = own
+            .iter()
+            .copied()
+            .chain(
+                self.gone
+                    .iter()
+                    .filter(|(name, _)| !self.pods_seen.items.contains_key(*name))
+                    .map(|(_, pod)| pod),
+            )
+            .collect();
+        let judged = judge_own(
+            &self.jobs_seen,
+            self.job_name,
+            uid,
+            &mut self.seen,
+            &last_seen,
+        );
         match (&self.finished, judged) {
             (None, judged) => self.finished = judged,
             // The Job's watch can say Failed before the pods' does: while the end drains, a

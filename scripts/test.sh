@@ -27,7 +27,7 @@ if [ "$#" -eq 0 ]; then
     }
     trap cleanup EXIT
     cargo build --locked --bin helmdeck
-    target/debug/helmdeck sim --scenario all-green --kubeconfig-out "$work/kubeconfig" >"$work/sim.out" &
+    "${CARGO_TARGET_DIR:-target}/debug/helmdeck" sim --scenario all-green --kubeconfig-out "$work/kubeconfig" >"$work/sim.out" &
     sim_pid=$!
     for _ in $(seq 1 100); do
         grep -q '^ready ' "$work/sim.out" 2>/dev/null && break

@@ -150,7 +150,7 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
         // The demo's cluster is its own and new: no earlier run of it.
         earlier_runs: None,
         // The demo's simulator is new on every run: no earlier run left anything on it.
-        own_locks: vec![],
+        own_locks: Default::default(),
     };
     // Pulls a chart reference and checks the init toggle offline, as deploy does.
     prepared.resolve_inputs().await?;

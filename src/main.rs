@@ -289,7 +289,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             helm_env: vec![],
             asks: Default::default(),
             earlier_runs: None,
-            own_locks: vec![],
+            own_locks: Default::default(),
         }
     };
     let summary = run::summary(&pass(None));
@@ -735,18 +735,21 @@ async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
         helm_env: vec![],
         asks: Default::default(),
         earlier_runs: Some(earlier_runs),
-        own_locks: vec![],
+        own_locks: Default::default(),
     };
     prepared.resolve_inputs().await?;
     // Named as this run's record will be: the context used, the namespace, the release.
-    prepared.own_locks = helmdeck::record::own::left_locks(
+    let (context, namespace, release) = (
         prepared
             .cluster
             .context
-            .as_deref()
-            .or(prepared.plan.context.as_deref()),
-        prepared.namespace(),
-        &prepared.plan.release,
+            .clone()
+            .or_else(|| prepared.plan.context.clone()),
+        prepared.namespace().to_string(),
+        prepared.plan.release.clone(),
     );
+    prepared.own_locks = run::OwnLocks::new(move || {
+        helmdeck::record::own::left_locks(context.as_deref(), &namespace, &release)
+    });
     Ok(prepared)
 }

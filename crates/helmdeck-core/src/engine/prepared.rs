@@ -25,9 +25,10 @@ pub struct Prepared {
     /// run's. None: no records (the demo's cluster is new).
     pub earlier_runs: Option<EarlierRuns>,
     /// The `pending-*` revisions this machine's earlier runs of the release left, read from
-    /// their records before the deploy (the engine reads no files): a lock among them whose
-    /// helm is gone is ours, not another operator's deploy in progress.
-    pub own_locks: Vec<RecordedLock>,
+    /// their records (the binary gives the reader: the engine reads no files) only when
+    /// preflight finds a lock: a lock among them whose helm is gone is ours, not another
+    /// operator's deploy in progress.
+    pub own_locks: OwnLocks,
 }
 
 /// Reads this machine's earlier runs of the release, on demand.
@@ -42,6 +43,29 @@ pub struct EarlierRun {
     pub uid: String,
     /// When that run started (RFC 3339).
     pub started: String,
+}
+
+/// This machine's recorded locks of the release, read once, on first use: a deploy that finds
+/// no lock reads no record.
+#[derive(Default)]
+pub struct OwnLocks {
+    read: Option<Box<dyn Fn() -> Vec<RecordedLock> + Send + Sync>>,
+    read_once: std::sync::OnceLock<Vec<RecordedLock>>,
+}
+
+impl OwnLocks {
+    pub fn new(read: impl Fn() -> Vec<RecordedLock> + Send + Sync + 'static) -> Self {
+        OwnLocks {
+            read: Some(Box::new(read)),
+            read_once: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The recorded locks (none where no reader was given: the demo, watch).
+    pub fn get(&self) -> &[RecordedLock] {
+        self.read_once
+            .get_or_init(|| self.read.as_ref().map(|read| read()).unwrap_or_default())
+    }
 }
 
 impl Prepared {

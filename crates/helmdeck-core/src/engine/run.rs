@@ -18,7 +18,7 @@ use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
 use crate::helm::process::redact_args;
 
-pub use crate::engine::prepared::Prepared;
+pub use crate::engine::prepared::{OwnLocks, Prepared};
 
 impl Prepared {
     /// Reads `-f -` and pulls a remote chart once, then checks the init Job offline; all before

@@ -172,7 +172,7 @@ mod tests {
                 helm_env: vec![],
                 asks: Default::default(),
                 earlier_runs: None,
-                own_locks: vec![],
+                own_locks: Default::default(),
             },
             emit: Emitter::new(tx),
             cancel: CancellationToken::new(),

@@ -44,7 +44,11 @@ async fn lock_view(ctx: &Ctx, held: &releases::Lock) -> LockView {
 
 /// This machine's own earlier run's record of the held lock, when its helm is gone.
 fn own_lock<'a>(ctx: &'a Ctx, held: &releases::Lock) -> Option<&'a RecordedLock> {
-    super::left_lock::ours(&ctx.own_locks, &held.pending, crate::helm::spawn::alive)
+    super::left_lock::ours(
+        ctx.own_locks.get(),
+        &held.pending,
+        crate::helm::spawn::alive,
+    )
 }
 
 /// What the pending record says about the operation that wrote it (helm's `info.description`,

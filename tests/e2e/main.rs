@@ -35,6 +35,7 @@ mod namespaces;
 mod operators;
 mod plan;
 mod real_cluster;
+mod recipes;
 mod record;
 mod recover;
 mod report;

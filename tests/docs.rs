@@ -607,8 +607,7 @@ fn the_flip_recipe_settings_load_with_the_real_loader() {
         "trust-release",
         bad.path().to_str().expect("a UTF-8 path"),
     ])
-    .err()
-    .expect("an unknown key is refused");
+    .expect_err("an unknown key is refused");
     assert!(err.contains("no-such-key"), "{err}");
 }
 

@@ -607,7 +607,7 @@ fn no_color_keeps_dim_and_words() {
     assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
 }
 
-/// docs/keys.md (pasted into the README) lists every key the help overlay lists.
+/// docs/keys.md (linked from docs/screen.md) lists every key the help overlay lists.
 #[test]
 fn the_keys_doc_lists_every_key() {
     let doc = include_str!("../../docs/keys.md");

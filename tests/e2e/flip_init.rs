@@ -210,7 +210,7 @@ fn helm_uninstall_leaves_the_init_objects_and_the_readme_command_removes_them() 
     let out = sim.helm(&["uninstall", RELEASE, "-n", &sim.namespace]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(cs_config(&sim).is_some(), "helm removes only its manifest");
-    // The README's command, as written there.
+    // The command docs/init.md gives, as written there.
     let out = sim.run_printed(&format!(
         "kubectl delete configmap,secret,serviceaccount,role,rolebinding -n {} -l \
          'app.kubernetes.io/instance={RELEASE},helmdeck.io/run'",

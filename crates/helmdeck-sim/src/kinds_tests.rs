@@ -838,7 +838,7 @@ async fn the_scale_subresource_reads_and_writes_the_parents_replicas() {
 #[tokio::test]
 async fn strict_field_validation_refuses_unknown_fields_only_where_a_schema_exists() {
     let sim = sim().await;
-    // A built-in kind has no schema here: an unknown field passes, as the README says.
+    // A built-in kind has no schema here: an unknown field passes, as docs/simulator.md says.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "strict"},
         "data": {"a": "b"}, "colour": "red"});
     let (code, created) = send(

@@ -10,7 +10,7 @@ use crate::ui::fit;
 use crate::ui::panes::{DeployFrame, keyed_lines, wrap_spans};
 use crate::ui::theme::Theme;
 
-/// Every key, as the help overlay and the README list them.
+/// Every key, as the help overlay and docs/keys.md list them.
 pub const KEYS: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "move focus: Workloads, Hooks, Helm"),
     (

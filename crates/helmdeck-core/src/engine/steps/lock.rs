@@ -1,7 +1,7 @@
 //! Another operator on the same release: how old its pending revision is, whether helmdeck may
 //! advise clearing it, and how a deploy that helm refused because of it is told to wait.
 //!
-//! The rules (README, "Two operators at once"): a lock's age is its record Secret's
+//! The rules (docs/two-operators.md): a lock's age is its record Secret's
 //! `metadata.creationTimestamp`; a lock younger than `--lock-min-age`, or of unknown age, is
 //! another deploy in progress and is never advised away; an older one keeps the recovery
 //! command. A deploy that helm refused because another operation got there first wrote

@@ -759,3 +759,27 @@ fn the_gitlab_recipe_deploys_and_keeps_its_evidence() {
         assert_keeps(&commands_of(job), &kept);
     }
 }
+
+/// The front page stays a front page: at most 200 lines, with the demo's recording and the
+/// two quick-start commands (the test command is the one .ci/run calls).
+#[test]
+fn the_readme_is_short_and_starts_where_a_newcomer_starts() {
+    let readme = read(&repo().join("README.md"));
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines");
+    assert!(readme.contains("](docs/demo.gif)"), "the recording");
+    let md = parse_markdown(&readme);
+    let quick: Vec<&str> = md
+        .blocks
+        .iter()
+        .flat_map(|b| b.lines.iter().map(|(_, l)| l.as_str()))
+        .collect();
+    for command in ["cargo run --release -- demo", "scripts/test.sh"] {
+        assert!(
+            quick.iter().any(|l| l.contains(command)),
+            "README.md's quick start lacks {command}"
+        );
+    }
+    let ci = read(&repo().join(".ci/run"));
+    assert!(ci.contains("scripts/test.sh"), "the test command CI calls");
+}

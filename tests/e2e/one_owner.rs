@@ -25,7 +25,7 @@ fn applied(file: &Path) -> u64 {
 const SECRET: &str = "password=s3cr3t-one-owner";
 
 #[test]
-fn headless_folds_each_event_of_the_run_once() {
+fn headless_and_its_replay_fold_each_event_of_the_run_once() {
     let sim = Sim::start("all-green");
     let record = sim.home().join("run.ndjson");
     let count = sim.home().join("applied");
@@ -43,6 +43,15 @@ fn headless_folds_each_event_of_the_run_once() {
     let events = events(&record);
     assert!(events > 10, "a whole run: {events} events");
     assert_eq!(applied(&count), events, "one fold per event, headless");
+
+    // The replay folds the record once too.
+    let replayed = sim
+        .helmdeck_command(&["replay", record.to_str().unwrap(), "--headless"])
+        .env("HELMDECK_TEST_APPLIED", &count)
+        .output()
+        .expect("run helmdeck replay");
+    assert_eq!(replayed.status.code(), Some(0), "{}", text(&replayed));
+    assert_eq!(applied(&count), events, "one fold per event, replayed");
 }
 
 #[test]

@@ -445,6 +445,45 @@ mod tests {
         Scrub::of_helm_args(&all)
     }
 
+    /// The one state keeps helm's lines as printed (the screen shows them); the state the
+    /// files are written from masks them, and every other text, without a second fold.
+    #[test]
+    fn the_state_keeps_helm_lines_as_printed_and_is_masked_whole_when_written() {
+        let scrub = Scrub::of_helm_args(&args(&["--set", "password=hunter2-long"]));
+        let mut state = DeployState::default();
+        let events = [
+            Event::HelmLine {
+                stderr: false,
+                text: "NOTES: password is hunter2-long".into(),
+            },
+            Event::Note {
+                step: crate::engine::event::Step::Upgrade,
+                level: crate::engine::event::Level::Info,
+                text: "set hunter2-long".into(),
+            },
+            Event::Release {
+                revision_before: None,
+                deployed_before: None,
+                revision: Some(2),
+                chart: Some("hunter2-long".into()),
+            },
+        ];
+        for event in &events {
+            state.apply(&scrub.shown(event), 1.0, "t");
+        }
+        assert_eq!(state.helm.lines[0].1, "NOTES: password is hunter2-long");
+        assert_eq!(state.notes[0].text, "set ***");
+        let written = scrub.state(&state);
+        assert_eq!(written.helm.lines[0].1, "NOTES: password is ***");
+        assert_eq!(written.notes[0].text, "set ***");
+        assert_eq!(
+            written.chart_version.as_deref(),
+            Some("hunter2-long"),
+            "a name"
+        );
+        assert!(matches!(Scrub::default().state(&state), Cow::Borrowed(_)));
+    }
+
     #[test]
     fn set_values_and_values_file_strings_are_masked_keys_and_switches_are_not() {
         let scrub = of_file(

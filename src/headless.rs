@@ -11,11 +11,11 @@ use crate::engine::event::{
     Event, HookView, KubeEventView, Level, RollbackView, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::run::{self, Prepared};
+use crate::engine::scrub::Scrub;
 use crate::engine::state::DeployState;
 use crate::engine::verdict::Verdict;
 use crate::helm::hooks::HookPhase;
 use crate::helm::process::exit_words;
-use crate::record::scrub::Scrub;
 use crate::signals::Signals;
 
 /// Remembers what was printed so only transitions print.

@@ -10,10 +10,10 @@ use helmdeck::cli::{
 };
 use helmdeck::config::{DeployPlan, Watching};
 use helmdeck::engine::event::Event;
+use helmdeck::engine::scrub::Scrub;
 use helmdeck::engine::state::{DeployState, PlanSummary};
 use helmdeck::engine::{report, run};
 use helmdeck::helm::locate;
-use helmdeck::record::scrub::Scrub;
 use helmdeck::record::writer::Recorder;
 use helmdeck::{cluster, exit, headless, junit, sim, text, validate};
 
@@ -24,7 +24,16 @@ fn main() {
     if let Ok(Err(e)) = &run {
         say(&format!("helmdeck: {}", one_line(e)));
     }
+    tell_applied();
     std::process::exit(exit::of(run, exit::touched()));
+}
+
+/// A test hook: with `HELMDECK_TEST_APPLIED=FILE`, how many events this run folded into a
+/// deploy state is written to FILE at exit (the end-to-end tests check it is one per event).
+fn tell_applied() {
+    if let Some(path) = std::env::var_os("HELMDECK_TEST_APPLIED") {
+        let _ = std::fs::write(path, helmdeck::engine::state::applied().to_string());
+    }
 }
 
 /// One line on stderr. After a hang-up stderr may be gone; that must not end the run
@@ -118,29 +127,20 @@ fn real_main() -> Result<i32> {
 struct Outputs {
     report: Option<PathBuf>,
     junit: Option<PathBuf>,
-    /// Masks release values in the report.
+    /// Masks release values in the report, the JUnit file and the job summary.
     scrub: Scrub,
-    /// The run's state as its record keeps it (values masked): what the JUnit file and the job
-    /// summary are written from (a text format cannot be masked after the fact: it escapes).
-    kept: Option<std::sync::Arc<std::sync::Mutex<DeployState>>>,
 }
 
 impl Outputs {
     /// Values never reach the files a run leaves behind: the record's masks apply to them.
-    fn mask(&mut self, recorder: &Recorder, scrub: Scrub) {
+    fn mask(&mut self, scrub: Scrub) {
         self.scrub = scrub;
-        self.kept = Some(recorder.kept());
     }
 
-    /// `live` as the record keeps it (itself when nothing is masked).
-    fn kept(&self, live: &DeployState) -> DeployState {
-        match &self.kept {
-            Some(kept) => kept
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .clone(),
-            None => live.clone(),
-        }
+    /// `live` as the record keeps it, masked as it is written (a text format such as the
+    /// JUnit XML cannot be masked after the fact: it escapes).
+    fn kept<'a>(&self, live: &'a DeployState) -> std::borrow::Cow<'a, DeployState> {
+        self.scrub.state(live)
     }
 }
 
@@ -229,7 +229,7 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &plan)),
     };
-    outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
+    outputs.mask(Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
     let tap = tap(recorder, outputs.clone());
     let state = if args.record.events.is_some() {
@@ -244,7 +244,7 @@ async fn deploy(args: DeployArgs) -> Result<i32> {
         }
         state
     };
-    Ok(finish(state, &outputs, &plan))
+    Ok(finish(state.as_ref(), &outputs, &plan))
 }
 
 /// `helmdeck watch`: a deploy run by someone else, judged from the cluster alone. With
@@ -296,12 +296,12 @@ async fn watch(args: WatchArgs) -> Result<i32> {
     start(&outputs, &summary)?;
     if tui && args.follow {
         let title = format!("watch --follow · {}", summary.release);
-        let judged = |state| finish(state, &outputs, &summary);
+        let judged = |state: &DeployState| finish(Ok(state), &outputs, &summary);
         match helmdeck::ui::run_follow(cancel.clone(), title, pass, judged).await {
             Ok(Some(code)) => return Ok(code),
             // No usable terminal (said on stderr): the same follow, in plain lines.
             Ok(None) => {}
-            Err(e) => return Ok(finish(Err(e), &outputs, &summary)),
+            Err(e) => return Ok(finish(Err(&e), &outputs, &summary)),
         }
     }
     let mut after: Option<i64> = None;
@@ -334,7 +334,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
             return Ok(*code);
         }
         let words = last_verdict_words(&state, revision);
-        let code = finish(state, &outputs, &summary);
+        let code = finish(state.as_ref(), &outputs, &summary);
         if !args.follow || cancel.is_cancelled() {
             return Ok(code);
         }
@@ -424,7 +424,7 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         Ok(r) => r,
         Err(e) => return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan)),
     };
-    outputs.mask(&recorder, Scrub::of_helm_args(&value_args));
+    outputs.mask(Scrub::of_helm_args(&value_args));
     start(&outputs, &plan)?;
     let tap = tap(recorder, outputs.clone());
     let state = if args.flags.record.events.is_some() {
@@ -445,7 +445,7 @@ async fn demo(args: DemoArgs) -> Result<i32> {
         }
         state
     };
-    Ok(finish(state, &outputs, &plan))
+    Ok(finish(state.as_ref(), &outputs, &plan))
 }
 
 /// The command line as run, redacted as every printed command is.
@@ -652,7 +652,7 @@ fn start(outputs: &Outputs, plan: &PlanSummary) -> Result<()> {
 /// Writes the final report (if asked) and returns the exit code: the verdict's, or 1 when the
 /// run ended without one or the report cannot be written. The cluster was touched by now, so
 /// nothing here is the usage 2.
-fn finish(state: Result<DeployState>, outputs: &Outputs, plan: &PlanSummary) -> i32 {
+fn finish(state: Result<&DeployState, &Report>, outputs: &Outputs, plan: &PlanSummary) -> i32 {
     let (code, files) = match &state {
         Ok(state) => match &state.verdict {
             Some(verdict) => (verdict.code(), verdict_files(state, outputs)),

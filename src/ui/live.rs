@@ -1,25 +1,27 @@
-//! The live deploy screen in the shared [`Tui`]: the engine runs the deploy on its own task;
-//! every event it applies is sent here (a clone of the event, not of the state) and folded into
-//! a mirror of the state with the same [`DeployState::apply`]. The screen redraws when something
-//! changed, on input, and on a slow tick (spinner, clock). The cluster is never polled; only
-//! the drill-down asks for a container's log, one stream at a time.
+//! The live deploy screen in the shared [`Tui`]: the engine runs the deploy on its own task
+//! and folds each event once into the deploy state it shares ([`run::Shared`]); the screen
+//! borrows that state for each frame and is told that it changed, however many events that was.
+//! It redraws at most at [`FRAME`] rate after a change, on input, and on a slow tick (spinner,
+//! clock). The cluster is never polled; only the drill-down asks for a container's log, one
+//! stream at a time.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, eyre};
 use ratatui::Frame;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::ask::{Answers, Asks, Question};
 use crate::engine::event::Event;
 use crate::engine::logs::{self, LogRequest};
-use crate::engine::run::{self, Prepared};
+use crate::engine::run::{self, Prepared, Shared};
+use crate::engine::scrub::Scrub;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::headless::Headless;
-use crate::record::scrub::Scrub;
 use crate::signals::Signal;
 use crate::ui::app::UiState;
 use crate::ui::deck::Effect;
@@ -31,6 +33,9 @@ use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 
 /// The slow tick: spinner frames and the clock.
 const TICK: Duration = Duration::from_millis(250);
+/// The shortest time between two frames a change of the deploy state draws: at thousands of
+/// pods the engine folds events far faster than a terminal can show them.
+const FRAME: Duration = Duration::from_millis(33);
 
 /// Runs the deploy under the TUI and returns the engine's final state. The screen stays after
 /// the verdict until `q`; a cancel the operator confirmed ends at its verdict.
@@ -42,7 +47,7 @@ pub async fn run_deploy(
     title: Option<String>,
     tap: impl FnMut(&Event, &DeployState) + Send + 'static,
 ) -> Result<DeployState> {
-    let (plan, context, client, namespace) = screen_inputs(&prepared);
+    let (context, client, namespace) = screen_inputs(&prepared);
     let scrub = Scrub::of_helm_args(&prepared.plan.value_args_with_extra());
     // A terminal that does not answer gets the plain lines instead; nothing has run yet.
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
@@ -63,7 +68,9 @@ pub async fn run_deploy(
     let pass = Pass::spawn(prepared, cancel.clone(), tap);
     let logs = Logs::start(client, namespace);
     let mut screen = DeployScreen {
-        mirror: DeployState::new(plan),
+        shown: pass.shared.clone(),
+        stale: false,
+        drawn: Instant::now(),
         ui: UiState::new(),
         theme: Theme::from_env(),
         started: pass.started,
@@ -85,9 +92,11 @@ pub async fn run_deploy(
     screen.logs.stop().await;
     drop(tui);
     outcome?;
-    let state = screen
+    screen
         .finished
         .unwrap_or_else(|| Err(eyre!("the deploy ended without a result")))?;
+    // The deploy is over and the screen gone: the one state is moved out, not copied.
+    let state = screen.pass.shared.send_replace(DeployState::default());
     if let Some(v) = &state.verdict {
         // The screen is gone: leave the verdict in the scrollback (if the terminal is still
         // there: after a hang-up the write fails, which must not turn into a panic), its
@@ -100,18 +109,9 @@ pub async fn run_deploy(
     Ok(state)
 }
 
-/// What the engine sends the screen for each event it applied: the event, its offset and the
-/// wall time the engine stamped on it (empty when it stamped none).
-type Sent = (Event, f64, String);
-
-/// Folds one sent event into the screen's mirror, as the engine folded it.
-fn mirror(state: &mut DeployState, (event, at, wall): &Sent) {
-    state.apply(event, *at, wall);
-}
-
 /// The live screen's frame: the clock runs until the verdict, then stops at its moment.
 fn live_frame<'a>(
-    mirror: &'a DeployState,
+    state: &'a DeployState,
     theme: Theme,
     title: Option<&'a str>,
     context: &'a str,
@@ -119,13 +119,13 @@ fn live_frame<'a>(
     history: &'a [Judged],
     now: Option<jiff::Timestamp>,
 ) -> DeployFrame<'a> {
-    let elapsed = if mirror.verdict.is_some() {
-        mirror.now_secs
+    let elapsed = if state.verdict.is_some() {
+        state.now_secs
     } else {
         running_secs
     };
     DeployFrame {
-        state: mirror,
+        state,
         theme,
         title,
         context: Some(context),
@@ -136,8 +136,9 @@ fn live_frame<'a>(
 }
 
 /// The live screen's last frame (after the verdict, before `q`), drawn into a `width`x`height`
-/// test terminal, from the events the engine sent it: the same fold, frame and draw as the
-/// screen. `now` is the clock ages are told against (the live screen uses the wall clock).
+/// test terminal, from the events the engine folded (each with its offset and the wall time
+/// it stamped, empty when none), masked as the engine keeps them: the same fold, frame and
+/// draw as the screen. `now` is the clock ages are told against (the live screen uses the wall clock).
 pub fn final_frame(
     plan: PlanSummary,
     sent: impl IntoIterator<Item = (Event, f64, String)>,
@@ -147,8 +148,8 @@ pub fn final_frame(
     (width, height): (u16, u16),
 ) -> String {
     let mut state = DeployState::new(plan);
-    for s in sent {
-        mirror(&mut state, &s);
+    for (event, at, wall) in sent {
+        state.apply(&event, at, &wall);
     }
     let ctx = live_frame(
         &state,
@@ -164,17 +165,15 @@ pub fn final_frame(
     })
 }
 
-/// What a screen takes from a prepared run before it starts: the plan's summary, the context
-/// the header names (the server when no context was named), and the client and namespace the
+/// What a screen takes from a prepared run before it starts: the context the header names (the server when no context was named), and the client and namespace the
 /// drill-down's log streamer reads.
-fn screen_inputs(prepared: &Prepared) -> (PlanSummary, String, kube::Client, String) {
+fn screen_inputs(prepared: &Prepared) -> (String, kube::Client, String) {
     let context = prepared
         .plan
         .context
         .clone()
         .unwrap_or_else(|| prepared.cluster.server.clone());
     (
-        run::summary(prepared),
         context,
         prepared.cluster.client.clone(),
         prepared.namespace().to_string(),
@@ -192,16 +191,18 @@ pub async fn run_follow(
     cancel: CancellationToken,
     title: String,
     mut next: impl FnMut(Option<i64>) -> Prepared,
-    judged: impl FnMut(Result<DeployState>) -> i32,
+    judged: impl FnMut(&DeployState) -> i32,
 ) -> Result<Option<i32>> {
     let prepared = next(None);
-    let (plan, context, client, namespace) = screen_inputs(&prepared);
+    let (context, client, namespace) = screen_inputs(&prepared);
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
         return Ok(None);
     };
     let pass = Pass::spawn(prepared, cancel.clone(), |_, _| {});
     let mut screen = DeployScreen {
-        mirror: DeployState::new(plan.clone()),
+        shown: pass.shared.clone(),
+        stale: false,
+        drawn: Instant::now(),
         ui: UiState::new(),
         theme: Theme::from_env(),
         started: pass.started,
@@ -219,9 +220,8 @@ pub async fn run_follow(
         follow: Some(Follow {
             next: Box::new(next),
             judged: Box::new(judged),
-            plan,
             history: Vec::new(),
-            staged: None,
+            staged: false,
             after: None,
             last_code: None,
         }),
@@ -261,11 +261,13 @@ pub async fn run_follow(
     ))
 }
 
-/// One run of the engine: its events as it applies them, and its end. A deploy has one; a
-/// `watch --follow` one per revision.
+/// One run of the engine: the state it folds its events into, and its end. A deploy has one;
+/// a `watch --follow` one per revision.
 struct Pass {
-    events: mpsc::UnboundedReceiver<(Event, f64, String)>,
-    deploy: JoinHandle<Result<DeployState>>,
+    shared: Arc<Shared>,
+    /// Told when the engine changed the state (once however many changes since it last looked).
+    changes: watch::Receiver<DeployState>,
+    deploy: JoinHandle<Result<()>>,
     /// The task's result was taken (a `JoinHandle` must not be polled again after that).
     ended: bool,
     started: Instant,
@@ -277,37 +279,22 @@ impl Pass {
         cancel: CancellationToken,
         mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
     ) -> Pass {
-        let (events_tx, events) = mpsc::unbounded_channel::<(Event, f64, String)>();
-        let scrub = Scrub::of_helm_args(&prepared.plan.value_args_with_extra());
+        let shared = Arc::new(Shared::new(DeployState::new(run::summary(&prepared))));
+        let changes = shared.subscribe();
+        let engine = shared.clone();
         let deploy = tokio::spawn(async move {
-            run::deploy(prepared, cancel, move |event, state| {
-                tap(event, state);
-                // The loop may be gone (terminal lost); the deploy goes on regardless.
-                let _ = events_tx.send((
-                    shown(&scrub, event),
-                    state.now_secs,
-                    state.stamped_wall(event).unwrap_or_default(),
-                ));
+            run::deploy_into(prepared, cancel, &engine, move |event, state| {
+                tap(event, state)
             })
             .await
         });
         Pass {
-            events,
+            shared,
+            changes,
             deploy,
             ended: false,
             started: Instant::now(),
         }
-    }
-}
-
-/// An event as the screen shows it: helm's own streamed lines (and the `--plan` diff, the
-/// preview of the values' changes) as helm printed them; everything else (steps, notes, the
-/// verdict, its problems and next step, logs) with the release's values masked as the report
-/// masks them. An event whose masked form no longer reads as one is shown as it is.
-fn shown(scrub: &Scrub, event: &Event) -> Event {
-    match event {
-        Event::HelmLine { .. } | Event::Plan(_) => event.clone(),
-        _ => scrub.event(event).unwrap_or_else(|| event.clone()),
     }
 }
 
@@ -320,6 +307,20 @@ fn masked_log(scrub: &Scrub, msg: logs::LogMsg) -> logs::LogMsg {
         },
         other => other,
     }
+}
+
+/// Resolves once the state changed since the last frame and a frame is due ([`FRAME`] after
+/// the last one). Cancel-safe: a change seen before the loop dropped this future stays in
+/// `stale` until a frame is drawn.
+async fn changed(changes: &mut watch::Receiver<DeployState>, stale: &mut bool, drawn: Instant) {
+    if !*stale {
+        if changes.changed().await.is_err() {
+            // The pass holds its sender: never, but a gone engine has nothing more to say.
+            std::future::pending::<()>().await;
+        }
+        *stale = true;
+    }
+    tokio::time::sleep_until((drawn + FRAME).into()).await;
 }
 
 /// The drill-down's log streamer: one container at a time, asked for by the screen.
@@ -360,21 +361,26 @@ impl Logs {
 /// finished pass's verdict goes (the report), and the verdicts so far.
 struct Follow<'a> {
     next: Box<dyn FnMut(Option<i64>) -> Prepared + 'a>,
-    judged: Box<dyn FnMut(Result<DeployState>) -> i32 + 'a>,
-    plan: PlanSummary,
+    judged: Box<dyn FnMut(&DeployState) -> i32 + 'a>,
     history: Vec<Judged>,
-    /// The pass waiting for the next revision folds here until it names one, so the screen
+    /// The pass waiting for the next revision is not shown until it names one, so the screen
     /// keeps the last verdict (and `q` means leave) until there is something new to show.
-    staged: Option<DeployState>,
+    staged: bool,
     /// The newest revision judged: the next pass follows only those after it.
     after: Option<i64>,
     last_code: Option<i32>,
 }
 
-/// The deploy screen: a mirror of the engine's state, what the operator looks at, and the
+/// The deploy screen: the engine's state it shows, what the operator looks at, and the
 /// channels to the engine and the log streamer.
 struct DeployScreen<'a> {
-    mirror: DeployState,
+    /// The state on screen: the pass's, or (following, while the next pass waits for a
+    /// revision) the last judged one's.
+    shown: Arc<Shared>,
+    /// The pass's state changed since the last frame.
+    stale: bool,
+    /// When the last frame was drawn.
+    drawn: Instant,
     ui: UiState,
     theme: Theme,
     /// When the pass on screen started (the header's clock until its verdict).
@@ -385,7 +391,7 @@ struct DeployScreen<'a> {
     /// The log stream last asked for.
     asked: Option<LogRequest>,
     pass: Pass,
-    finished: Option<Result<DeployState>>,
+    finished: Option<Result<()>>,
     cancel: CancellationToken,
     /// Where `y`/`n` on the plan, `y` on the lock prompt and `y` on the rollback prompt go,
     /// each taken by its answer; the rollback's is withdrawn when the operator quits or the
@@ -410,7 +416,7 @@ impl DeployScreen<'_> {
 
     /// Asks the log streamer for the container the drill-down shows, when that changed.
     fn ask_log(&mut self) {
-        let wanted = self.ui.wanted_log(&self.mirror);
+        let wanted = self.ui.wanted_log(&self.shown.borrow());
         if wanted != self.asked {
             let _ = self.logs.requests.send(wanted.clone());
             self.asked = wanted;
@@ -420,7 +426,9 @@ impl DeployScreen<'_> {
     fn handle(&mut self, event: TuiEvent) -> Flow {
         match event {
             TuiEvent::Key(key) => {
-                match self.ui.on_key(key, &self.mirror) {
+                let shown = self.shown.clone();
+                let state = shown.borrow();
+                match self.ui.on_key(key, &state) {
                     Effect::Cancel => self.cancel.cancel(),
                     effect @ (Effect::ApprovePlan | Effect::DeclinePlan) => {
                         if let Some(answer) = self.answers.take(Question::Plan) {
@@ -435,7 +443,7 @@ impl DeployScreen<'_> {
                     }
                     Effect::Unlock => match self.answers.take(Question::Unlock) {
                         // The engine may have ended meanwhile (a cancel): nobody to tell.
-                        Some(answer) if self.mirror.verdict.is_none() => {
+                        Some(answer) if state.verdict.is_none() => {
                             let _ = answer.send(true);
                         }
                         _ => {
@@ -457,7 +465,7 @@ impl DeployScreen<'_> {
                             // still runs as printed.
                             self.ui.notice = Some(format!(
                                 "the deploy no longer waits for R: run {}",
-                                crate::ui::recover::rollback_command(&self.mirror, to)
+                                crate::ui::recover::rollback_command(&state, to)
                             ));
                         }
                     }
@@ -487,86 +495,78 @@ impl DeployScreen<'_> {
         }
     }
 
-    /// Folds one engine event into what it belongs to: the screen's mirror, or (following)
-    /// the staged pass, which takes the screen over once it names a revision or ends.
-    fn fold(&mut self, event: &Event, at: f64, wall: &str) -> Flow {
-        let Some(staged) = self.follow.as_mut().and_then(|f| f.staged.as_mut()) else {
-            self.mirror.apply(event, at, wall);
+    /// The pass's state changed. Following, the pass waiting for the next revision takes the
+    /// screen over once it names a revision or ends; until then the last verdict stays.
+    fn on_change(&mut self) -> Flow {
+        let Some(follow) = self.follow.as_mut().filter(|f| f.staged) else {
             return Flow::Redraw;
         };
-        staged.apply(event, at, wall);
-        // Cancelled before a revision was named: the operator left while waiting, and the last
-        // verdict stays on screen (and in the report), as the headless follow keeps it.
-        let left_waiting = staged.revision.is_none() && self.cancel.is_cancelled();
-        if staged.revision.is_none() && (staged.verdict.is_none() || left_waiting) {
-            return Flow::Same;
-        }
-        if let Some(staged) = self.follow.as_mut().and_then(|f| f.staged.take()) {
-            self.mirror = staged;
-            // A new revision: what was selected or drilled into belonged to the last one.
-            let focus = self.ui.focus;
-            self.ui = UiState::new();
-            self.ui.focus = focus;
-            self.started = self.pass.started;
-        }
-        Flow::Redraw
-    }
-
-    fn fold_queued(&mut self) -> Flow {
-        let mut flow = Flow::Same;
-        while let Ok((event, at, wall)) = self.pass.events.try_recv() {
-            if self.fold(&event, at, &wall) == Flow::Redraw {
-                flow = Flow::Redraw;
+        {
+            let staged = self.pass.shared.borrow();
+            // Cancelled before a revision was named: the operator left while waiting, and the
+            // last verdict stays on screen (and in the report), as the headless follow keeps it.
+            let left_waiting = staged.revision.is_none() && self.cancel.is_cancelled();
+            if staged.revision.is_none() && (staged.verdict.is_none() || left_waiting) {
+                return Flow::Same;
             }
         }
-        flow
+        follow.staged = false;
+        self.shown = self.pass.shared.clone();
+        // A new revision: what was selected or drilled into belonged to the last one.
+        let focus = self.ui.focus;
+        self.ui = UiState::new();
+        self.ui.focus = focus;
+        self.started = self.pass.started;
+        Flow::Redraw
     }
 
     /// A pass ended while following: its verdict goes into the history (and the report), and
     /// unless the watch was cancelled the next pass starts, for the revisions after this one.
-    fn next_pass(&mut self, done: DeployState) -> Flow {
-        // The task has ended, so every event it sent is queued: the verdict included.
-        self.fold_queued();
+    fn next_pass(&mut self) -> Flow {
+        // The task has ended, so its state is whole: the verdict included.
+        self.on_change();
         let cancelled = self.cancel.is_cancelled();
         let Some(follow) = self.follow.as_mut() else {
             return Flow::Redraw;
         };
-        if follow.staged.take().is_some() {
+        if std::mem::take(&mut follow.staged) {
             // Left while waiting for the next revision: the last verdict stands, unjudged
             // again (as the headless follow does on a signal).
             self.quit = true;
             return Flow::Redraw;
         }
+        let done = self.pass.shared.borrow();
         let revision = done.revision;
-        if let Some(v) = &self.mirror.verdict {
+        if let Some(v) = &done.verdict {
             follow.history.push(Judged {
                 revision,
                 verdict: v.clone(),
                 at: Some(jiff::Timestamp::now().to_string()),
-                lines: Headless::default().lines(&Event::Verdict(v.clone()), &self.mirror),
+                lines: Headless::default().lines(&Event::Verdict(v.clone()), &done),
             });
         }
-        follow.last_code = Some((follow.judged)(Ok(done)));
+        follow.last_code = Some((follow.judged)(&done));
+        drop(done);
         follow.after = revision.or(follow.after);
         if cancelled {
             self.quit = true;
             return Flow::Redraw;
         }
         let prepared = (follow.next)(follow.after);
-        follow.staged = Some(DeployState::new(follow.plan.clone()));
+        follow.staged = true;
         self.pass = Pass::spawn(prepared, self.cancel.clone(), |_, _| {});
         Flow::Redraw
     }
 
     async fn next_change(&mut self) -> Flow {
         tokio::select! {
-            Some((event, at, wall)) = self.pass.events.recv() => {
-                let first = self.fold(&event, at, &wall);
-                if self.fold_queued() == Flow::Redraw || first == Flow::Redraw {
-                    Flow::Redraw
-                } else {
-                    Flow::Same
+            () = changed(&mut self.pass.changes, &mut self.stale, self.drawn) => {
+                let flow = self.on_change();
+                if flow == Flow::Same {
+                    // Nothing to draw (a pass not shown yet): wait for its next change.
+                    self.stale = false;
                 }
+                flow
             }
             Some(msg) = self.logs.rx.recv() => {
                 self.ui.log.apply(masked_log(&self.scrub, msg));
@@ -581,7 +581,7 @@ impl DeployScreen<'_> {
                     .map_err(|e| eyre!("the deploy task failed: {e}"))
                     .and_then(|r| r);
                 match done {
-                    Ok(state) if self.follow.is_some() => self.next_pass(state),
+                    Ok(()) if self.follow.is_some() => self.next_pass(),
                     done => {
                         let failed = done.is_err();
                         self.finished = Some(done);
@@ -597,8 +597,14 @@ impl DeployScreen<'_> {
 
 impl Screen for DeployScreen<'_> {
     fn draw(&mut self, frame: &mut Frame) {
+        self.stale = false;
+        self.drawn = Instant::now();
+        // Drawn under a read borrow: the engine's next fold waits for this frame, never for an
+        // await; a frame draws the rows it shows, not every pod.
+        let shown = self.shown.clone();
+        let state = shown.borrow();
         let ctx = live_frame(
-            &self.mirror,
+            &state,
             self.theme,
             self.title.as_deref(),
             &self.context,
@@ -636,10 +642,11 @@ impl Screen for DeployScreen<'_> {
             // Following, `q` is taken only once a verdict is on screen (before it, `q` asks to
             // cancel, and the cancelled pass's verdict sets `quit`). A closed input alone does
             // not end it: the watch goes on until a signal, as the headless follow does.
-            return self.quit && self.mirror.verdict.is_some();
+            return self.quit && self.shown.borrow().verdict.is_some();
         }
+        let state = self.shown.borrow();
         self.finished.is_some()
-            && self.mirror.verdict.is_some()
-            && (self.ui.done(&self.mirror, self.quit) || self.blind || !self.input_open)
+            && state.verdict.is_some()
+            && (self.ui.done(&state, self.quit) || self.blind || !self.input_open)
     }
 }

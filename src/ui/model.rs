@@ -320,11 +320,11 @@ pub fn pods_of<'a>(state: &'a DeployState, target: &Target) -> Vec<&'a PodView> 
     pods
 }
 
-/// The keys of [`pods_of`] (pod names), in their order.
-pub fn pod_keys(state: &DeployState, target: &Target) -> Vec<String> {
+/// The keys of [`pods_of`] (pod names), in their order: borrowed, as each frame asks for them.
+pub fn pod_keys<'a>(state: &'a DeployState, target: &Target) -> Vec<&'a str> {
     pods_of(state, target)
         .into_iter()
-        .map(|p| p.name.clone())
+        .map(|p| p.name.as_str())
         .collect()
 }
 
@@ -337,6 +337,8 @@ pub fn events_of<'a>(
     let name = target.name();
     let namespace = target.namespace();
     let prefix = format!("{name}-");
+    // Looked up per event: at thousands of pods a scan per event would cost every frame.
+    let pods: std::collections::HashSet<&str> = pods.iter().map(|p| p.name.as_str()).collect();
     let mut out: Vec<(usize, &KubeEventView)> = state
         .events
         .iter()
@@ -347,7 +349,7 @@ pub fn events_of<'a>(
                 .object
                 .split_once('/')
                 .map_or(e.object.as_str(), |(_, n)| n);
-            obj == name || obj.starts_with(&prefix) || pods.iter().any(|p| p.name == obj)
+            obj == name || obj.starts_with(&prefix) || pods.contains(obj)
         })
         .collect();
     out.sort_by(|(ia, a), (ib, b)| (b.last_seen.as_deref(), ib).cmp(&(a.last_seen.as_deref(), ia)));

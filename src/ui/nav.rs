@@ -102,40 +102,40 @@ pub struct Selection {
 
 impl Selection {
     /// The index of the selected row among `keys`: the key's row, else the nearest row.
-    pub fn resolve(&mut self, keys: &[String]) -> Option<usize> {
+    pub fn resolve<K: AsRef<str>>(&mut self, keys: &[K]) -> Option<usize> {
         if keys.is_empty() {
             return None;
         }
         let index = match self
             .key
             .as_ref()
-            .and_then(|k| keys.iter().position(|x| x == k))
+            .and_then(|k| keys.iter().position(|x| x.as_ref() == k))
         {
             _ if !self.touched => 0,
             Some(i) => i,
             None => self.index.min(keys.len() - 1),
         };
         self.index = index;
-        self.key = Some(keys[index].clone());
+        self.key = Some(keys[index].as_ref().to_string());
         Some(index)
     }
 
-    pub fn move_by(&mut self, keys: &[String], delta: isize) {
+    pub fn move_by<K: AsRef<str>>(&mut self, keys: &[K], delta: isize) {
         let Some(i) = self.resolve(keys) else { return };
         let to = (i as isize + delta).clamp(0, keys.len() as isize - 1) as usize;
         self.touched = true;
         self.index = to;
-        self.key = Some(keys[to].clone());
+        self.key = Some(keys[to].as_ref().to_string());
     }
 
-    fn jump(&mut self, keys: &[String], last: bool) {
+    fn jump<K: AsRef<str>>(&mut self, keys: &[K], last: bool) {
         if keys.is_empty() {
             return;
         }
         let to = if last { keys.len() - 1 } else { 0 };
         self.touched = true;
         self.index = to;
-        self.key = Some(keys[to].clone());
+        self.key = Some(keys[to].as_ref().to_string());
     }
 }
 
@@ -194,7 +194,7 @@ impl Scroll {
 }
 
 /// ↑↓ (j k), PgUp PgDn, g G (Home End) on a list.
-pub fn move_selection(sel: &mut Selection, keys: &[String], code: KeyCode) {
+pub fn move_selection<K: AsRef<str>>(sel: &mut Selection, keys: &[K], code: KeyCode) {
     match code {
         KeyCode::Up | KeyCode::Char('k') => sel.move_by(keys, -1),
         KeyCode::Down | KeyCode::Char('j') => sel.move_by(keys, 1),

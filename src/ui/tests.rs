@@ -1010,3 +1010,63 @@ fn the_why_line_skips_evidence_that_repeats_the_reason() {
     assert_eq!(new_fact(&evidence, reason), Some(evidence[1].as_str()));
     assert_eq!(new_fact(&evidence[..1], reason), None);
 }
+
+/// At thousands of pods the drill-down builds only the pod rows that fit: the first screenful
+/// at first, then wherever ↑↓ took the selection, the selected one each time.
+#[test]
+fn a_drill_down_into_thousands_of_pods_shows_the_rows_that_fit_wherever_the_selection_is() {
+    let mut story = Story::failed();
+    for i in 0..3000 {
+        let p = pod(
+            &format!("demo-web-7c9f8-{i:05}"),
+            "Deployment/demo-web",
+            "Running",
+            true,
+        );
+        story
+            .state
+            .pods
+            .insert((p.namespace.clone(), p.name.clone()), p);
+    }
+    let mut ui = UiState::new();
+    story.render(&mut ui, 160, 48);
+    for _ in 0..3 {
+        press(&mut ui, &story.state, KeyCode::Char('j'));
+    }
+    press(&mut ui, &story.state, KeyCode::Enter);
+    // The pod table's rows (each names its node), not the events or the log below it.
+    let rows = |screen: String| -> String {
+        screen
+            .lines()
+            .filter(|l| l.contains(" node-"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let first = rows(story.render(&mut ui, 160, 48));
+    assert!(first.contains("demo-web-7c9f8-00000"), "{first}");
+    assert!(!first.contains("demo-web-7c9f8-02999"), "{first}");
+    for _ in 0..3001 {
+        press(&mut ui, &story.state, KeyCode::Down);
+    }
+    let last = rows(story.render(&mut ui, 160, 48));
+    let selected = ui.detail.as_ref().and_then(|d| d.pod.key.clone());
+    assert_eq!(
+        selected.as_deref(),
+        Some("demo-web-7c9f8-d34x2"),
+        "sorted by name, last"
+    );
+    assert!(last.contains("demo-web-7c9f8-d34x2"), "{last}");
+    assert!(!last.contains("demo-web-7c9f8-00000"), "{last}");
+    for _ in 0..1500 {
+        press(&mut ui, &story.state, KeyCode::Up);
+    }
+    let middle = rows(story.render(&mut ui, 160, 48));
+    let selected = ui.detail.as_ref().and_then(|d| d.pod.key.clone());
+    assert_eq!(
+        selected.as_deref(),
+        Some("demo-web-7c9f8-01501"),
+        "1,500 above the last of 3,002"
+    );
+    assert!(middle.contains("demo-web-7c9f8-01501"), "{middle}");
+    assert!(!middle.contains("demo-web-7c9f8-d34x2"), "{middle}");
+}

@@ -32,6 +32,7 @@ mod init_render;
 mod inspect;
 mod masking;
 mod namespaces;
+mod one_owner;
 mod operators;
 mod plan;
 mod real_cluster;

@@ -82,7 +82,10 @@ pub fn render(
         (24, 8)
     };
     let name_w = fit::column(pods.iter().map(|p| shown_name(p)), 8, name_max);
-    let rows: Vec<Row> = pods
+    let keys: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+    // Only the rows that can reach the screen are built: a frame costs what fits, not every pod.
+    let window = table::window(sel, &keys, area.height as usize);
+    let rows: Vec<Row> = pods[window.rows.clone()]
         .iter()
         .map(|p| {
             let mark = pod_mark(p, look.optional);
@@ -124,9 +127,8 @@ pub fn render(
         Constraint::Length(4),
         Constraint::Fill(1),
     ];
-    let keys: Vec<String> = pods.iter().map(|p| p.name.clone()).collect();
     let table = table::keyed(rows, widths, header, true, t);
-    table::render_keyed(frame, area, table, sel, &keys);
+    table::render_window(frame, area, table, sel, &window);
 }
 
 /// The pods section with no pods: its heading and why there are none.

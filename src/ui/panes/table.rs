@@ -53,7 +53,7 @@ pub fn render_keyed(
     area: Rect,
     table: Table,
     sel: &mut Selection,
-    keys: &[String],
+    keys: &[impl AsRef<str>],
 ) {
     let selected = sel.resolve(keys);
     let mut ts = TableState::default()
@@ -74,7 +74,7 @@ pub struct Window {
 /// to a screen past the farther (every row is at least one line high), so a pane that builds
 /// just these draws the frame it would draw with all of them, at the cost of what fits: a
 /// thousand workloads cost a screenful of rows per frame, not a thousand.
-pub fn window(sel: &mut Selection, keys: &[String], lines: usize) -> Window {
+pub fn window(sel: &mut Selection, keys: &[impl AsRef<str>], lines: usize) -> Window {
     let selected = sel.resolve(keys);
     let Some(last) = keys.len().checked_sub(1) else {
         return Window {

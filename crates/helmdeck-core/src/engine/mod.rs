@@ -13,6 +13,7 @@ pub mod plan;
 pub mod prepared;
 pub mod report;
 pub mod run;
+pub mod scrub;
 pub mod state;
 pub mod steps;
 pub mod verdict;

@@ -1,11 +1,11 @@
-//! The orchestrator: runs the steps in order on one task, folds their events into the state
-//! on another, and ends with the verdict. Renderers (headless lines, the TUI) get every event
-//! with the state it produced.
+//! The orchestrator: runs the steps in order on one task, folds their events into the one
+//! deploy state on another, and ends with the verdict. Renderers (headless lines, the record)
+//! get every event with the state it produced; the screen borrows that state per frame.
 
 use std::time::Instant;
 
 use color_eyre::eyre::Result;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Only;
@@ -13,6 +13,7 @@ use crate::engine::ask::Question;
 use crate::engine::emit::Emitter;
 use crate::engine::event::{Event, RollbackView, Step, StepOutcome};
 use crate::engine::model::event::RollbackStatus;
+use crate::engine::scrub::Scrub;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::engine::steps::{self, Ctx};
 use crate::engine::verdict;
@@ -170,42 +171,42 @@ async fn dry_run(ctx: &Ctx) {
     .await;
 }
 
-/// Folds every event of one phase into the state until its last sender is gone.
-async fn fold(
-    mut rx: mpsc::UnboundedReceiver<Event>,
-    state: &mut DeployState,
+/// The one owner of the deploy state: each event is folded once, into the state every reader
+/// shares (the screen borrows it per frame; headless and the record read it in `render`).
+struct Fold<'s, R> {
+    state: &'s Shared,
     started: Instant,
-    render: &mut impl FnMut(&Event, &DeployState),
-) {
-    while let Some(event) = rx.recv().await {
+    /// The release's values, masked in the state as the screen and the record show them.
+    scrub: Scrub,
+    render: R,
+}
+
+impl<R: FnMut(&Event, &DeployState)> Fold<'_, R> {
+    fn apply(&mut self, event: &Event) {
+        let at = self.started.elapsed().as_secs_f64();
         let wall = crate::time::now_rfc3339();
-        state.apply(&event, started.elapsed().as_secs_f64(), &wall);
-        render(&event, state);
+        let kept = self.scrub.shown(event);
+        self.state
+            .send_modify(|state| state.apply(&kept, at, &wall));
+        (self.render)(event, &self.state.borrow());
+    }
+
+    /// Folds every event of one phase until its last sender is gone.
+    async fn all(&mut self, mut rx: mpsc::UnboundedReceiver<Event>) {
+        while let Some(event) = rx.recv().await {
+            self.apply(&event);
+        }
+    }
+
+    fn conclude(&mut self) {
+        let verdict = Event::Verdict(verdict::decide(&self.state.borrow()));
+        self.apply(&verdict);
     }
 }
 
-fn apply_now(
-    event: Event,
-    state: &mut DeployState,
-    started: Instant,
-    render: &mut impl FnMut(&Event, &DeployState),
-) {
-    state.apply(
-        &event,
-        started.elapsed().as_secs_f64(),
-        &crate::time::now_rfc3339(),
-    );
-    render(&event, state);
-}
-
-fn conclude(
-    state: &mut DeployState,
-    started: Instant,
-    render: &mut impl FnMut(&Event, &DeployState),
-) {
-    let verdict = Event::Verdict(verdict::decide(state));
-    apply_now(verdict, state, started, render);
-}
+/// The deploy state as its readers share it: the engine writes, each reader borrows (and a
+/// `watch::Receiver` is told something changed, however many events that was).
+pub type Shared = watch::Sender<DeployState>;
 
 /// Runs the deploy to its verdict. `render` sees every event after it was applied.
 ///
@@ -216,10 +217,27 @@ fn conclude(
 pub async fn deploy(
     prepared: Prepared,
     cancel: CancellationToken,
-    mut render: impl FnMut(&Event, &DeployState),
+    render: impl FnMut(&Event, &DeployState),
 ) -> Result<DeployState> {
-    let started = Instant::now();
-    let mut state = DeployState::new(summary(&prepared));
+    let state = Shared::new(DeployState::new(summary(&prepared)));
+    deploy_into(prepared, cancel, &state, render).await?;
+    Ok(state.send_replace(DeployState::default()))
+}
+
+/// [`deploy`] into `state`, which its readers share: it starts anew from the plan's summary.
+pub async fn deploy_into(
+    prepared: Prepared,
+    cancel: CancellationToken,
+    state: &Shared,
+    render: impl FnMut(&Event, &DeployState),
+) -> Result<()> {
+    state.send_replace(DeployState::new(summary(&prepared)));
+    let mut fold = Fold {
+        state,
+        started: Instant::now(),
+        scrub: Scrub::of_helm_args(&prepared.plan.value_args_with_extra()),
+        render,
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     // Taken before the steps run: the wait for it comes after the verdict, outside them.
     let rollback_answer = prepared.asks.take(Question::Rollback);
@@ -235,48 +253,51 @@ pub async fn deploy(
         ctx.emit = Emitter::new(mpsc::unbounded_channel().0);
         (ctx, unrolled)
     });
-    fold(rx, &mut state, started, &mut render).await;
+    fold.all(rx).await;
     let after = match steps_task.await {
         Ok(after) => Some(after),
         Err(e) => {
             // A panicking step must not read as success: record it as that step's failure.
-            let running = Step::ALL
-                .into_iter()
-                .chain([Step::Test])
-                .find(|s| state.steps.get(s).is_some_and(|st| st.outcome.is_none()));
+            let running = Step::ALL.into_iter().chain([Step::Test]).find(|s| {
+                fold.state
+                    .borrow()
+                    .steps
+                    .get(s)
+                    .is_some_and(|st| st.outcome.is_none())
+            });
             if let Some(step) = running {
-                let event = Event::StepEnded {
+                fold.apply(&Event::StepEnded {
                     step,
                     outcome: StepOutcome::Failed {
                         reason: format!("internal error: {e}"),
                     },
-                };
-                apply_now(event, &mut state, started, &mut render);
+                });
             }
             None
         }
     };
-    conclude(&mut state, started, &mut render);
+    fold.conclude();
     let (Some((mut ctx, Some(unrolled))), Some(answer)) = (after, rollback_answer) else {
-        return Ok(state);
+        return Ok(());
     };
-    if steps::rollback::offer(&state).is_none() {
-        return Ok(state);
+    if steps::rollback::offer(&state.borrow()).is_none() {
+        return Ok(());
     }
     let asked = tokio::select! {
         a = answer => a.unwrap_or(false),
         () = ctx.cancel.cancelled() => false,
     };
     if !asked {
-        return Ok(state);
+        return Ok(());
     }
     let (tx, rx) = mpsc::unbounded_channel();
     ctx.emit = Emitter::new(tx);
     let rollback_task = tokio::spawn(async move {
         steps::rollback::after_failure(&ctx, unrolled.written, "R at the screen").await;
     });
-    fold(rx, &mut state, started, &mut render).await;
-    if let (Err(e), Some(view)) = (rollback_task.await, state.rollback.clone())
+    fold.all(rx).await;
+    let running = state.borrow().rollback.clone();
+    if let (Err(e), Some(view)) = (rollback_task.await, running)
         && view.status == RollbackStatus::Running
     {
         let failed = RollbackView {
@@ -284,8 +305,8 @@ pub async fn deploy(
             reason: Some(format!("internal error: {e}")),
             ..view
         };
-        apply_now(Event::Rollback(failed), &mut state, started, &mut render);
+        fold.apply(&Event::Rollback(failed));
     }
-    conclude(&mut state, started, &mut render);
-    Ok(state)
+    fold.conclude();
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The deploy as the views see it. [`DeployState::apply`] is the only place it changes.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -17,6 +18,18 @@ const HELM_LINES_KEPT: usize = 5_000;
 /// Log lines kept per container: by the state, and by the screen for the container it follows.
 pub const LOG_LINES_KEPT: usize = 2_000;
 const EVENTS_KEPT: usize = 500;
+
+/// Every [`DeployState::apply`] in this process. Always counted (one relaxed add per event is
+/// nothing beside the fold itself) rather than behind a test feature: the end-to-end tests
+/// read it from the very binary a user runs, through `HELMDECK_TEST_APPLIED`.
+static APPLIED: AtomicU64 = AtomicU64::new(0);
+
+/// How many events this process folded into a deploy state: one per event when the state has
+/// one owner (the tests' check that nothing folds a second copy).
+#[doc(hidden)]
+pub fn applied() -> u64 {
+    APPLIED.load(Ordering::Relaxed)
+}
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StepState {
@@ -108,6 +121,7 @@ impl DeployState {
 
     /// Applies one event. `at_secs` is the time since the deploy started; `wall` the RFC 3339 time.
     pub fn apply(&mut self, event: &Event, at_secs: f64, wall: &str) {
+        APPLIED.fetch_add(1, Ordering::Relaxed);
         self.now_secs = at_secs;
         match event {
             Event::StepStarted { step } => {

@@ -9,7 +9,6 @@ pub mod clock;
 pub mod list;
 pub mod own;
 pub mod reader;
-pub mod scrub;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -5,11 +5,10 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use crate::engine::event::Event;
+use crate::engine::scrub::Scrub;
 use crate::engine::state::DeployState;
-use crate::record::scrub::Scrub;
 use crate::record::{Header, Line};
 
 /// Where one copy of the record goes.
@@ -23,9 +22,6 @@ enum Sink {
 pub struct Recorder {
     sinks: Vec<Sink>,
     scrub: Scrub,
-    /// The state the record rebuilds (the live one, values masked): what the files a run
-    /// leaves behind (report, JUnit, job summary) are written from, so none holds a value.
-    kept: Arc<Mutex<DeployState>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -119,23 +115,12 @@ pub fn create_in(dir: &Path, header: &Header) -> Result<(PathBuf, std::fs::File)
     )))
 }
 
-/// The kept state, even after a panic elsewhere held the lock (it is only ever folded into).
-fn lock(kept: &Mutex<DeployState>) -> std::sync::MutexGuard<'_, DeployState> {
-    kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl Recorder {
     pub fn new(scrub: Scrub) -> Recorder {
         Recorder {
             sinks: vec![],
             scrub,
-            kept: Arc::default(),
         }
-    }
-
-    /// The state folded from the record's events as they are written (values masked).
-    pub fn kept(&self) -> Arc<Mutex<DeployState>> {
-        self.kept.clone()
     }
 
     pub fn to_file(mut self, path: PathBuf, file: std::fs::File) -> Recorder {
@@ -159,10 +144,6 @@ impl Recorder {
     pub fn header(&mut self, header: &Header) {
         let mut value = serde_json::to_value(header).unwrap_or_default();
         self.scrub.value(&mut value);
-        let plan = serde_json::from_value::<Header>(value.clone())
-            .map(|h| h.plan)
-            .unwrap_or_else(|_| header.plan.clone());
-        *lock(&self.kept) = DeployState::new(plan);
         self.line(&value);
     }
 
@@ -175,12 +156,6 @@ impl Recorder {
         };
         let mut value = serde_json::to_value(&line).unwrap_or_default();
         self.scrub.value(&mut value);
-        // As the replay reads it back. An event whose masked form no longer parses is folded
-        // unmasked nowhere: the kept state goes without it, as a replay would.
-        if let Ok(kept) = serde_json::from_value::<Line>(value.clone()) {
-            let wall = kept.wall.unwrap_or_default();
-            lock(&self.kept).apply(&kept.event, kept.t, &wall);
-        }
         self.line(&value);
     }
 

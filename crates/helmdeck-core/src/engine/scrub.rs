@@ -17,11 +17,15 @@
 //! a longer word or name: `prod` leaves `production` whole), never in a field that names an
 //! object, and never inside a `Kind/name` reference.
 
+use std::borrow::Cow;
 use std::path::Path;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::engine::event::Event;
+use crate::engine::state::DeployState;
 use crate::helm::process::redact_args;
 
 const MASK: &str = "***";
@@ -249,6 +253,73 @@ impl Scrub {
     }
 }
 
+impl Scrub {
+    /// `event` as the deploy state keeps it, so every reader of that one state may show it:
+    /// helm's own streamed lines and the `--plan` diff (the preview of the values' changes) as
+    /// helm printed them, everything else with the release's values masked as the record masks
+    /// it. An event whose masked form no longer reads as one is kept as it is (the files a run
+    /// leaves are masked again when written: [`Scrub::state`]).
+    pub fn shown<'e>(&self, event: &'e Event) -> Cow<'e, Event> {
+        match event {
+            _ if self.secrets.is_empty() => Cow::Borrowed(event),
+            Event::HelmLine { .. } | Event::Plan(_) => Cow::Borrowed(event),
+            _ => self.event(event).map_or(Cow::Borrowed(event), Cow::Owned),
+        }
+    }
+
+    /// `item` masked as the record masks the event that carried it, or `None` when its masked
+    /// form no longer reads as one (a replay of the record goes without it too).
+    fn masked<T: Serialize + DeserializeOwned>(&self, item: &T) -> Option<T> {
+        let mut value = serde_json::to_value(item).ok()?;
+        self.value(&mut value);
+        serde_json::from_value(value).ok()
+    }
+
+    /// `state` with the release's values masked, as a replay of the record would rebuild it:
+    /// what the files a run leaves behind (the JUnit XML, the job summary) are written from,
+    /// masked when written rather than folded a second time. Itself when nothing is masked.
+    pub fn state<'a>(&self, state: &'a DeployState) -> Cow<'a, DeployState> {
+        if self.secrets.is_empty() {
+            return Cow::Borrowed(state);
+        }
+        let mut kept = state.clone();
+        kept.plan = self.masked(&state.plan).unwrap_or_default();
+        for step in kept.steps.values_mut() {
+            step.outcome = step.outcome.as_ref().and_then(|o| self.masked(o));
+        }
+        for note in &mut kept.notes {
+            note.text = self.text(&note.text);
+        }
+        for (_, line) in &mut kept.helm.lines {
+            *line = self.text(line);
+        }
+        for line in &mut kept.helm.stderr_tail {
+            *line = self.text(line);
+        }
+        kept.hooks = self.masked(&state.hooks).unwrap_or_default();
+        kept.workloads
+            .retain(|_, w| self.masked(w).map(|m| *w = m).is_some());
+        kept.pods
+            .retain(|_, p| self.masked(p).map(|m| *p = m).is_some());
+        kept.events
+            .retain_mut(|e| self.masked(e).map(|m| *e = m).is_some());
+        for lines in kept.logs.values_mut() {
+            lines.iter_mut().for_each(|l| *l = self.text(l));
+        }
+        for error in kept.degraded.values_mut() {
+            *error = self.text(error);
+        }
+        kept.verdict = state.verdict.as_ref().and_then(|v| self.masked(v));
+        kept.init_run = state.init_run.as_ref().map(|r| self.text(r));
+        kept.changes = state.changes.as_ref().and_then(|c| self.masked(c));
+        kept.rollback = state.rollback.as_ref().and_then(|r| self.masked(r));
+        kept.lock = state.lock.as_ref().and_then(|l| self.masked(l));
+        kept.newer = state.newer.as_ref().and_then(|n| self.masked(n));
+        kept.left_lock = state.left_lock.as_ref().and_then(|l| self.masked(l));
+        Cow::Owned(kept)
+    }
+}
+
 /// The values one value flag gives (`k=v,k2=v2`), each under its key.
 fn flag_values(flag: &str, value: &str, out: &mut Vec<String>) {
     // The flag's value as a whole (`--set-json '{…}'` has no key of its own).
@@ -372,6 +443,45 @@ mod tests {
         let mut all = args(&["-f", file.to_str().unwrap()]);
         all.extend(args(more));
         Scrub::of_helm_args(&all)
+    }
+
+    /// The one state keeps helm's lines as printed (the screen shows them); the state the
+    /// files are written from masks them, and every other text, without a second fold.
+    #[test]
+    fn the_state_keeps_helm_lines_as_printed_and_is_masked_whole_when_written() {
+        let scrub = Scrub::of_helm_args(&args(&["--set", "password=hunter2-long"]));
+        let mut state = DeployState::default();
+        let events = [
+            Event::HelmLine {
+                stderr: false,
+                text: "NOTES: password is hunter2-long".into(),
+            },
+            Event::Note {
+                step: crate::engine::event::Step::Upgrade,
+                level: crate::engine::event::Level::Info,
+                text: "set hunter2-long".into(),
+            },
+            Event::Release {
+                revision_before: None,
+                deployed_before: None,
+                revision: Some(2),
+                chart: Some("hunter2-long".into()),
+            },
+        ];
+        for event in &events {
+            state.apply(&scrub.shown(event), 1.0, "t");
+        }
+        assert_eq!(state.helm.lines[0].1, "NOTES: password is hunter2-long");
+        assert_eq!(state.notes[0].text, "set ***");
+        let written = scrub.state(&state);
+        assert_eq!(written.helm.lines[0].1, "NOTES: password is ***");
+        assert_eq!(written.notes[0].text, "set ***");
+        assert_eq!(
+            written.chart_version.as_deref(),
+            Some("hunter2-long"),
+            "a name"
+        );
+        assert!(matches!(Scrub::default().state(&state), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -5,16 +5,19 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{ContainerView, KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
+use crate::rollout::objects::{ContainerStatusSummary, EventSummary, PodSummary, ReplicaSetSummary};
 use crate::rollout::optional::optional_because;
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::rollout::{diagnosis, fail_fast};
 use crate::text;
+
+/// Events by the uid of the object they are about, borrowed from the watch that holds them.
+pub type EventsByUid<'e> = HashMap<&'e str, Vec<&'e EventSummary>>;
 
 /// Pod causes shown per workload (the rest are in the drill-down).
 pub const CAUSES_PER_WORKLOAD: usize = 3;
@@ -37,7 +40,7 @@ pub struct Observed<'a> {
     pub meta: &'a ObjectMeta,
     pub readiness: Readiness,
     /// Pods of the current revision: their causes are the workload's.
-    pub current: Vec<&'a Pod>,
+    pub current: Vec<&'a PodSummary>,
     /// False while the watch that holds it is failing; a Done verdict on stale data does not
     /// count as ready.
     pub synced: bool,
@@ -49,8 +52,8 @@ impl<'a> Observed<'a> {
     /// only, readiness comes from the Deployment.
     pub fn deployment(
         d: &'a Deployment,
-        replicasets: &[ReplicaSet],
-        pods: impl IntoIterator<Item = &'a Pod>,
+        replicasets: &[ReplicaSetSummary],
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         let current = match diagnosis::new_replicaset(d, replicasets) {
@@ -70,7 +73,7 @@ impl<'a> Observed<'a> {
     /// it has none).
     pub fn statefulset(
         s: &'a StatefulSet,
-        pods: impl IntoIterator<Item = &'a Pod>,
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         let update = s
@@ -94,7 +97,7 @@ impl<'a> Observed<'a> {
     /// A DaemonSet: every pod it owns is current.
     pub fn daemonset(
         d: &'a DaemonSet,
-        pods: impl IntoIterator<Item = &'a Pod>,
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         Observed {
@@ -107,7 +110,7 @@ impl<'a> Observed<'a> {
     }
 }
 
-fn owned<'a>(pods: impl IntoIterator<Item = &'a Pod>, owner_uid: &str) -> Vec<&'a Pod> {
+fn owned<'a>(pods: impl IntoIterator<Item = &'a PodSummary>, owner_uid: &str) -> Vec<&'a PodSummary> {
     pods.into_iter()
         .filter(|p| owned_by(&p.metadata, owner_uid))
         .collect()
@@ -132,7 +135,7 @@ pub struct Scope<'a> {
 pub fn workload_view(
     w: &Observed<'_>,
     scope: &Scope<'_>,
-    events: &HashMap<&str, Vec<Event>>,
+    events: &EventsByUid<'_>,
 ) -> WorkloadView {
     let name = w.meta.name.clone().unwrap_or_default();
     let namespace = w
@@ -187,14 +190,14 @@ pub fn workload_view(
 fn fail_fast_reason(
     w: &Observed<'_>,
     scope: &Scope<'_>,
-    events: &HashMap<&str, Vec<Event>>,
+    events: &EventsByUid<'_>,
     optional: bool,
 ) -> (Option<String>, Option<String>) {
     if optional || w.readiness.progress == Progress::Done {
         return (None, None);
     }
     let (limit, warning) = fail_fast::allowed(scope.failures_allowed, w.meta);
-    let pods: Vec<(&Pod, &[Event])> = w
+    let pods: Vec<(&PodSummary, &[&EventSummary])> = w
         .current
         .iter()
         .map(|p| {
@@ -243,7 +246,7 @@ fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
 
-pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> PodView {
+pub fn pod_view(pod: &PodSummary, owner: String, current: bool, events: &[&EventSummary]) -> PodView {
     let status = pod.status.as_ref();
     let statuses = status.and_then(|s| s.container_statuses.as_ref());
     PodView {
@@ -280,12 +283,12 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
 
 /// Every container of the pod from its spec, initContainers first (the order they run), each
 /// with its state from the pod's status.
-pub fn container_views(pod: &Pod) -> Vec<ContainerView> {
+pub fn container_views(pod: &PodSummary) -> Vec<ContainerView> {
     let Some(spec) = pod.spec.as_ref() else {
         return Vec::new();
     };
     let status = pod.status.as_ref();
-    let find = |list: Option<&Vec<ContainerStatus>>, name: &str| {
+    let find = |list: Option<&Vec<ContainerStatusSummary>>, name: &str| {
         list.into_iter().flatten().find(|c| c.name == name).cloned()
     };
     let init = spec.init_containers.iter().flatten().map(|c| {
@@ -310,7 +313,7 @@ pub fn container_views(pod: &Pod) -> Vec<ContainerView> {
 }
 
 /// A container's state in a few words, as `kubectl describe` names it.
-fn container_state(st: Option<&ContainerStatus>) -> String {
+fn container_state(st: Option<&ContainerStatusSummary>) -> String {
     let Some(state) = st.and_then(|s| s.state.as_ref()) else {
         return "not started".into();
     };
@@ -342,7 +345,7 @@ fn container_state(st: Option<&ContainerStatus>) -> String {
 }
 
 /// Whether `e` is about one of `uids` (an Event without a uid is about none of them).
-pub fn is_about(e: &Event, uids: &BTreeSet<String>) -> bool {
+pub fn is_about(e: &EventSummary, uids: &BTreeSet<String>) -> bool {
     e.involved_object
         .uid
         .as_deref()
@@ -350,7 +353,7 @@ pub fn is_about(e: &Event, uids: &BTreeSet<String>) -> bool {
 }
 
 /// An Event as the views show it; `last_seen` is the newest timestamp it carries.
-pub fn event_view(e: &Event) -> KubeEventView {
+pub fn event_view(e: &EventSummary) -> KubeEventView {
     let obj = &e.involved_object;
     let last_seen = e
         .last_timestamp
@@ -386,8 +389,8 @@ pub fn event_view(e: &Event) -> KubeEventView {
 
 /// `pod NAME: CAUSE` for every cause of every not-ready pod, sorted, without repeats.
 pub fn pod_cause_lines<'a>(
-    pods: impl IntoIterator<Item = &'a Pod>,
-    events_by_uid: &HashMap<&str, Vec<Event>>,
+    pods: impl IntoIterator<Item = &'a PodSummary>,
+    events_by_uid: &EventsByUid<'_>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for pod in pods {
@@ -414,6 +417,9 @@ pub fn pod_cause_lines<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollout::objects::{
+        EventSummary as Event, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+    };
     use serde_json::json;
 
     fn pod(name: &str, owner_uid: &str, labels: serde_json::Value) -> Pod {

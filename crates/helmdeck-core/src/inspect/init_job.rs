@@ -6,7 +6,7 @@
 //! upgrade` with the toggle on runs it as a hook).
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Event;
+use crate::rollout::objects::EventSummary as Event;
 use kube::api::ListParams;
 use kube::{Api, Client};
 

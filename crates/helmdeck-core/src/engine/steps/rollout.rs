@@ -10,8 +10,7 @@ mod causes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use kube::Api;
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
@@ -22,7 +21,10 @@ use crate::engine::event::{
     Event, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::steps::{Ctx, StepError};
-use crate::engine::views::{self, Observed, Scope, event_view, pod_view};
+use crate::engine::views::{self, EventsByUid, Observed, Scope, event_view, pod_view};
+use crate::rollout::objects::{
+    EventSummary as KubeEvent, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 use crate::text;
 
 use cache::{Msg, World, uid};
@@ -45,7 +47,7 @@ fn view(
     ns: &str,
     w: &Observed<'_>,
     world: &World,
-    events: &HashMap<&str, Vec<KubeEvent>>,
+    events: &EventsByUid<'_>,
 ) -> WorkloadView {
     let selector = ctx.selector();
     let scope = Scope {
@@ -77,6 +79,10 @@ struct Emitted {
 /// order the watches hold them.
 fn publish(ctx: &Ctx, world: &mut World, emitted: &mut Emitted) -> Vec<WorkloadView> {
     let (all, touched) = world.take_touched();
+    // What the watch cache no longer holds is not compared against again.
+    for key in world.dropped_events.drain(..) {
+        emitted.events.remove(&key);
+    }
     let world = &*world;
     let wanted = |u: &str| all || touched.contains(u);
     let judged = world.judge_where(wanted);
@@ -126,7 +132,7 @@ impl Emitted {
         ctx: &Ctx,
         world: &World,
         judged: &Judged<'_>,
-        events: &HashMap<&str, Vec<KubeEvent>>,
+        events: &EventsByUid<'_>,
     ) -> Vec<WorkloadKey> {
         for (ns, j) in judged {
             let v = view(ctx, &world.namespaces[*ns], j, world, events);
@@ -193,7 +199,7 @@ impl Emitted {
         ctx: &Ctx,
         judged: &Judged<'_>,
         related: &[(Vec<&ReplicaSet>, Vec<&Pod>)],
-        events: &HashMap<&str, Vec<KubeEvent>>,
+        events: &EventsByUid<'_>,
         wanted: impl Fn(&str) -> bool,
     ) {
         let mut claimed: BTreeSet<(String, String)> = BTreeSet::new();
@@ -249,7 +255,7 @@ impl Emitted {
 
     /// Events about the re-judged workloads and their ReplicaSets and pods (the keys of
     /// `events`), those that changed, by (namespace, name).
-    fn send_events(&mut self, ctx: &Ctx, world: &World, events: &HashMap<&str, Vec<KubeEvent>>) {
+    fn send_events(&mut self, ctx: &Ctx, world: &World, events: &EventsByUid<'_>) {
         for ((ns, name), e) in world.events_by_name(events.keys().copied()) {
             let v = event_view(e);
             let key = (ns, name.to_string());

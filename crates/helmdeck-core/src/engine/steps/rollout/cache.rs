@@ -6,14 +6,17 @@
 //! workloads it touched.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cluster::watch::{Change, Collection, Health};
 use crate::engine::event::WorkloadKey;
-use crate::engine::views::Observed;
+use crate::engine::views::{EventsByUid, Observed};
+use crate::rollout::objects::{
+    EventSummary as KubeEvent, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 
 /// A change of one watch; the index is the watch's place in its list in [`World`].
 pub(super) enum Msg {
@@ -69,7 +72,23 @@ pub(super) struct World {
     pub(super) unlabelled: BTreeSet<WorkloadKey>,
     /// Who owns what, so an event re-judges only the workload it touched.
     pub(super) index: Index,
+    /// Uids that Events are about but no watched object has, as of the last sweep.
+    strangers: HashSet<String>,
+    /// When Events about objects not of the release are next looked for.
+    next_sweep: Option<Instant>,
+    /// Events dropped since the last publish, by (namespace index, name), for the step to
+    /// forget what it emitted of them.
+    pub(super) dropped_events: Vec<(usize, String)>,
 }
+
+/// The newest Events kept per object: the causes read the latest one of a reason, the
+/// drill-down shows a few; a flapping pod's hundredth BackOff says nothing new.
+pub(super) const EVENTS_PER_OBJECT: usize = 20;
+
+/// How often Events about objects the watches do not hold are looked for. One such Event is
+/// kept for one to two periods (its object may be listed a moment later) and then dropped, so
+/// another team's churn in a shared namespace does not grow what helmdeck holds.
+pub(super) const STRANGER_SWEEP: Duration = Duration::from_secs(15);
 
 /// Owner and subject indexes over the pod, ReplicaSet and Event watches, kept in step with
 /// the collections, plus what the changes since the last publish touched. Without them every
@@ -305,6 +324,9 @@ impl World {
             unlabelled: BTreeSet::new(),
             index: Index::new(n),
             namespaces,
+            strangers: HashSet::new(),
+            next_sweep: None,
+            dropped_events: Vec::new(),
         }
     }
 
@@ -319,6 +341,24 @@ impl World {
     }
 
     pub(super) fn apply(&mut self, msg: Msg) -> (String, Health) {
+        self.apply_at(msg, Instant::now())
+    }
+
+    /// `apply` as of `now`, which decides when Events about unknown objects are swept.
+    pub(super) fn apply_at(&mut self, msg: Msg, now: Instant) -> (String, Health) {
+        let events_of = match &msg {
+            Msg::Ev(i, _) => Some(*i),
+            _ => None,
+        };
+        let out = self.apply_change(msg);
+        if let Some(ns) = events_of {
+            self.cap_events(ns);
+        }
+        self.sweep_strangers(now);
+        out
+    }
+
+    fn apply_change(&mut self, msg: Msg) -> (String, Health) {
         let index = &mut self.index;
         let (what, ns, health) = match msg {
             Msg::Deploy(i, c) => {
@@ -522,24 +562,110 @@ impl World {
         out
     }
 
-    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect.
+    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect;
+    /// borrowed, never copied.
     pub(super) fn events_about<'a>(
-        &self,
+        &'a self,
         uids: impl IntoIterator<Item = &'a str>,
-    ) -> HashMap<&str, Vec<KubeEvent>> {
-        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
+    ) -> EventsByUid<'a> {
+        let mut map: EventsByUid<'a> = HashMap::new();
         for u in uids {
             let Some((key, names)) = self.index.events_about.get_key_value(u) else {
                 continue;
             };
-            let list: Vec<KubeEvent> = names
+            let list: Vec<&KubeEvent> = names
                 .iter()
                 .filter_map(|(ns, name)| self.events[*ns].items.get(name))
-                .cloned()
                 .collect();
             map.insert(key.as_str(), list);
         }
         map
+    }
+
+    /// How many Events the watches hold, in every namespace.
+    pub(super) fn events_held(&self) -> usize {
+        self.events.iter().map(|c| c.items.len()).sum()
+    }
+
+    /// Drops one held Event, and says so to the index and the step.
+    fn drop_event(&mut self, ns: usize, name: &str) {
+        let Some(e) = self.events[ns].items.remove(name) else {
+            return;
+        };
+        let about = e.involved_object.uid.clone().unwrap_or_default();
+        self.index.forget_event(&about, ns, name);
+        self.index.touch(&about);
+        self.dropped_events.push((ns, name.to_string()));
+    }
+
+    /// Keeps the newest [`EVENTS_PER_OBJECT`] Events about each object that `ns`'s Events are
+    /// about (a relist may bring many at once).
+    fn cap_events(&mut self, ns: usize) {
+        let crowded: Vec<String> = self
+            .index
+            .events_about
+            .iter()
+            .filter(|(_, names)| names.len() > EVENTS_PER_OBJECT)
+            .filter(|(_, names)| names.iter().any(|(n, _)| *n == ns))
+            .map(|(uid, _)| uid.clone())
+            .collect();
+        for about in crowded {
+            let mut held: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = self
+                .index
+                .events_about
+                .get(&about)
+                .into_iter()
+                .flatten()
+                .filter_map(|(n, name)| {
+                    let e = self.events[*n].items.get(name)?;
+                    Some((e.time(), *n, name.clone()))
+                })
+                .collect();
+            // Oldest first; an Event without a time counts as the oldest.
+            held.sort();
+            let excess = held.len().saturating_sub(EVENTS_PER_OBJECT);
+            for (_, n, name) in held.into_iter().take(excess) {
+                self.drop_event(n, &name);
+            }
+        }
+    }
+
+    /// The uids of every watched workload.
+    fn workload_uids(&self) -> HashSet<&str> {
+        let deploys = self.deploys.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let stss = self.stss.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let dss = self.dss.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        deploys.chain(stss).chain(dss).filter(|u| !u.is_empty()).collect()
+    }
+
+    /// Every [`STRANGER_SWEEP`]: drops the Events about objects that no watch held at the last
+    /// sweep either. Only while the pod and ReplicaSet watches can be trusted: an object missed
+    /// by a failing watch is not a stranger.
+    fn sweep_strangers(&mut self, now: Instant) {
+        let due = *self.next_sweep.get_or_insert(now + STRANGER_SWEEP);
+        let trusted = self.pods.iter().all(|c| c.synced) && self.rss.iter().all(|c| c.synced);
+        if now < due || !trusted {
+            return;
+        }
+        self.next_sweep = Some(now + STRANGER_SWEEP);
+        let workloads = self.workload_uids();
+        let owners = &self.index.owners;
+        let unknown: HashSet<String> = self
+            .index
+            .events_about
+            .keys()
+            .filter(|u| !owners.contains_key(*u) && !workloads.contains(u.as_str()))
+            .cloned()
+            .collect();
+        let gone: Vec<(usize, String)> = unknown
+            .iter()
+            .filter(|u| self.strangers.contains(*u))
+            .flat_map(|u| self.index.events_about.get(u).into_iter().flatten().cloned())
+            .collect();
+        for (ns, name) in gone {
+            self.drop_event(ns, &name);
+        }
+        self.strangers = unknown;
     }
 
     /// What the changes since the last call touched (`all`: anything may have changed), cleared

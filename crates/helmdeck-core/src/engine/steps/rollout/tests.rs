@@ -65,7 +65,7 @@ fn view_for(
     selector: &str,
     w: &Observed<'_>,
     unlabelled: &BTreeSet<WorkloadKey>,
-    events: &HashMap<&str, Vec<KubeEvent>>,
+    events: &HashMap<&str, Vec<&KubeEvent>>,
 ) -> WorkloadView {
     let scope = Scope {
         selector,

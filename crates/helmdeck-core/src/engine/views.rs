@@ -10,7 +10,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{ContainerView, KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
-use crate::rollout::objects::{ContainerStatusSummary, EventSummary, PodSummary, ReplicaSetSummary};
+use crate::rollout::objects::{
+    ContainerStatusSummary, EventSummary, PodSummary, ReplicaSetSummary,
+};
 use crate::rollout::optional::optional_because;
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::rollout::{diagnosis, fail_fast};
@@ -110,7 +112,10 @@ impl<'a> Observed<'a> {
     }
 }
 
-fn owned<'a>(pods: impl IntoIterator<Item = &'a PodSummary>, owner_uid: &str) -> Vec<&'a PodSummary> {
+fn owned<'a>(
+    pods: impl IntoIterator<Item = &'a PodSummary>,
+    owner_uid: &str,
+) -> Vec<&'a PodSummary> {
     pods.into_iter()
         .filter(|p| owned_by(&p.metadata, owner_uid))
         .collect()
@@ -246,7 +251,12 @@ fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
 
-pub fn pod_view(pod: &PodSummary, owner: String, current: bool, events: &[&EventSummary]) -> PodView {
+pub fn pod_view(
+    pod: &PodSummary,
+    owner: String,
+    current: bool,
+    events: &[&EventSummary],
+) -> PodView {
     let status = pod.status.as_ref();
     let statuses = status.and_then(|s| s.container_statuses.as_ref());
     PodView {
@@ -474,6 +484,113 @@ mod tests {
         assert_eq!(v.failed_container(), Some("configure"));
         assert_eq!(v.restarts, 3);
         assert_eq!(v.containers, ["app"]);
+    }
+
+    /// A Pod as the API serves it, with what the summary drops (managed fields, annotations,
+    /// volumes, env, resources, probe handlers, condition times) and what diagnosis reads
+    /// (initContainerStatuses, a container's lastState, the readiness probe's timing).
+    const FULL_POD: &str = r#"{
+      "apiVersion": "v1", "kind": "Pod",
+      "metadata": {
+        "name": "api-7c9d8-abcde", "namespace": "shop", "uid": "pod-1", "resourceVersion": "4711",
+        "creationTimestamp": "2026-12-01T10:00:00Z",
+        "labels": {"app.kubernetes.io/instance": "shop", "pod-template-hash": "7c9d8"},
+        "annotations": {"checksum/config": "0123456789abcdef0123456789abcdef", "kubectl.kubernetes.io/last-applied-configuration": "{\"big\": true}"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-7c9d8", "uid": "rs-1", "controller": true}],
+        "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": "2026-12-01T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {}}}}]
+      },
+      "spec": {
+        "volumes": [{"name": "config", "configMap": {"name": "api-config"}}],
+        "initContainers": [{"name": "migrate", "image": "registry.example.com/api-migrate:2", "command": ["/migrate"], "env": [{"name": "DB", "value": "postgres"}]}],
+        "containers": [{"name": "api", "image": "registry.example.com/api:2",
+                        "resources": {"limits": {"memory": "256Mi"}},
+                        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "initialDelaySeconds": 5, "periodSeconds": 3},
+                        "volumeMounts": [{"name": "config", "mountPath": "/etc/api"}]}],
+        "nodeName": "node-2", "restartPolicy": "Always", "serviceAccountName": "api"
+      },
+      "status": {
+        "phase": "Pending", "hostIP": "10.0.0.2", "podIP": "10.1.0.7", "qosClass": "Burstable",
+        "conditions": [
+          {"type": "Initialized", "status": "False", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:01Z", "reason": "ContainersNotInitialized", "message": "containers with incomplete status: [migrate]"},
+          {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:01Z", "reason": "ContainersNotReady"},
+          {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:00Z"}
+        ],
+        "initContainerStatuses": [
+          {"name": "migrate", "image": "registry.example.com/api-migrate:2", "imageID": "sha256:aaa", "containerID": "containerd://1",
+           "ready": false, "restartCount": 2, "started": false,
+           "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s restarting failed container"}},
+           "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "message": "relation \"users\" already exists", "startedAt": "2026-12-01T10:00:30Z", "finishedAt": "2026-12-01T10:00:31Z"}}}
+        ],
+        "containerStatuses": [
+          {"name": "api", "image": "registry.example.com/api:2", "imageID": "", "ready": false, "restartCount": 0, "started": false,
+           "state": {"waiting": {"reason": "PodInitializing"}}}
+        ]
+      }
+    }"#;
+
+    /// The summary keeps everything diagnosis and the drill-down read: judged from it, the pod
+    /// has the causes and container states the full Pod gives, and holds far less.
+    #[test]
+    fn a_pod_summary_keeps_what_diagnosis_and_the_drill_down_read() {
+        let full: k8s_openapi::api::core::v1::Pod =
+            serde_json::from_str(FULL_POD).expect("a full Pod");
+        let summary: PodSummary = serde_json::from_str(FULL_POD).expect("a summary");
+        assert_eq!(summary, PodSummary::of(&full), "one summary either way");
+        let now: k8s_openapi::jiff::Timestamp = "2026-12-01T11:00:00Z".parse().unwrap();
+        assert_eq!(
+            diagnosis::pod_causes_at(&summary, &[], now),
+            [diagnosis::PodCause::Init {
+                container: "migrate".into(),
+                waiting: Box::new(diagnosis::PodCause::CrashLoopBackOff {
+                    container: "migrate".into(),
+                    restarts: 2,
+                    last_exit_code: Some(3),
+                    last_reason: Some("Error".into()),
+                }),
+            }]
+        );
+        let v = pod_view(&summary, "Deployment/api".into(), true, &[]);
+        let states: Vec<(&str, bool, &str, i32)> = v
+            .container_states
+            .iter()
+            .map(|c| (c.name.as_str(), c.init, c.state.as_str(), c.restarts))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("migrate", true, "waiting: CrashLoopBackOff (exit 3)", 2),
+                ("api", false, "waiting: PodInitializing", 0),
+            ]
+        );
+        assert_eq!(
+            (v.node.as_deref(), v.phase.as_str(), v.restarts, v.ready),
+            (Some("node-2"), "Pending", 2, false)
+        );
+        assert_eq!(v.containers, ["api"]);
+        let probe = summary.spec.as_ref().unwrap().containers[0]
+            .readiness_probe
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            (probe.initial_delay_seconds, probe.period_seconds),
+            (Some(5), Some(3))
+        );
+        let meta = &summary.metadata;
+        assert!(meta.managed_fields.is_none() && meta.annotations.is_none());
+        assert_eq!(
+            meta.labels
+                .as_ref()
+                .and_then(|l| l.get("pod-template-hash"))
+                .map(String::as_str),
+            Some("7c9d8"),
+            "the current revision is told by it"
+        );
+        assert_eq!(meta.owner_references.as_ref().map(Vec::len), Some(1));
+        assert_eq!(
+            meta.resource_version.as_deref(),
+            Some("4711"),
+            "the watch resumes from it"
+        );
     }
 
     fn names(w: &Observed<'_>) -> Vec<String> {

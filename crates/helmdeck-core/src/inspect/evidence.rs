@@ -235,10 +235,7 @@ async fn hook_pod(api: &Api<Pod>, pod: &Pod, events: &[Event]) -> HookPod {
             .creation_timestamp
             .as_ref()
             .map(|t| t.0.to_string()),
-        causes: diagnosis::pod_causes(
-            &PodSummary::of(pod),
-            &events.iter().collect::<Vec<_>>(),
-        )
+        causes: diagnosis::pod_causes(&PodSummary::of(pod), &events.iter().collect::<Vec<_>>())
             .iter()
             .map(|c| text::plain(&c.summary()))
             .collect(),

@@ -487,14 +487,12 @@ impl JobRun<'_> {
         for pod in own.iter().copied() {
             let name = pod.metadata.name.clone().unwrap_or_default();
             let owner = format!("Job/{}", self.job_name);
-            self.ctx
-                .emit
-                .send(Event::Pod(views::pod_view(
-                    &PodSummary::of(pod),
-                    owner,
-                    true,
-                    &[],
-                )));
+            self.ctx.emit.send(Event::Pod(views::pod_view(
+                &PodSummary::of(pod),
+                owner,
+                true,
+                &[],
+            )));
             match self.following.get(&name) {
                 Some(sender) => {
                     sender.send_replace((*pod).clone());

@@ -49,7 +49,11 @@ fn image_pull_and_config_error_events_count_by_their_count() {
         event("BackOff", "Back-off pulling image \"nope:1\"", 2),
         event("Failed", "Error: ImagePullBackOff", 1),
     ];
-    assert_eq!(exceeded(3, 1, &[(&p, &refs(&pulls))]), None, "3 events, 3 allowed");
+    assert_eq!(
+        exceeded(3, 1, &[(&p, &refs(&pulls))]),
+        None,
+        "3 events, 3 allowed"
+    );
     assert_eq!(
         exceeded(2, 1, &[(&p, &refs(&pulls))]).as_deref(),
         Some("fail fast: pod api-x had 3 ImagePullBackOff events > 2 allowed")

@@ -632,10 +632,23 @@ impl World {
 
     /// The uids of every watched workload.
     fn workload_uids(&self) -> HashSet<&str> {
-        let deploys = self.deploys.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
-        let stss = self.stss.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
-        let dss = self.dss.iter().flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
-        deploys.chain(stss).chain(dss).filter(|u| !u.is_empty()).collect()
+        let deploys = self
+            .deploys
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let stss = self
+            .stss
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let dss = self
+            .dss
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        deploys
+            .chain(stss)
+            .chain(dss)
+            .filter(|u| !u.is_empty())
+            .collect()
     }
 
     /// Every [`STRANGER_SWEEP`]: drops the Events about objects that no watch held at the last
@@ -660,7 +673,14 @@ impl World {
         let gone: Vec<(usize, String)> = unknown
             .iter()
             .filter(|u| self.strangers.contains(*u))
-            .flat_map(|u| self.index.events_about.get(u).into_iter().flatten().cloned())
+            .flat_map(|u| {
+                self.index
+                    .events_about
+                    .get(u)
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+            })
             .collect();
         for (ns, name) in gone {
             self.drop_event(ns, &name);
@@ -882,6 +902,118 @@ mod tests {
                 "exporter".to_string()
             )]
         );
+    }
+
+    /// An Event about `about`, last seen `secs` after an hour's start.
+    fn event_at(name: &str, about: &str, secs: u64) -> KubeEvent {
+        let at =
+            k8s_openapi::jiff::Timestamp::from_second(1_800_000_000 + secs as i64).expect("a time");
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "apps"},
+            "involvedObject": {"kind": "Pod", "name": about, "uid": about},
+            "reason": "BackOff", "lastTimestamp": at.to_string(),
+        }))
+        .expect("an Event")
+    }
+
+    /// Every watch of `apps` listed, with one pod `p1` of a ReplicaSet `r1`.
+    fn with_one_pod() -> World {
+        let mut world = listed(&["apps"]);
+        world.apply(Msg::Pod(
+            0,
+            Change::Resynced(vec![object("apps", "p1", "p1", Some("r1"))]),
+        ));
+        world.apply(Msg::Rs(
+            0,
+            Change::Resynced(vec![object("apps", "r1", "r1", Some("d1"))]),
+        ));
+        world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+        world
+    }
+
+    #[test]
+    fn another_teams_churning_events_leave_what_is_held_bounded() {
+        let mut world = with_one_pod();
+        let start = Instant::now();
+        let mut most = 0;
+        // 5,000 Events about other teams' objects, ten a second, with one about our pod.
+        for i in 0..5_000u64 {
+            let at = start + Duration::from_millis(100 * i);
+            let e = event_at(
+                &format!("other-{i}"),
+                &format!("theirs-{}", i % 700),
+                i / 10,
+            );
+            world.apply_at(Msg::Ev(0, Change::Applied(e)), at);
+            if i == 2_500 {
+                world.apply_at(Msg::Ev(0, Change::Applied(event_at("ours", "p1", 250))), at);
+            }
+            most = most.max(world.events_held());
+        }
+        // Ten a second are held for at most two sweeps.
+        let bound = 10 * 2 * STRANGER_SWEEP.as_secs() as usize + 1;
+        assert!(most <= bound, "held {most} > {bound}");
+        // Once quiet, two sweeps later none of theirs is left.
+        for sweeps in 1..=2 {
+            let later = start + Duration::from_secs(500) + sweeps * STRANGER_SWEEP;
+            world.apply_at(Msg::Deploy(0, Change::Resynced(vec![])), later);
+        }
+        assert_eq!(world.events_held(), 1, "only the one about our pod is left");
+        assert_eq!(world.events_by_name(["p1"]).len(), 1);
+        let dropped = world.dropped_events.len();
+        assert_eq!(
+            dropped, 5_000,
+            "each dropped Event is told to the step once"
+        );
+    }
+
+    #[test]
+    fn an_event_about_an_object_not_seen_yet_is_kept_once_its_object_appears() {
+        let mut world = with_one_pod();
+        let start = Instant::now();
+        for (name, about) in [("early", "p2"), ("stray", "gone")] {
+            let e = event_at(name, about, 0);
+            world.apply_at(Msg::Ev(0, Change::Applied(e)), start);
+        }
+        let pod = object("apps", "p2", "p2", Some("r1"));
+        let soon = start + Duration::from_secs(5);
+        world.apply_at(Msg::Pod(0, Change::Applied(pod)), soon);
+        for t in [20, 40, 60] {
+            let at = start + Duration::from_secs(t);
+            world.apply_at(Msg::Deploy(0, Change::Resynced(vec![])), at);
+        }
+        let held: Vec<&str> = world
+            .events_by_name(["p2", "gone"])
+            .into_keys()
+            .map(|(_, n)| n)
+            .collect();
+        assert_eq!(held, ["early"]);
+    }
+
+    #[test]
+    fn at_most_20_events_are_held_per_object_the_newest() {
+        let mut world = with_one_pod();
+        let listed: Vec<KubeEvent> = (0..30)
+            .map(|i| event_at(&format!("e-{i:02}"), "p1", i))
+            .collect();
+        world.apply(Msg::Ev(0, Change::Resynced(listed)));
+        for i in 30..50 {
+            let e = event_at(&format!("e-{i:02}"), "p1", i);
+            world.apply(Msg::Ev(0, Change::Applied(e)));
+        }
+        let held: Vec<String> = world
+            .events_by_name(["p1"])
+            .into_keys()
+            .map(|(_, n)| n.to_string())
+            .collect();
+        let newest: Vec<String> = (30..50).map(|i| format!("e-{i:02}")).collect();
+        assert_eq!(held, newest);
+        assert_eq!(world.events_held(), EVENTS_PER_OBJECT);
+        // An old Event seen again is the newest now.
+        world.apply(Msg::Ev(0, Change::Applied(event_at("e-00", "p1", 100))));
+        let held = world.events_by_name(["p1"]);
+        assert_eq!(held.len(), EVENTS_PER_OBJECT);
+        assert!(held.contains_key(&(0, "e-00")) && !held.contains_key(&(0, "e-30")));
     }
 
     #[test]

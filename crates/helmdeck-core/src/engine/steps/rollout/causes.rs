@@ -280,7 +280,8 @@ pub(super) async fn gather(ctx: &Ctx, world: &World, emitted: &mut Emitted, sinc
 
 /// The target's last lines, or one line saying why they could not be read.
 async fn read_log(ctx: &Ctx, namespace: &str, target: &LogTarget) -> Vec<String> {
-    let api: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(ctx.cluster.client.clone(), namespace);
+    let api: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(ctx.cluster.client.clone(), namespace);
     let params = LogParams {
         container: Some(target.container.clone()),
         previous: target.previous,

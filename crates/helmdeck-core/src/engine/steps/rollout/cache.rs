@@ -583,6 +583,7 @@ impl World {
     }
 
     /// How many Events the watches hold, in every namespace.
+    #[cfg(test)]
     pub(super) fn events_held(&self) -> usize {
         self.events.iter().map(|c| c.items.len()).sum()
     }

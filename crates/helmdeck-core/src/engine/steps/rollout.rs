@@ -289,19 +289,19 @@ fn start_watches(
                 Api::<Deployment>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Deploy(i, c),
+                move |c| Msg::Deploy(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<StatefulSet>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Sts(i, c),
+                move |c| Msg::Sts(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<DaemonSet>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Ds(i, c),
+                move |c| Msg::Ds(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<ReplicaSet>::namespaced(client.clone(), ns),
@@ -393,19 +393,19 @@ fn cross_check_manifest(
                 Api::<Deployment>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Deploy(i, c),
+                move |c| Msg::Deploy(i, Box::new(c)),
             ),
             "StatefulSet" => watch::spawn(
                 Api::<StatefulSet>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Sts(i, c),
+                move |c| Msg::Sts(i, Box::new(c)),
             ),
             _ => watch::spawn(
                 Api::<DaemonSet>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Ds(i, c),
+                move |c| Msg::Ds(i, Box::new(c)),
             ),
         };
         tasks.push(task);
@@ -479,24 +479,13 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
             }
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "every watch stopped (evidence unreadable)".into() } };
-                let mut batch = vec![msg];
-                while let Ok(more) = rx.try_recv() {
-                    batch.push(more);
-                }
-                for msg in batch {
-                    let (what, health) = world.apply(msg);
-                    match health {
-                        Health::Degraded(error) => {
-                            let error = text::plain(&error);
-                            degraded.insert(what.clone(), error.clone());
-                            emit.send(Event::WatchDegraded { what, error });
-                        }
-                        Health::Recovered => {
-                            degraded.remove(&what);
-                            emit.send(Event::WatchRecovered { what });
-                        }
-                        Health::Unchanged => {}
-                    }
+                // What is queued now is taken in before one publish, each message as it comes
+                // off the queue: collected first, thousands of them were held twice.
+                let queued = rx.len();
+                take_in(ctx, &mut world, &mut degraded, msg);
+                for _ in 0..queued {
+                    let Ok(more) = rx.try_recv() else { break };
+                    take_in(ctx, &mut world, &mut degraded, more);
                 }
                 if !world.initially_synced() {
                     continue;
@@ -528,6 +517,23 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         causes::gather(ctx, &world, &mut emitted, since).await;
     }
     Ok(outcome)
+}
+
+/// Applies one watch change to the cache and says when a watch failed or recovered.
+fn take_in(ctx: &Ctx, world: &mut World, degraded: &mut BTreeMap<String, String>, msg: Msg) {
+    let (what, health) = world.apply(msg);
+    match health {
+        Health::Degraded(error) => {
+            let error = text::plain(&error);
+            degraded.insert(what.clone(), error.clone());
+            ctx.emit.send(Event::WatchDegraded { what, error });
+        }
+        Health::Recovered => {
+            degraded.remove(&what);
+            ctx.emit.send(Event::WatchRecovered { what });
+        }
+        Health::Unchanged => {}
+    }
 }
 
 /// How long a rollout whose gating workloads are ready waits for the pods of an optional one

@@ -19,10 +19,13 @@ use crate::rollout::objects::{
 };
 
 /// A change of one watch; the index is the watch's place in its list in [`World`].
+///
+/// Workload changes are boxed: a full Deployment is several times the size of a pod's summary,
+/// and every message queued (thousands while 3,000 pods change) is the size of the largest.
 pub(super) enum Msg {
-    Deploy(usize, Change<Deployment>),
-    Sts(usize, Change<StatefulSet>),
-    Ds(usize, Change<DaemonSet>),
+    Deploy(usize, Box<Change<Deployment>>),
+    Sts(usize, Box<Change<StatefulSet>>),
+    Ds(usize, Box<Change<DaemonSet>>),
     Rs(usize, Change<ReplicaSet>),
     Pod(usize, Change<Pod>),
     Ev(usize, Change<KubeEvent>),
@@ -362,16 +365,19 @@ impl World {
         let index = &mut self.index;
         let (what, ns, health) = match msg {
             Msg::Deploy(i, c) => {
+                let c = *c;
                 let w = &mut self.deploys[i];
                 index.workload_change(&w.c, &c);
                 (format!("Deployments[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Sts(i, c) => {
+                let c = *c;
                 let w = &mut self.stss[i];
                 index.workload_change(&w.c, &c);
                 (format!("StatefulSets[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Ds(i, c) => {
+                let c = *c;
                 let w = &mut self.dss[i];
                 index.workload_change(&w.c, &c);
                 (format!("DaemonSets[{i}]"), w.ns, w.c.apply(c))
@@ -786,9 +792,9 @@ mod tests {
     fn listed(namespaces: &[&str]) -> World {
         let mut world = World::new(namespaces.iter().map(|n| n.to_string()).collect());
         for i in 0..namespaces.len() {
-            world.apply(Msg::Deploy(i, Change::Resynced(vec![])));
-            world.apply(Msg::Sts(i, Change::Resynced(vec![])));
-            world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+            world.apply(Msg::Deploy(i, Box::new(Change::Resynced(vec![]))));
+            world.apply(Msg::Sts(i, Box::new(Change::Resynced(vec![]))));
+            world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
         }
         world
     }
@@ -819,21 +825,23 @@ mod tests {
     fn a_failed_watch_leaves_its_namespace_unsynced_until_its_next_list() {
         let mut world = listed(&["apps", "monitoring"]);
         assert!(world.initially_synced() && world.all_synced());
-        let (what, health) = world.apply(Msg::Deploy(1, Change::Failed("boom".into())));
+        let (what, health) = world.apply(Msg::Deploy(1, Box::new(Change::Failed("boom".into()))));
         assert_eq!(what, "Deployments[1] in monitoring");
         assert_eq!(health, Health::Degraded("boom".into()));
         assert!(!world.initially_synced() && !world.all_synced());
         assert!(world.take_touched().0, "a failure may have missed anything");
         let d: Deployment = object("monitoring", "web", "d1", None);
         assert_eq!(
-            world.apply(Msg::Deploy(1, Change::Applied(d.clone()))).1,
+            world
+                .apply(Msg::Deploy(1, Box::new(Change::Applied(d.clone()))))
+                .1,
             Health::Unchanged
         );
         assert!(!world.all_synced(), "a single change is not a list");
-        let (_, health) = world.apply(Msg::Deploy(1, Change::Resynced(vec![d])));
+        let (_, health) = world.apply(Msg::Deploy(1, Box::new(Change::Resynced(vec![d]))));
         assert_eq!(health, Health::Recovered);
         assert!(world.initially_synced() && world.all_synced());
-        let (what, _) = world.apply(Msg::Sts(0, Change::Failed("x".into())));
+        let (what, _) = world.apply(Msg::Sts(0, Box::new(Change::Failed("x".into()))));
         assert_eq!(
             what, "StatefulSets[0]",
             "the release namespace's name stays bare"
@@ -881,7 +889,7 @@ mod tests {
             world.missing().is_empty(),
             "not listed, not known to be missing"
         );
-        let (what, _) = world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        let (what, _) = world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
         assert_eq!(what, "DaemonSets[2] in monitoring");
         assert!(world.all_synced());
         assert_eq!(
@@ -893,7 +901,7 @@ mod tests {
             )]
         );
         let found: DaemonSet = object("monitoring", "exporter", "ds1", None);
-        world.apply(Msg::Ds(i, Change::Applied(found)));
+        world.apply(Msg::Ds(i, Box::new(Change::Applied(found))));
         assert!(world.missing().is_empty());
         assert_eq!(
             world.keys(),
@@ -957,7 +965,7 @@ mod tests {
         // Once quiet, two sweeps later none of theirs is left.
         for sweeps in 1..=2 {
             let later = start + Duration::from_secs(500) + sweeps * STRANGER_SWEEP;
-            world.apply_at(Msg::Deploy(0, Change::Resynced(vec![])), later);
+            world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), later);
         }
         assert_eq!(world.events_held(), 1, "only the one about our pod is left");
         assert_eq!(world.events_by_name(["p1"]).len(), 1);
@@ -981,7 +989,7 @@ mod tests {
         world.apply_at(Msg::Pod(0, Change::Applied(pod)), soon);
         for t in [20, 40, 60] {
             let at = start + Duration::from_secs(t);
-            world.apply_at(Msg::Deploy(0, Change::Resynced(vec![])), at);
+            world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), at);
         }
         let held: Vec<&str> = world
             .events_by_name(["p2", "gone"])

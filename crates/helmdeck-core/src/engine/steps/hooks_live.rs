@@ -147,6 +147,7 @@ fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
                 .jobs
                 .items
                 .values()
+                .map(Box::as_ref)
                 .filter(|j| is_this_runs_hook(j, &release, &since))
                 .collect();
             shown.hooks(&emit, &hooks);

@@ -454,7 +454,7 @@ impl JobRun<'_> {
             .items
             .values()
             .filter(|p| owned_by(p, self.uid))
-            .all(is_over)
+            .all(|p| is_over(p))
     }
 
     /// Takes one watch change or log end in: shows this run's pods, follows each container's
@@ -482,6 +482,7 @@ impl JobRun<'_> {
             .pods_seen
             .items
             .values()
+            .map(Box::as_ref)
             .filter(|p| owned_by(p, uid))
             .collect();
         for pod in own.iter().copied() {

@@ -267,10 +267,20 @@ impl Emitted {
     }
 }
 
-/// One LIST per (re)list: kube's default pages of 500 turn a namespace's Events or pods into
-/// several requests, and the whole list is held before judging anyway.
+/// One LIST per (re)list for the workloads and ReplicaSets, which are few: kube's default pages
+/// would only add requests.
 fn unpaged(mut config: watcher::Config) -> watcher::Config {
     config.page_size = None;
+    config
+}
+
+/// Pods and Events are listed in pages: a namespace's Events or a release's pods can run to
+/// tens of thousands, and one unpaged LIST holds its whole body (27 MiB for the Events of a
+/// 3,000-pod rollout) while it is read. A page's objects are kept as summaries as they come.
+const PAGE: u32 = 500;
+
+fn paged(mut config: watcher::Config) -> watcher::Config {
+    config.page_size = Some(PAGE);
     config
 }
 
@@ -281,6 +291,7 @@ fn start_watches(
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
     let labelled = unpaged(watcher::Config::default().labels(&ctx.selector()));
+    let labelled_pages = paged(watcher::Config::default().labels(&ctx.selector()));
     let mut tasks = Vec::new();
     for (i, ns) in world.namespaces.iter().enumerate() {
         let ns = ns.as_str();
@@ -311,14 +322,14 @@ fn start_watches(
             ),
             watch::spawn(
                 Api::<Pod>::namespaced(client.clone(), ns),
-                labelled.clone(),
+                labelled_pages.clone(),
                 tx.clone(),
                 move |c| Msg::Pod(i, c),
             ),
             // Events cannot be label-selected; they are filtered to the release's objects.
             watch::spawn(
                 Api::<KubeEvent>::namespaced(client.clone(), ns),
-                unpaged(watcher::Config::default()),
+                paged(watcher::Config::default()),
                 tx.clone(),
                 move |c| Msg::Ev(i, c),
             ),

@@ -448,7 +448,7 @@ impl World {
             .get(owner_uid)
             .into_iter()
             .flatten()
-            .filter_map(|name| self.pods[ns].items.get(name))
+            .filter_map(|name| self.pods[ns].items.get(name).map(Box::as_ref))
             .collect()
     }
 
@@ -457,7 +457,7 @@ impl World {
             .get(owner_uid)
             .into_iter()
             .flatten()
-            .filter_map(|name| self.rss[ns].items.get(name))
+            .filter_map(|name| self.rss[ns].items.get(name).map(Box::as_ref))
             .collect()
     }
 
@@ -581,7 +581,7 @@ impl World {
             };
             let list: Vec<&KubeEvent> = names
                 .iter()
-                .filter_map(|(ns, name)| self.events[*ns].items.get(name))
+                .filter_map(|(ns, name)| self.events[*ns].items.get(name).map(Box::as_ref))
                 .collect();
             map.insert(key.as_str(), list);
         }
@@ -744,7 +744,7 @@ impl World {
         {
             for (ns, name) in names {
                 if let Some(e) = self.events[*ns].items.get(name) {
-                    about.insert((*ns, name.as_str()), e);
+                    about.insert((*ns, name.as_str()), e.as_ref());
                 }
             }
         }

@@ -84,6 +84,14 @@ pub(super) struct World {
     pub(super) dropped_events: Vec<(usize, String)>,
 }
 
+/// Which objects a change of the Events may have crowded past [`EVENTS_PER_OBJECT`].
+enum Crowding {
+    /// The one an Event is about (by uid).
+    About(String),
+    /// Any with Events in this namespace (after a list).
+    Namespace(usize),
+}
+
 /// The newest Events kept per object: the causes read the latest one of a reason, the
 /// drill-down shows a few; a flapping pod's hundredth BackOff says nothing new.
 pub(super) const EVENTS_PER_OBJECT: usize = 20;
@@ -349,13 +357,17 @@ impl World {
 
     /// `apply` as of `now`, which decides when Events about unknown objects are swept.
     pub(super) fn apply_at(&mut self, msg: Msg, now: Instant) -> (String, Health) {
-        let events_of = match &msg {
-            Msg::Ev(i, _) => Some(*i),
+        // One new Event can crowd only the object it is about; a list, any.
+        let crowding = match &msg {
+            Msg::Ev(_, Change::Applied(e)) => Some(Crowding::About(
+                e.involved_object.uid.clone().unwrap_or_default(),
+            )),
+            Msg::Ev(i, Change::Resynced(_)) => Some(Crowding::Namespace(*i)),
             _ => None,
         };
         let out = self.apply_change(msg);
-        if let Some(ns) = events_of {
-            self.cap_events(ns);
+        if let Some(crowding) = crowding {
+            self.cap_events(&crowding);
         }
         self.sweep_strangers(now);
         out
@@ -605,17 +617,26 @@ impl World {
         self.dropped_events.push((ns, name.to_string()));
     }
 
-    /// Keeps the newest [`EVENTS_PER_OBJECT`] Events about each object that `ns`'s Events are
-    /// about (a relist may bring many at once).
-    fn cap_events(&mut self, ns: usize) {
-        let crowded: Vec<String> = self
-            .index
-            .events_about
-            .iter()
-            .filter(|(_, names)| names.len() > EVENTS_PER_OBJECT)
-            .filter(|(_, names)| names.iter().any(|(n, _)| *n == ns))
-            .map(|(uid, _)| uid.clone())
-            .collect();
+    /// Keeps the newest [`EVENTS_PER_OBJECT`] Events about each object `crowding` names.
+    fn cap_events(&mut self, crowding: &Crowding) {
+        let crowded: Vec<String> = match crowding {
+            Crowding::About(about) => self
+                .index
+                .events_about
+                .get(about)
+                .filter(|names| names.len() > EVENTS_PER_OBJECT)
+                .map(|_| about.clone())
+                .into_iter()
+                .collect(),
+            Crowding::Namespace(ns) => self
+                .index
+                .events_about
+                .iter()
+                .filter(|(_, names)| names.len() > EVENTS_PER_OBJECT)
+                .filter(|(_, names)| names.iter().any(|(n, _)| n == ns))
+                .map(|(uid, _)| uid.clone())
+                .collect(),
+        };
         for about in crowded {
             let mut held: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = self
                 .index

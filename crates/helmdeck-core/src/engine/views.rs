@@ -5,16 +5,21 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{ContainerView, KubeEventView, PodView, WorkloadKey, WorkloadView};
 use crate::glob::KindGlob;
+use crate::rollout::objects::{
+    ContainerStatusSummary, EventSummary, PodSummary, ReplicaSetSummary,
+};
 use crate::rollout::optional::optional_because;
 use crate::rollout::readiness::{self, Progress, Readiness};
 use crate::rollout::{diagnosis, fail_fast};
 use crate::text;
+
+/// Events by the uid of the object they are about, borrowed from the watch that holds them.
+pub type EventsByUid<'e> = HashMap<&'e str, Vec<&'e EventSummary>>;
 
 /// Pod causes shown per workload (the rest are in the drill-down).
 pub const CAUSES_PER_WORKLOAD: usize = 3;
@@ -37,7 +42,7 @@ pub struct Observed<'a> {
     pub meta: &'a ObjectMeta,
     pub readiness: Readiness,
     /// Pods of the current revision: their causes are the workload's.
-    pub current: Vec<&'a Pod>,
+    pub current: Vec<&'a PodSummary>,
     /// False while the watch that holds it is failing; a Done verdict on stale data does not
     /// count as ready.
     pub synced: bool,
@@ -49,8 +54,8 @@ impl<'a> Observed<'a> {
     /// only, readiness comes from the Deployment.
     pub fn deployment(
         d: &'a Deployment,
-        replicasets: &[ReplicaSet],
-        pods: impl IntoIterator<Item = &'a Pod>,
+        replicasets: &[ReplicaSetSummary],
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         let current = match diagnosis::new_replicaset(d, replicasets) {
@@ -70,7 +75,7 @@ impl<'a> Observed<'a> {
     /// it has none).
     pub fn statefulset(
         s: &'a StatefulSet,
-        pods: impl IntoIterator<Item = &'a Pod>,
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         let update = s
@@ -94,7 +99,7 @@ impl<'a> Observed<'a> {
     /// A DaemonSet: every pod it owns is current.
     pub fn daemonset(
         d: &'a DaemonSet,
-        pods: impl IntoIterator<Item = &'a Pod>,
+        pods: impl IntoIterator<Item = &'a PodSummary>,
         synced: bool,
     ) -> Self {
         Observed {
@@ -107,7 +112,10 @@ impl<'a> Observed<'a> {
     }
 }
 
-fn owned<'a>(pods: impl IntoIterator<Item = &'a Pod>, owner_uid: &str) -> Vec<&'a Pod> {
+fn owned<'a>(
+    pods: impl IntoIterator<Item = &'a PodSummary>,
+    owner_uid: &str,
+) -> Vec<&'a PodSummary> {
     pods.into_iter()
         .filter(|p| owned_by(&p.metadata, owner_uid))
         .collect()
@@ -132,7 +140,7 @@ pub struct Scope<'a> {
 pub fn workload_view(
     w: &Observed<'_>,
     scope: &Scope<'_>,
-    events: &HashMap<&str, Vec<Event>>,
+    events: &EventsByUid<'_>,
 ) -> WorkloadView {
     let name = w.meta.name.clone().unwrap_or_default();
     let namespace = w
@@ -187,14 +195,14 @@ pub fn workload_view(
 fn fail_fast_reason(
     w: &Observed<'_>,
     scope: &Scope<'_>,
-    events: &HashMap<&str, Vec<Event>>,
+    events: &EventsByUid<'_>,
     optional: bool,
 ) -> (Option<String>, Option<String>) {
     if optional || w.readiness.progress == Progress::Done {
         return (None, None);
     }
     let (limit, warning) = fail_fast::allowed(scope.failures_allowed, w.meta);
-    let pods: Vec<(&Pod, &[Event])> = w
+    let pods: Vec<(&PodSummary, &[&EventSummary])> = w
         .current
         .iter()
         .map(|p| {
@@ -243,7 +251,12 @@ fn uid(meta: &ObjectMeta) -> &str {
     meta.uid.as_deref().unwrap_or("")
 }
 
-pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> PodView {
+pub fn pod_view(
+    pod: &PodSummary,
+    owner: String,
+    current: bool,
+    events: &[&EventSummary],
+) -> PodView {
     let status = pod.status.as_ref();
     let statuses = status.and_then(|s| s.container_statuses.as_ref());
     PodView {
@@ -280,12 +293,12 @@ pub fn pod_view(pod: &Pod, owner: String, current: bool, events: &[Event]) -> Po
 
 /// Every container of the pod from its spec, initContainers first (the order they run), each
 /// with its state from the pod's status.
-pub fn container_views(pod: &Pod) -> Vec<ContainerView> {
+pub fn container_views(pod: &PodSummary) -> Vec<ContainerView> {
     let Some(spec) = pod.spec.as_ref() else {
         return Vec::new();
     };
     let status = pod.status.as_ref();
-    let find = |list: Option<&Vec<ContainerStatus>>, name: &str| {
+    let find = |list: Option<&Vec<ContainerStatusSummary>>, name: &str| {
         list.into_iter().flatten().find(|c| c.name == name).cloned()
     };
     let init = spec.init_containers.iter().flatten().map(|c| {
@@ -310,7 +323,7 @@ pub fn container_views(pod: &Pod) -> Vec<ContainerView> {
 }
 
 /// A container's state in a few words, as `kubectl describe` names it.
-fn container_state(st: Option<&ContainerStatus>) -> String {
+fn container_state(st: Option<&ContainerStatusSummary>) -> String {
     let Some(state) = st.and_then(|s| s.state.as_ref()) else {
         return "not started".into();
     };
@@ -342,7 +355,7 @@ fn container_state(st: Option<&ContainerStatus>) -> String {
 }
 
 /// Whether `e` is about one of `uids` (an Event without a uid is about none of them).
-pub fn is_about(e: &Event, uids: &BTreeSet<String>) -> bool {
+pub fn is_about(e: &EventSummary, uids: &BTreeSet<String>) -> bool {
     e.involved_object
         .uid
         .as_deref()
@@ -350,7 +363,7 @@ pub fn is_about(e: &Event, uids: &BTreeSet<String>) -> bool {
 }
 
 /// An Event as the views show it; `last_seen` is the newest timestamp it carries.
-pub fn event_view(e: &Event) -> KubeEventView {
+pub fn event_view(e: &EventSummary) -> KubeEventView {
     let obj = &e.involved_object;
     let last_seen = e
         .last_timestamp
@@ -386,8 +399,8 @@ pub fn event_view(e: &Event) -> KubeEventView {
 
 /// `pod NAME: CAUSE` for every cause of every not-ready pod, sorted, without repeats.
 pub fn pod_cause_lines<'a>(
-    pods: impl IntoIterator<Item = &'a Pod>,
-    events_by_uid: &HashMap<&str, Vec<Event>>,
+    pods: impl IntoIterator<Item = &'a PodSummary>,
+    events_by_uid: &EventsByUid<'_>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for pod in pods {
@@ -414,6 +427,9 @@ pub fn pod_cause_lines<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollout::objects::{
+        EventSummary as Event, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+    };
     use serde_json::json;
 
     fn pod(name: &str, owner_uid: &str, labels: serde_json::Value) -> Pod {
@@ -468,6 +484,113 @@ mod tests {
         assert_eq!(v.failed_container(), Some("configure"));
         assert_eq!(v.restarts, 3);
         assert_eq!(v.containers, ["app"]);
+    }
+
+    /// A Pod as the API serves it, with what the summary drops (managed fields, annotations,
+    /// volumes, env, resources, probe handlers, condition times) and what diagnosis reads
+    /// (initContainerStatuses, a container's lastState, the readiness probe's timing).
+    const FULL_POD: &str = r#"{
+      "apiVersion": "v1", "kind": "Pod",
+      "metadata": {
+        "name": "api-7c9d8-abcde", "namespace": "shop", "uid": "pod-1", "resourceVersion": "4711",
+        "creationTimestamp": "2026-12-01T10:00:00Z",
+        "labels": {"app.kubernetes.io/instance": "shop", "pod-template-hash": "7c9d8"},
+        "annotations": {"checksum/config": "0123456789abcdef0123456789abcdef", "kubectl.kubernetes.io/last-applied-configuration": "{\"big\": true}"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-7c9d8", "uid": "rs-1", "controller": true}],
+        "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": "2026-12-01T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {}}}}]
+      },
+      "spec": {
+        "volumes": [{"name": "config", "configMap": {"name": "api-config"}}],
+        "initContainers": [{"name": "migrate", "image": "registry.example.com/api-migrate:2", "command": ["/migrate"], "env": [{"name": "DB", "value": "postgres"}]}],
+        "containers": [{"name": "api", "image": "registry.example.com/api:2",
+                        "resources": {"limits": {"memory": "256Mi"}},
+                        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "initialDelaySeconds": 5, "periodSeconds": 3},
+                        "volumeMounts": [{"name": "config", "mountPath": "/etc/api"}]}],
+        "nodeName": "node-2", "restartPolicy": "Always", "serviceAccountName": "api"
+      },
+      "status": {
+        "phase": "Pending", "hostIP": "10.0.0.2", "podIP": "10.1.0.7", "qosClass": "Burstable",
+        "conditions": [
+          {"type": "Initialized", "status": "False", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:01Z", "reason": "ContainersNotInitialized", "message": "containers with incomplete status: [migrate]"},
+          {"type": "Ready", "status": "False", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:01Z", "reason": "ContainersNotReady"},
+          {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-12-01T10:00:00Z"}
+        ],
+        "initContainerStatuses": [
+          {"name": "migrate", "image": "registry.example.com/api-migrate:2", "imageID": "sha256:aaa", "containerID": "containerd://1",
+           "ready": false, "restartCount": 2, "started": false,
+           "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s restarting failed container"}},
+           "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "message": "relation \"users\" already exists", "startedAt": "2026-12-01T10:00:30Z", "finishedAt": "2026-12-01T10:00:31Z"}}}
+        ],
+        "containerStatuses": [
+          {"name": "api", "image": "registry.example.com/api:2", "imageID": "", "ready": false, "restartCount": 0, "started": false,
+           "state": {"waiting": {"reason": "PodInitializing"}}}
+        ]
+      }
+    }"#;
+
+    /// The summary keeps everything diagnosis and the drill-down read: judged from it, the pod
+    /// has the causes and container states the full Pod gives, and holds far less.
+    #[test]
+    fn a_pod_summary_keeps_what_diagnosis_and_the_drill_down_read() {
+        let full: k8s_openapi::api::core::v1::Pod =
+            serde_json::from_str(FULL_POD).expect("a full Pod");
+        let summary: PodSummary = serde_json::from_str(FULL_POD).expect("a summary");
+        assert_eq!(summary, PodSummary::of(&full), "one summary either way");
+        let now: k8s_openapi::jiff::Timestamp = "2026-12-01T11:00:00Z".parse().unwrap();
+        assert_eq!(
+            diagnosis::pod_causes_at(&summary, &[], now),
+            [diagnosis::PodCause::Init {
+                container: "migrate".into(),
+                waiting: Box::new(diagnosis::PodCause::CrashLoopBackOff {
+                    container: "migrate".into(),
+                    restarts: 2,
+                    last_exit_code: Some(3),
+                    last_reason: Some("Error".into()),
+                }),
+            }]
+        );
+        let v = pod_view(&summary, "Deployment/api".into(), true, &[]);
+        let states: Vec<(&str, bool, &str, i32)> = v
+            .container_states
+            .iter()
+            .map(|c| (c.name.as_str(), c.init, c.state.as_str(), c.restarts))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("migrate", true, "waiting: CrashLoopBackOff (exit 3)", 2),
+                ("api", false, "waiting: PodInitializing", 0),
+            ]
+        );
+        assert_eq!(
+            (v.node.as_deref(), v.phase.as_str(), v.restarts, v.ready),
+            (Some("node-2"), "Pending", 2, false)
+        );
+        assert_eq!(v.containers, ["api"]);
+        let probe = summary.spec.as_ref().unwrap().containers[0]
+            .readiness_probe
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            (probe.initial_delay_seconds, probe.period_seconds),
+            (Some(5), Some(3))
+        );
+        let meta = &summary.metadata;
+        assert!(meta.managed_fields.is_none() && meta.annotations.is_none());
+        assert_eq!(
+            meta.labels
+                .as_ref()
+                .and_then(|l| l.get("pod-template-hash"))
+                .map(String::as_str),
+            Some("7c9d8"),
+            "the current revision is told by it"
+        );
+        assert_eq!(meta.owner_references.as_ref().map(Vec::len), Some(1));
+        assert_eq!(
+            meta.resource_version.as_deref(),
+            Some("4711"),
+            "the watch resumes from it"
+        );
     }
 
     fn names(w: &Observed<'_>) -> Vec<String> {

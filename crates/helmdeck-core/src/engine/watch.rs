@@ -10,6 +10,8 @@ use std::time::Duration;
 use color_eyre::eyre::WrapErr;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
+
+use crate::rollout::objects::PodSummary;
 use kube::Api;
 use kube::api::ListParams;
 use serde_json::Value;
@@ -489,7 +491,7 @@ async fn wait_for_job(ctx: &Ctx, name: &str) -> Result<StepOutcome, StepError> {
                 .wrap_err_with(|| format!("listing the pods of Job {name}"))?;
             let progress = readiness::job(job);
             for pod in &list.items {
-                let view = views::pod_view(pod, owner.clone(), true, &[]);
+                let view = views::pod_view(&PodSummary::of(pod), owner.clone(), true, &[]);
                 if matches!(progress, JobProgress::Failed { .. }) && view.phase == "Failed" {
                     hooks_live::fetch_log_tail(
                         &pods,

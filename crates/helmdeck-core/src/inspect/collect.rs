@@ -3,8 +3,12 @@
 //! events, and the release's workloads. A failing read becomes a warning (or, for the records,
 //! the inspection's error); it never stops the rest.
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Secret};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+// Pods, ReplicaSets and Events are listed as the summaries the deploy step watches.
+use crate::rollout::objects::{
+    EventSummary as Event, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::{Api, Client};

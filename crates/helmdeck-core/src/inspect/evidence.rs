@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Event, Pod};
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod};
+
+use crate::rollout::objects::{EventSummary as Event, PodSummary};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ListParams, LogParams};
 use kube::{Api, Client};
@@ -233,7 +235,7 @@ async fn hook_pod(api: &Api<Pod>, pod: &Pod, events: &[Event]) -> HookPod {
             .creation_timestamp
             .as_ref()
             .map(|t| t.0.to_string()),
-        causes: diagnosis::pod_causes(pod, events)
+        causes: diagnosis::pod_causes(&PodSummary::of(pod), &events.iter().collect::<Vec<_>>())
             .iter()
             .map(|c| text::plain(&c.summary()))
             .collect(),

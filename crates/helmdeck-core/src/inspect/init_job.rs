@@ -5,8 +5,8 @@
 //! helmdeck's newest local record of the release, or helm's hook record (a plain `helm
 //! upgrade` with the toggle on runs it as a hook).
 
+use crate::rollout::objects::EventSummary as Event;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Event;
 use kube::api::ListParams;
 use kube::{Api, Client};
 

@@ -5,8 +5,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+
+use crate::rollout::objects::{
+    EventSummary as Event, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::engine::event::{KubeEventView, PodView, WorkloadKey, WorkloadView};
@@ -95,10 +98,10 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob], namespace: &str
         });
     }
 
-    let mut events_by_uid: HashMap<&str, Vec<Event>> = HashMap::new();
+    let mut events_by_uid: views::EventsByUid<'_> = HashMap::new();
     for e in &live.events {
         if let Some(u) = e.involved_object.uid.as_deref() {
-            events_by_uid.entry(u).or_default().push(e.clone());
+            events_by_uid.entry(u).or_default().push(e);
         }
     }
     let scope = Scope {

@@ -1,13 +1,17 @@
 //! Why a pod is not ready, read from its status (as the kubelet and scheduler write it) and its
 //! Events, and whether a pod runs its workload's newest template.
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateTerminated, ContainerStatus, Event, Pod, PodCondition, PodStatus,
-};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
+
+use crate::rollout::objects::{
+    ConditionSummary as PodCondition, ContainerStatusSummary as ContainerStatus,
+    EventSummary as Event, PodStatusSummary as PodStatus, PodSummary as Pod,
+    ReplicaSetSummary as ReplicaSet,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "cause")]
@@ -177,12 +181,12 @@ fn condition<'a>(status: &'a PodStatus, kind: &str) -> Option<&'a PodCondition> 
 
 /// Every reason the pod is not ready, scheduling first, then init containers, then containers.
 /// A ready or succeeded pod has none. `events` may be about anything; only the pod's count.
-pub fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
+pub fn pod_causes(pod: &Pod, events: &[&Event]) -> Vec<PodCause> {
     pod_causes_at(pod, events, Timestamp::now())
 }
 
 /// `pod_causes` as of `now`, which decides whether a readiness probe is due yet.
-pub fn pod_causes_at(pod: &Pod, events: &[Event], now: Timestamp) -> Vec<PodCause> {
+pub fn pod_causes_at(pod: &Pod, events: &[&Event], now: Timestamp) -> Vec<PodCause> {
     let Some(status) = pod.status.as_ref() else {
         return Vec::new();
     };
@@ -191,6 +195,7 @@ pub fn pod_causes_at(pod: &Pod, events: &[Event], now: Timestamp) -> Vec<PodCaus
     }
     let events: Vec<&Event> = events
         .iter()
+        .copied()
         .filter(|e| is_about(e, &pod.metadata))
         .collect();
     match status.phase.as_deref() {
@@ -535,12 +540,7 @@ fn latest<'a>(events: &[&'a Event], matches: impl Fn(&Event) -> bool) -> Option<
 }
 
 fn event_time(e: &Event) -> Option<Timestamp> {
-    let last = e.last_timestamp.as_ref().map(|t| t.0);
-    let micro = || e.event_time.as_ref().map(|t| t.0);
-    let first = || e.first_timestamp.as_ref().map(|t| t.0);
-    last.or_else(micro)
-        .or_else(first)
-        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    e.time()
 }
 
 /// Does the pod run the owner's newest template? `owner_revision` is the bare hash (a new

@@ -10,10 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::diagnosis::{container_statuses_in_run_order, pod_restarts};
+use super::objects::{EventSummary as Event, PodSummary as Pod};
 
 /// The annotations that set the limit for one workload, the first present winning.
 pub const ANNOTATIONS: [&str; 2] = [
@@ -58,7 +58,7 @@ pub fn allowed(flag: Option<u32>, meta: &ObjectMeta) -> (Option<u32>, Option<Str
 /// Why the workload fails fast under `allowed` failures per replica, or `None`. `pods` are its
 /// new pods only (an old revision's crashes say nothing about the new one), each with the
 /// Events about it; `desired` is its desired replica count.
-pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[Event])]) -> Option<String> {
+pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[&Event])]) -> Option<String> {
     let replicas = u64::try_from(desired.max(1)).unwrap_or(1);
     let restarts: u64 = pods.iter().map(|(p, _)| pod_restarts(p)).sum();
     if restarts > u64::from(allowed) * replicas {
@@ -84,7 +84,7 @@ pub fn exceeded(allowed: u32, desired: i32, pods: &[(&Pod, &[Event])]) -> Option
 /// Restarts of every container of the pod, init containers included (a crashing
 /// initContainer restarts under `restartPolicy: Always` too).
 /// The pod's `BackOff`/`Failed` Events that count, summed by the waiting reason they are for.
-fn counted_events<'a>(pod: &Pod, events: &'a [Event]) -> BTreeMap<&'a str, u64> {
+fn counted_events(pod: &Pod, events: &[&Event]) -> BTreeMap<&'static str, u64> {
     let config_error = waiting_for(pod, "CreateContainerConfigError");
     let mut out = BTreeMap::new();
     for e in events {

@@ -8,6 +8,7 @@
 pub mod budget;
 pub mod diagnosis;
 pub mod fail_fast;
+pub mod objects;
 pub mod optional;
 pub mod readiness;
 

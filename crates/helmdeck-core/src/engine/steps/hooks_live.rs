@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+
+use crate::rollout::objects::{EventSummary, PodSummary};
 use kube::Api;
 use kube::api::ListParams;
 use kube::runtime::watcher;
@@ -145,6 +147,7 @@ fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
                 .jobs
                 .items
                 .values()
+                .map(Box::as_ref)
                 .filter(|j| is_this_runs_hook(j, &release, &since))
                 .collect();
             shown.hooks(&emit, &hooks);
@@ -249,7 +252,12 @@ impl Shown {
                 .find(|o| uids.contains(o.uid.as_str()));
             let Some(owner) = owner else { continue };
             related.extend(pod.metadata.uid.clone());
-            let view = views::pod_view(pod, format!("Job/{}", owner.name), true, &[]);
+            let view = views::pod_view(
+                &PodSummary::of(pod),
+                format!("Job/{}", owner.name),
+                true,
+                &[],
+            );
             // A failed hook pod's last words: helm itself says only "BackoffLimitExceeded".
             if view.phase == "Failed" && self.logs_fetched.insert(view.name.clone()) {
                 fetch_log_tail(pods_api, emit, &view.name, &view.log_containers());
@@ -270,6 +278,7 @@ impl Shown {
         events: &Collection<KubeEvent>,
     ) {
         for e in events.items.values() {
+            let e = &EventSummary::of(e);
             if !views::is_about(e, related) {
                 continue;
             }

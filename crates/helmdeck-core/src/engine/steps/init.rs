@@ -24,6 +24,7 @@ use crate::engine::views;
 use crate::rollout::diagnosis::{
     self, container_statuses_in_run_order, containers_in_run_order, pod_restarts,
 };
+use crate::rollout::objects::PodSummary;
 use crate::rollout::readiness::{self, JobProgress};
 use crate::text;
 
@@ -46,7 +47,7 @@ fn follow_pod(
     let emit = ctx.emit.clone();
     tokio::spawn(async move {
         let name = pod.borrow().metadata.name.clone().unwrap_or_default();
-        let order = containers_in_run_order(&pod.borrow());
+        let order = containers_in_run_order(&PodSummary::of(&pod.borrow()));
         for container in order {
             // Wait for its turn: started, or the pod is over without it.
             loop {
@@ -98,7 +99,7 @@ async fn follow_log(
 
 /// The container is running or has run (its log can be read).
 fn has_started(pod: &Pod, container: &str) -> bool {
-    container_statuses_in_run_order(pod)
+    container_statuses_in_run_order(&PodSummary::of(pod))
         .filter(|c| c.name == container)
         .any(|c| {
             let ran = c
@@ -135,7 +136,7 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String 
         )
     });
     if let Some(last) = last {
-        let causes: Vec<String> = diagnosis::pod_causes(last, &[])
+        let causes: Vec<String> = diagnosis::pod_causes(&PodSummary::of(last), &[])
             .iter()
             .map(|c| text::plain(&c.summary()))
             .collect();
@@ -149,7 +150,7 @@ fn job_failure(job: &Job, reason: &str, message: &str, pods: &[&Pod]) -> String 
         };
         let restarts: i64 = pods
             .iter()
-            .map(|p| i64::try_from(pod_restarts(p)).unwrap_or(i64::MAX))
+            .map(|p| i64::try_from(pod_restarts(&PodSummary::of(p))).unwrap_or(i64::MAX))
             .sum();
         let last = format!(
             "pod {}: {cause}",
@@ -453,7 +454,7 @@ impl JobRun<'_> {
             .items
             .values()
             .filter(|p| owned_by(p, self.uid))
-            .all(is_over)
+            .all(|p| is_over(p))
     }
 
     /// Takes one watch change or log end in: shows this run's pods, follows each container's
@@ -481,14 +482,18 @@ impl JobRun<'_> {
             .pods_seen
             .items
             .values()
+            .map(Box::as_ref)
             .filter(|p| owned_by(p, uid))
             .collect();
         for pod in own.iter().copied() {
             let name = pod.metadata.name.clone().unwrap_or_default();
             let owner = format!("Job/{}", self.job_name);
-            self.ctx
-                .emit
-                .send(Event::Pod(views::pod_view(pod, owner, true, &[])));
+            self.ctx.emit.send(Event::Pod(views::pod_view(
+                &PodSummary::of(pod),
+                owner,
+                true,
+                &[],
+            )));
             match self.following.get(&name) {
                 Some(sender) => {
                     sender.send_replace((*pod).clone());

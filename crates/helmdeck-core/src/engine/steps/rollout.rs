@@ -10,8 +10,7 @@ mod causes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use kube::Api;
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
@@ -22,7 +21,10 @@ use crate::engine::event::{
     Event, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
 };
 use crate::engine::steps::{Ctx, StepError};
-use crate::engine::views::{self, Observed, Scope, event_view, pod_view};
+use crate::engine::views::{self, EventsByUid, Observed, Scope, event_view, pod_view};
+use crate::rollout::objects::{
+    EventSummary as KubeEvent, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 use crate::text;
 
 use cache::{Msg, World, uid};
@@ -45,7 +47,7 @@ fn view(
     ns: &str,
     w: &Observed<'_>,
     world: &World,
-    events: &HashMap<&str, Vec<KubeEvent>>,
+    events: &EventsByUid<'_>,
 ) -> WorkloadView {
     let selector = ctx.selector();
     let scope = Scope {
@@ -77,6 +79,10 @@ struct Emitted {
 /// order the watches hold them.
 fn publish(ctx: &Ctx, world: &mut World, emitted: &mut Emitted) -> Vec<WorkloadView> {
     let (all, touched) = world.take_touched();
+    // What the watch cache no longer holds is not compared against again.
+    for key in world.dropped_events.drain(..) {
+        emitted.events.remove(&key);
+    }
     let world = &*world;
     let wanted = |u: &str| all || touched.contains(u);
     let judged = world.judge_where(wanted);
@@ -126,7 +132,7 @@ impl Emitted {
         ctx: &Ctx,
         world: &World,
         judged: &Judged<'_>,
-        events: &HashMap<&str, Vec<KubeEvent>>,
+        events: &EventsByUid<'_>,
     ) -> Vec<WorkloadKey> {
         for (ns, j) in judged {
             let v = view(ctx, &world.namespaces[*ns], j, world, events);
@@ -193,7 +199,7 @@ impl Emitted {
         ctx: &Ctx,
         judged: &Judged<'_>,
         related: &[(Vec<&ReplicaSet>, Vec<&Pod>)],
-        events: &HashMap<&str, Vec<KubeEvent>>,
+        events: &EventsByUid<'_>,
         wanted: impl Fn(&str) -> bool,
     ) {
         let mut claimed: BTreeSet<(String, String)> = BTreeSet::new();
@@ -249,7 +255,7 @@ impl Emitted {
 
     /// Events about the re-judged workloads and their ReplicaSets and pods (the keys of
     /// `events`), those that changed, by (namespace, name).
-    fn send_events(&mut self, ctx: &Ctx, world: &World, events: &HashMap<&str, Vec<KubeEvent>>) {
+    fn send_events(&mut self, ctx: &Ctx, world: &World, events: &EventsByUid<'_>) {
         for ((ns, name), e) in world.events_by_name(events.keys().copied()) {
             let v = event_view(e);
             let key = (ns, name.to_string());
@@ -261,10 +267,20 @@ impl Emitted {
     }
 }
 
-/// One LIST per (re)list: kube's default pages of 500 turn a namespace's Events or pods into
-/// several requests, and the whole list is held before judging anyway.
+/// One LIST per (re)list for the workloads and ReplicaSets, which are few: kube's default pages
+/// would only add requests.
 fn unpaged(mut config: watcher::Config) -> watcher::Config {
     config.page_size = None;
+    config
+}
+
+/// Pods and Events are listed in pages: a namespace's Events or a release's pods can run to
+/// tens of thousands, and one unpaged LIST holds its whole body (27 MiB for the Events of a
+/// 3,000-pod rollout) while it is read. A page's objects are kept as summaries as they come.
+const PAGE: u32 = 500;
+
+fn paged(mut config: watcher::Config) -> watcher::Config {
+    config.page_size = Some(PAGE);
     config
 }
 
@@ -275,6 +291,7 @@ fn start_watches(
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
     let labelled = unpaged(watcher::Config::default().labels(&ctx.selector()));
+    let labelled_pages = paged(watcher::Config::default().labels(&ctx.selector()));
     let mut tasks = Vec::new();
     for (i, ns) in world.namespaces.iter().enumerate() {
         let ns = ns.as_str();
@@ -283,19 +300,19 @@ fn start_watches(
                 Api::<Deployment>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Deploy(i, c),
+                move |c| Msg::Deploy(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<StatefulSet>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Sts(i, c),
+                move |c| Msg::Sts(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<DaemonSet>::namespaced(client.clone(), ns),
                 labelled.clone(),
                 tx.clone(),
-                move |c| Msg::Ds(i, c),
+                move |c| Msg::Ds(i, Box::new(c)),
             ),
             watch::spawn(
                 Api::<ReplicaSet>::namespaced(client.clone(), ns),
@@ -305,14 +322,14 @@ fn start_watches(
             ),
             watch::spawn(
                 Api::<Pod>::namespaced(client.clone(), ns),
-                labelled.clone(),
+                labelled_pages.clone(),
                 tx.clone(),
                 move |c| Msg::Pod(i, c),
             ),
             // Events cannot be label-selected; they are filtered to the release's objects.
             watch::spawn(
                 Api::<KubeEvent>::namespaced(client.clone(), ns),
-                unpaged(watcher::Config::default()),
+                paged(watcher::Config::default()),
                 tx.clone(),
                 move |c| Msg::Ev(i, c),
             ),
@@ -387,19 +404,19 @@ fn cross_check_manifest(
                 Api::<Deployment>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Deploy(i, c),
+                move |c| Msg::Deploy(i, Box::new(c)),
             ),
             "StatefulSet" => watch::spawn(
                 Api::<StatefulSet>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Sts(i, c),
+                move |c| Msg::Sts(i, Box::new(c)),
             ),
             _ => watch::spawn(
                 Api::<DaemonSet>::namespaced(client.clone(), namespace),
                 by_name,
                 tx.clone(),
-                move |c| Msg::Ds(i, c),
+                move |c| Msg::Ds(i, Box::new(c)),
             ),
         };
         tasks.push(task);
@@ -473,24 +490,13 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
             }
             msg = rx.recv() => {
                 let Some(msg) = msg else { break StepOutcome::Failed { reason: "every watch stopped (evidence unreadable)".into() } };
-                let mut batch = vec![msg];
-                while let Ok(more) = rx.try_recv() {
-                    batch.push(more);
-                }
-                for msg in batch {
-                    let (what, health) = world.apply(msg);
-                    match health {
-                        Health::Degraded(error) => {
-                            let error = text::plain(&error);
-                            degraded.insert(what.clone(), error.clone());
-                            emit.send(Event::WatchDegraded { what, error });
-                        }
-                        Health::Recovered => {
-                            degraded.remove(&what);
-                            emit.send(Event::WatchRecovered { what });
-                        }
-                        Health::Unchanged => {}
-                    }
+                // What is queued now is taken in before one publish, each message as it comes
+                // off the queue: collected first, thousands of them were held twice.
+                let queued = rx.len();
+                take_in(ctx, &mut world, &mut degraded, msg);
+                for _ in 0..queued {
+                    let Ok(more) = rx.try_recv() else { break };
+                    take_in(ctx, &mut world, &mut degraded, more);
                 }
                 if !world.initially_synced() {
                     continue;
@@ -522,6 +528,23 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
         causes::gather(ctx, &world, &mut emitted, since).await;
     }
     Ok(outcome)
+}
+
+/// Applies one watch change to the cache and says when a watch failed or recovered.
+fn take_in(ctx: &Ctx, world: &mut World, degraded: &mut BTreeMap<String, String>, msg: Msg) {
+    let (what, health) = world.apply(msg);
+    match health {
+        Health::Degraded(error) => {
+            let error = text::plain(&error);
+            degraded.insert(what.clone(), error.clone());
+            ctx.emit.send(Event::WatchDegraded { what, error });
+        }
+        Health::Recovered => {
+            degraded.remove(&what);
+            ctx.emit.send(Event::WatchRecovered { what });
+        }
+        Health::Unchanged => {}
+    }
 }
 
 /// How long a rollout whose gating workloads are ready waits for the pods of an optional one

@@ -4,6 +4,8 @@
 //! that name) and a Job hook (its pods) have logs.
 
 use k8s_openapi::api::core::v1::Pod;
+
+use crate::rollout::objects::PodSummary;
 use kube::Api;
 use kube::api::{ListParams, LogParams};
 
@@ -59,7 +61,7 @@ pub async fn fetch(ctx: &Ctx, kind: &str, name: &str) -> Option<Vec<String>> {
     let mut lines = Vec::new();
     for pod in &found {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
-        for container in containers_in_run_order(pod) {
+        for container in containers_in_run_order(&PodSummary::of(pod)) {
             let params = LogParams {
                 container: Some(container.clone()),
                 tail_lines: Some(LINES_PER_CONTAINER),
@@ -122,7 +124,7 @@ mod tests {
         }))
         .expect("a pod");
         assert_eq!(
-            containers_in_run_order(&pod),
+            containers_in_run_order(&PodSummary::of(&pod)),
             ["test-framework", "ui-test", "sidecar"]
         );
     }

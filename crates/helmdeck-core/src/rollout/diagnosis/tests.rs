@@ -18,7 +18,7 @@ fn later() -> Timestamp {
 
 /// The causes as of `later()`: the fixtures' times are fixed, the clock is not.
 fn pod_causes(pod: &Pod, events: &[Event]) -> Vec<PodCause> {
-    pod_causes_at(pod, events, later())
+    pod_causes_at(pod, &events.iter().collect::<Vec<_>>(), later())
 }
 
 /// A fixture is `{"pod": <Pod>, "events": [<Event>...]}` as the API returns them.
@@ -498,6 +498,7 @@ fn a_restart_without_a_terminated_last_state_is_not_a_crash_loop() {
 fn a_readiness_probe_is_starting_until_its_delay_and_one_period_passed() {
     // postgres started at 10:02:12 with no initial delay and a 5 s period.
     let (pod, events) = typed(raw(READINESS));
+    let events: Vec<&Event> = events.iter().collect();
     let at = |t: &str| pod_causes_at(&pod, &events, t.parse().expect("a timestamp"));
     let starting = vec![PodCause::Starting {
         container: "postgres".into(),
@@ -523,6 +524,7 @@ fn a_readiness_probe_waits_for_its_initial_delay_and_the_default_period() {
     probe["initialDelaySeconds"] = json!(20);
     probe["periodSeconds"] = Value::Null;
     let (pod, events) = typed(v);
+    let events: Vec<&Event> = events.iter().collect();
     let at = |t: &str| pod_causes_at(&pod, &events, t.parse().expect("a timestamp"));
     // Due 20 + 10 s after 10:02:12.
     assert!(matches!(

@@ -6,20 +6,26 @@
 //! workloads it touched.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cluster::watch::{Change, Collection, Health};
 use crate::engine::event::WorkloadKey;
-use crate::engine::views::Observed;
+use crate::engine::views::{EventsByUid, Observed};
+use crate::rollout::objects::{
+    EventSummary as KubeEvent, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
+};
 
 /// A change of one watch; the index is the watch's place in its list in [`World`].
+///
+/// Workload changes are boxed: a full Deployment is several times the size of a pod's summary,
+/// and every message queued (thousands while 3,000 pods change) is the size of the largest.
 pub(super) enum Msg {
-    Deploy(usize, Change<Deployment>),
-    Sts(usize, Change<StatefulSet>),
-    Ds(usize, Change<DaemonSet>),
+    Deploy(usize, Box<Change<Deployment>>),
+    Sts(usize, Box<Change<StatefulSet>>),
+    Ds(usize, Box<Change<DaemonSet>>),
     Rs(usize, Change<ReplicaSet>),
     Pod(usize, Change<Pod>),
     Ev(usize, Change<KubeEvent>),
@@ -69,7 +75,31 @@ pub(super) struct World {
     pub(super) unlabelled: BTreeSet<WorkloadKey>,
     /// Who owns what, so an event re-judges only the workload it touched.
     pub(super) index: Index,
+    /// Uids that Events are about but no watched object has, as of the last sweep.
+    strangers: HashSet<String>,
+    /// When Events about objects not of the release are next looked for.
+    next_sweep: Option<Instant>,
+    /// Events dropped since the last publish, by (namespace index, name), for the step to
+    /// forget what it emitted of them.
+    pub(super) dropped_events: Vec<(usize, String)>,
 }
+
+/// Which objects a change of the Events may have crowded past [`EVENTS_PER_OBJECT`].
+enum Crowding {
+    /// The one an Event is about (by uid).
+    About(String),
+    /// Any with Events in this namespace (after a list).
+    Namespace(usize),
+}
+
+/// The newest Events kept per object: the causes read the latest one of a reason, the
+/// drill-down shows a few; a flapping pod's hundredth BackOff says nothing new.
+pub(super) const EVENTS_PER_OBJECT: usize = 20;
+
+/// How often Events about objects the watches do not hold are looked for. One such Event is
+/// kept for one to two periods (its object may be listed a moment later) and then dropped, so
+/// another team's churn in a shared namespace does not grow what helmdeck holds.
+pub(super) const STRANGER_SWEEP: Duration = Duration::from_secs(15);
 
 /// Owner and subject indexes over the pod, ReplicaSet and Event watches, kept in step with
 /// the collections, plus what the changes since the last publish touched. Without them every
@@ -305,6 +335,9 @@ impl World {
             unlabelled: BTreeSet::new(),
             index: Index::new(n),
             namespaces,
+            strangers: HashSet::new(),
+            next_sweep: None,
+            dropped_events: Vec::new(),
         }
     }
 
@@ -319,19 +352,44 @@ impl World {
     }
 
     pub(super) fn apply(&mut self, msg: Msg) -> (String, Health) {
+        self.apply_at(msg, Instant::now())
+    }
+
+    /// `apply` as of `now`, which decides when Events about unknown objects are swept.
+    pub(super) fn apply_at(&mut self, msg: Msg, now: Instant) -> (String, Health) {
+        // One new Event can crowd only the object it is about; a list, any.
+        let crowding = match &msg {
+            Msg::Ev(_, Change::Applied(e)) => Some(Crowding::About(
+                e.involved_object.uid.clone().unwrap_or_default(),
+            )),
+            Msg::Ev(i, Change::Resynced(_)) => Some(Crowding::Namespace(*i)),
+            _ => None,
+        };
+        let out = self.apply_change(msg);
+        if let Some(crowding) = crowding {
+            self.cap_events(&crowding);
+        }
+        self.sweep_strangers(now);
+        out
+    }
+
+    fn apply_change(&mut self, msg: Msg) -> (String, Health) {
         let index = &mut self.index;
         let (what, ns, health) = match msg {
             Msg::Deploy(i, c) => {
+                let c = *c;
                 let w = &mut self.deploys[i];
                 index.workload_change(&w.c, &c);
                 (format!("Deployments[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Sts(i, c) => {
+                let c = *c;
                 let w = &mut self.stss[i];
                 index.workload_change(&w.c, &c);
                 (format!("StatefulSets[{i}]"), w.ns, w.c.apply(c))
             }
             Msg::Ds(i, c) => {
+                let c = *c;
                 let w = &mut self.dss[i];
                 index.workload_change(&w.c, &c);
                 (format!("DaemonSets[{i}]"), w.ns, w.c.apply(c))
@@ -402,7 +460,7 @@ impl World {
             .get(owner_uid)
             .into_iter()
             .flatten()
-            .filter_map(|name| self.pods[ns].items.get(name))
+            .filter_map(|name| self.pods[ns].items.get(name).map(Box::as_ref))
             .collect()
     }
 
@@ -411,7 +469,7 @@ impl World {
             .get(owner_uid)
             .into_iter()
             .flatten()
-            .filter_map(|name| self.rss[ns].items.get(name))
+            .filter_map(|name| self.rss[ns].items.get(name).map(Box::as_ref))
             .collect()
     }
 
@@ -522,24 +580,140 @@ impl World {
         out
     }
 
-    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect.
+    /// Events about `uids`, by that uid, in (namespace, name) order as the views expect;
+    /// borrowed, never copied.
     pub(super) fn events_about<'a>(
-        &self,
+        &'a self,
         uids: impl IntoIterator<Item = &'a str>,
-    ) -> HashMap<&str, Vec<KubeEvent>> {
-        let mut map: HashMap<&str, Vec<KubeEvent>> = HashMap::new();
+    ) -> EventsByUid<'a> {
+        let mut map: EventsByUid<'a> = HashMap::new();
         for u in uids {
             let Some((key, names)) = self.index.events_about.get_key_value(u) else {
                 continue;
             };
-            let list: Vec<KubeEvent> = names
+            let list: Vec<&KubeEvent> = names
                 .iter()
-                .filter_map(|(ns, name)| self.events[*ns].items.get(name))
-                .cloned()
+                .filter_map(|(ns, name)| self.events[*ns].items.get(name).map(Box::as_ref))
                 .collect();
             map.insert(key.as_str(), list);
         }
         map
+    }
+
+    /// How many Events the watches hold, in every namespace.
+    #[cfg(test)]
+    pub(super) fn events_held(&self) -> usize {
+        self.events.iter().map(|c| c.items.len()).sum()
+    }
+
+    /// Drops one held Event, and says so to the index and the step.
+    fn drop_event(&mut self, ns: usize, name: &str) {
+        let Some(e) = self.events[ns].items.remove(name) else {
+            return;
+        };
+        let about = e.involved_object.uid.clone().unwrap_or_default();
+        self.index.forget_event(&about, ns, name);
+        self.index.touch(&about);
+        self.dropped_events.push((ns, name.to_string()));
+    }
+
+    /// Keeps the newest [`EVENTS_PER_OBJECT`] Events about each object `crowding` names.
+    fn cap_events(&mut self, crowding: &Crowding) {
+        let crowded: Vec<String> = match crowding {
+            Crowding::About(about) => self
+                .index
+                .events_about
+                .get(about)
+                .filter(|names| names.len() > EVENTS_PER_OBJECT)
+                .map(|_| about.clone())
+                .into_iter()
+                .collect(),
+            Crowding::Namespace(ns) => self
+                .index
+                .events_about
+                .iter()
+                .filter(|(_, names)| names.len() > EVENTS_PER_OBJECT)
+                .filter(|(_, names)| names.iter().any(|(n, _)| n == ns))
+                .map(|(uid, _)| uid.clone())
+                .collect(),
+        };
+        for about in crowded {
+            let mut held: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = self
+                .index
+                .events_about
+                .get(&about)
+                .into_iter()
+                .flatten()
+                .filter_map(|(n, name)| {
+                    let e = self.events[*n].items.get(name)?;
+                    Some((e.time(), *n, name.clone()))
+                })
+                .collect();
+            // Oldest first; an Event without a time counts as the oldest.
+            held.sort();
+            let excess = held.len().saturating_sub(EVENTS_PER_OBJECT);
+            for (_, n, name) in held.into_iter().take(excess) {
+                self.drop_event(n, &name);
+            }
+        }
+    }
+
+    /// The uids of every watched workload.
+    fn workload_uids(&self) -> HashSet<&str> {
+        let deploys = self
+            .deploys
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let stss = self
+            .stss
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        let dss = self
+            .dss
+            .iter()
+            .flat_map(|w| w.c.items.values().map(|o| uid(&o.metadata)));
+        deploys
+            .chain(stss)
+            .chain(dss)
+            .filter(|u| !u.is_empty())
+            .collect()
+    }
+
+    /// Every [`STRANGER_SWEEP`]: drops the Events about objects that no watch held at the last
+    /// sweep either. Only while the pod and ReplicaSet watches can be trusted: an object missed
+    /// by a failing watch is not a stranger.
+    fn sweep_strangers(&mut self, now: Instant) {
+        let due = *self.next_sweep.get_or_insert(now + STRANGER_SWEEP);
+        let trusted = self.pods.iter().all(|c| c.synced) && self.rss.iter().all(|c| c.synced);
+        if now < due || !trusted {
+            return;
+        }
+        self.next_sweep = Some(now + STRANGER_SWEEP);
+        let workloads = self.workload_uids();
+        let owners = &self.index.owners;
+        let unknown: HashSet<String> = self
+            .index
+            .events_about
+            .keys()
+            .filter(|u| !owners.contains_key(*u) && !workloads.contains(u.as_str()))
+            .cloned()
+            .collect();
+        let gone: Vec<(usize, String)> = unknown
+            .iter()
+            .filter(|u| self.strangers.contains(*u))
+            .flat_map(|u| {
+                self.index
+                    .events_about
+                    .get(u)
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+            })
+            .collect();
+        for (ns, name) in gone {
+            self.drop_event(ns, &name);
+        }
+        self.strangers = unknown;
     }
 
     /// What the changes since the last call touched (`all`: anything may have changed), cleared
@@ -591,7 +765,7 @@ impl World {
         {
             for (ns, name) in names {
                 if let Some(e) = self.events[*ns].items.get(name) {
-                    about.insert((*ns, name.as_str()), e);
+                    about.insert((*ns, name.as_str()), e.as_ref());
                 }
             }
         }
@@ -639,9 +813,9 @@ mod tests {
     fn listed(namespaces: &[&str]) -> World {
         let mut world = World::new(namespaces.iter().map(|n| n.to_string()).collect());
         for i in 0..namespaces.len() {
-            world.apply(Msg::Deploy(i, Change::Resynced(vec![])));
-            world.apply(Msg::Sts(i, Change::Resynced(vec![])));
-            world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+            world.apply(Msg::Deploy(i, Box::new(Change::Resynced(vec![]))));
+            world.apply(Msg::Sts(i, Box::new(Change::Resynced(vec![]))));
+            world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
         }
         world
     }
@@ -672,21 +846,23 @@ mod tests {
     fn a_failed_watch_leaves_its_namespace_unsynced_until_its_next_list() {
         let mut world = listed(&["apps", "monitoring"]);
         assert!(world.initially_synced() && world.all_synced());
-        let (what, health) = world.apply(Msg::Deploy(1, Change::Failed("boom".into())));
+        let (what, health) = world.apply(Msg::Deploy(1, Box::new(Change::Failed("boom".into()))));
         assert_eq!(what, "Deployments[1] in monitoring");
         assert_eq!(health, Health::Degraded("boom".into()));
         assert!(!world.initially_synced() && !world.all_synced());
         assert!(world.take_touched().0, "a failure may have missed anything");
         let d: Deployment = object("monitoring", "web", "d1", None);
         assert_eq!(
-            world.apply(Msg::Deploy(1, Change::Applied(d.clone()))).1,
+            world
+                .apply(Msg::Deploy(1, Box::new(Change::Applied(d.clone()))))
+                .1,
             Health::Unchanged
         );
         assert!(!world.all_synced(), "a single change is not a list");
-        let (_, health) = world.apply(Msg::Deploy(1, Change::Resynced(vec![d])));
+        let (_, health) = world.apply(Msg::Deploy(1, Box::new(Change::Resynced(vec![d]))));
         assert_eq!(health, Health::Recovered);
         assert!(world.initially_synced() && world.all_synced());
-        let (what, _) = world.apply(Msg::Sts(0, Change::Failed("x".into())));
+        let (what, _) = world.apply(Msg::Sts(0, Box::new(Change::Failed("x".into()))));
         assert_eq!(
             what, "StatefulSets[0]",
             "the release namespace's name stays bare"
@@ -734,7 +910,7 @@ mod tests {
             world.missing().is_empty(),
             "not listed, not known to be missing"
         );
-        let (what, _) = world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        let (what, _) = world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
         assert_eq!(what, "DaemonSets[2] in monitoring");
         assert!(world.all_synced());
         assert_eq!(
@@ -746,7 +922,7 @@ mod tests {
             )]
         );
         let found: DaemonSet = object("monitoring", "exporter", "ds1", None);
-        world.apply(Msg::Ds(i, Change::Applied(found)));
+        world.apply(Msg::Ds(i, Box::new(Change::Applied(found))));
         assert!(world.missing().is_empty());
         assert_eq!(
             world.keys(),
@@ -756,6 +932,118 @@ mod tests {
                 "exporter".to_string()
             )]
         );
+    }
+
+    /// An Event about `about`, last seen `secs` after an hour's start.
+    fn event_at(name: &str, about: &str, secs: u64) -> KubeEvent {
+        let at =
+            k8s_openapi::jiff::Timestamp::from_second(1_800_000_000 + secs as i64).expect("a time");
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "apps"},
+            "involvedObject": {"kind": "Pod", "name": about, "uid": about},
+            "reason": "BackOff", "lastTimestamp": at.to_string(),
+        }))
+        .expect("an Event")
+    }
+
+    /// Every watch of `apps` listed, with one pod `p1` of a ReplicaSet `r1`.
+    fn with_one_pod() -> World {
+        let mut world = listed(&["apps"]);
+        world.apply(Msg::Pod(
+            0,
+            Change::Resynced(vec![object("apps", "p1", "p1", Some("r1"))]),
+        ));
+        world.apply(Msg::Rs(
+            0,
+            Change::Resynced(vec![object("apps", "r1", "r1", Some("d1"))]),
+        ));
+        world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+        world
+    }
+
+    #[test]
+    fn another_teams_churning_events_leave_what_is_held_bounded() {
+        let mut world = with_one_pod();
+        let start = Instant::now();
+        let mut most = 0;
+        // 5,000 Events about other teams' objects, ten a second, with one about our pod.
+        for i in 0..5_000u64 {
+            let at = start + Duration::from_millis(100 * i);
+            let e = event_at(
+                &format!("other-{i}"),
+                &format!("theirs-{}", i % 700),
+                i / 10,
+            );
+            world.apply_at(Msg::Ev(0, Change::Applied(e)), at);
+            if i == 2_500 {
+                world.apply_at(Msg::Ev(0, Change::Applied(event_at("ours", "p1", 250))), at);
+            }
+            most = most.max(world.events_held());
+        }
+        // Ten a second are held for at most two sweeps.
+        let bound = 10 * 2 * STRANGER_SWEEP.as_secs() as usize + 1;
+        assert!(most <= bound, "held {most} > {bound}");
+        // Once quiet, two sweeps later none of theirs is left.
+        for sweeps in 1..=2 {
+            let later = start + Duration::from_secs(500) + sweeps * STRANGER_SWEEP;
+            world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), later);
+        }
+        assert_eq!(world.events_held(), 1, "only the one about our pod is left");
+        assert_eq!(world.events_by_name(["p1"]).len(), 1);
+        let dropped = world.dropped_events.len();
+        assert_eq!(
+            dropped, 5_000,
+            "each dropped Event is told to the step once"
+        );
+    }
+
+    #[test]
+    fn an_event_about_an_object_not_seen_yet_is_kept_once_its_object_appears() {
+        let mut world = with_one_pod();
+        let start = Instant::now();
+        for (name, about) in [("early", "p2"), ("stray", "gone")] {
+            let e = event_at(name, about, 0);
+            world.apply_at(Msg::Ev(0, Change::Applied(e)), start);
+        }
+        let pod = object("apps", "p2", "p2", Some("r1"));
+        let soon = start + Duration::from_secs(5);
+        world.apply_at(Msg::Pod(0, Change::Applied(pod)), soon);
+        for t in [20, 40, 60] {
+            let at = start + Duration::from_secs(t);
+            world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), at);
+        }
+        let held: Vec<&str> = world
+            .events_by_name(["p2", "gone"])
+            .into_keys()
+            .map(|(_, n)| n)
+            .collect();
+        assert_eq!(held, ["early"]);
+    }
+
+    #[test]
+    fn at_most_20_events_are_held_per_object_the_newest() {
+        let mut world = with_one_pod();
+        let listed: Vec<KubeEvent> = (0..30)
+            .map(|i| event_at(&format!("e-{i:02}"), "p1", i))
+            .collect();
+        world.apply(Msg::Ev(0, Change::Resynced(listed)));
+        for i in 30..50 {
+            let e = event_at(&format!("e-{i:02}"), "p1", i);
+            world.apply(Msg::Ev(0, Change::Applied(e)));
+        }
+        let held: Vec<String> = world
+            .events_by_name(["p1"])
+            .into_keys()
+            .map(|(_, n)| n.to_string())
+            .collect();
+        let newest: Vec<String> = (30..50).map(|i| format!("e-{i:02}")).collect();
+        assert_eq!(held, newest);
+        assert_eq!(world.events_held(), EVENTS_PER_OBJECT);
+        // An old Event seen again is the newest now.
+        world.apply(Msg::Ev(0, Change::Applied(event_at("e-00", "p1", 100))));
+        let held = world.events_by_name(["p1"]);
+        assert_eq!(held.len(), EVENTS_PER_OBJECT);
+        assert!(held.contains_key(&(0, "e-00")) && !held.contains_key(&(0, "e-30")));
     }
 
     #[test]

@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Event as KubeEvent, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::LogParams;
@@ -17,6 +16,9 @@ use kube::api::LogParams;
 use crate::engine::event::{Event, WorkloadKey};
 use crate::engine::steps::Ctx;
 use crate::rollout::diagnosis;
+use crate::rollout::objects::{
+    ContainerStatusSummary as ContainerStatus, EventSummary as KubeEvent, PodSummary as Pod,
+};
 use crate::text;
 
 use super::Emitted;
@@ -98,12 +100,7 @@ fn rank(reason: &str) -> u8 {
 
 /// When `e` was last seen: its newest timestamp.
 fn last_seen(e: &KubeEvent) -> Option<Timestamp> {
-    e.last_timestamp
-        .as_ref()
-        .map(|t| t.0)
-        .or_else(|| e.event_time.as_ref().map(|t| t.0))
-        .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
-        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    e.time()
 }
 
 /// Whether `e` belongs to this deploy: last seen at or after `since` (an Event a controller
@@ -240,6 +237,7 @@ fn find(world: &World, emitted: &Emitted, since: Timestamp) -> BTreeMap<Workload
         let mut events: Vec<&KubeEvent> = about
             .values()
             .flatten()
+            .copied()
             .filter(|e| recent(e, since))
             .collect();
         events.sort_by_key(|e| e.metadata.name.clone());
@@ -282,7 +280,8 @@ pub(super) async fn gather(ctx: &Ctx, world: &World, emitted: &mut Emitted, sinc
 
 /// The target's last lines, or one line saying why they could not be read.
 async fn read_log(ctx: &Ctx, namespace: &str, target: &LogTarget) -> Vec<String> {
-    let api: Api<Pod> = Api::namespaced(ctx.cluster.client.clone(), namespace);
+    let api: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(ctx.cluster.client.clone(), namespace);
     let params = LogParams {
         container: Some(target.container.clone()),
         previous: target.previous,

@@ -65,7 +65,7 @@ fn view_for(
     selector: &str,
     w: &Observed<'_>,
     unlabelled: &BTreeSet<WorkloadKey>,
-    events: &HashMap<&str, Vec<KubeEvent>>,
+    events: &HashMap<&str, Vec<&KubeEvent>>,
 ) -> WorkloadView {
     let scope = Scope {
         selector,
@@ -199,9 +199,15 @@ fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
     let selector = "app.kubernetes.io/instance=demo";
 
     let mut world = World::new(vec!["apps".into()]);
-    world.apply(Msg::Deploy(0, Change::Resynced(deployments.clone())));
-    world.apply(Msg::Sts(0, Change::Resynced(statefulsets.clone())));
-    world.apply(Msg::Ds(0, Change::Resynced(daemonsets.clone())));
+    world.apply(Msg::Deploy(
+        0,
+        Box::new(Change::Resynced(deployments.clone())),
+    ));
+    world.apply(Msg::Sts(
+        0,
+        Box::new(Change::Resynced(statefulsets.clone())),
+    ));
+    world.apply(Msg::Ds(0, Box::new(Change::Resynced(daemonsets.clone()))));
     let key = |w: &WorkloadView| {
         (
             w.kind.clone(),
@@ -371,9 +377,9 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
     };
     let mut world = World::new(vec!["apps".into(), "monitoring".into()]);
     for (i, ns) in ["apps", "monitoring"].into_iter().enumerate() {
-        world.apply(Msg::Deploy(i, Change::Resynced(vec![deploy(ns)])));
-        world.apply(Msg::Sts(i, Change::Resynced(vec![])));
-        world.apply(Msg::Ds(i, Change::Resynced(vec![])));
+        world.apply(Msg::Deploy(i, Box::new(Change::Resynced(vec![deploy(ns)]))));
+        world.apply(Msg::Sts(i, Box::new(Change::Resynced(vec![]))));
+        world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
         world.apply(Msg::Rs(i, Change::Resynced(vec![rs(ns)])));
         world.apply(Msg::Pod(i, Change::Resynced(vec![pod(ns)])));
     }
@@ -401,7 +407,7 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
     world.dss.push(Watched::by_name(1, "exporter"));
     assert!(world.missing().is_empty(), "not listed yet");
     let last = world.dss.len() - 1;
-    let (what, _) = world.apply(Msg::Ds(last, Change::Resynced(vec![])));
+    let (what, _) = world.apply(Msg::Ds(last, Box::new(Change::Resynced(vec![]))));
     assert_eq!(what, format!("DaemonSets[{last}] in monitoring"));
     assert_eq!(
         world.missing(),
@@ -446,7 +452,7 @@ fn two_deployments() -> World {
     let mut world = World::new(vec!["apps".into()]);
     world.apply(Msg::Deploy(
         0,
-        Change::Resynced(vec![owned("d1", None), owned("d2", None)]),
+        Box::new(Change::Resynced(vec![owned("d1", None), owned("d2", None)])),
     ));
     world.apply(Msg::Rs(
         0,

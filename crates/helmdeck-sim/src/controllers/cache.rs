@@ -10,13 +10,15 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use serde_json::Value;
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::refs::keys::RefObjects;
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
 use crate::SimState;
 use crate::resources::{ResourceId, ids};
+use crate::selector::Selector;
 use crate::store::{EventType, WatchEvent};
 
 #[derive(Clone)]
@@ -102,7 +104,12 @@ pub(crate) struct Cache {
     rx: Option<broadcast::Receiver<Arc<WatchEvent>>>,
     /// Events at or before this rv are already in the listed state.
     listed_rv: u64,
+    /// Pods as the controllers read them: whole until bound, then only what the workload
+    /// controllers and the scheduler's affinity read of a bound pod ([`slim`]); the whole
+    /// object is parsed again from [`Cache::full_pod`] where needed.
     pub pods: HashMap<String, Arc<Value>>,
+    /// Each pod's stored JSON (shared with the store, not a copy).
+    pod_json: HashMap<String, Bytes>,
     pub deployments: HashMap<String, Arc<Value>>,
     pub replicasets: HashMap<String, Arc<Value>>,
     pub statefulsets: HashMap<String, Arc<Value>>,
@@ -140,11 +147,16 @@ impl Cache {
             let next = self.rx.as_mut().map(|rx| rx.try_recv());
             match next {
                 Some(Ok(ev)) => {
-                    if ev.rv > self.listed_rv {
+                    if ev.rv > self.listed_rv && Self::reads(ev.resource) {
+                        let deleted = ev.kind == EventType::Deleted;
+                        if ev.resource == *ids::PODS && !deleted {
+                            self.pod_json
+                                .insert(ev.stored.idx.uid.to_string(), ev.stored.bytes.clone());
+                        }
                         self.apply(
                             ev.resource,
-                            &ev.object,
-                            ev.kind == EventType::Deleted,
+                            &ev.object(),
+                            deleted,
                             ev.kind == EventType::Added,
                             dirty,
                         );
@@ -157,6 +169,11 @@ impl Cache {
                 _ => return,
             }
         }
+    }
+
+    /// Whether the cache keeps anything of this resource's objects.
+    fn reads(res: ResourceId) -> bool {
+        slot(res).is_some() || res == *ids::SECRETS || res == *ids::CONFIGMAPS
     }
 
     fn relist(&mut self, sim: &SimState, dirty: &mut Dirty) {
@@ -183,8 +200,13 @@ impl Cache {
             *ids::CONFIGMAPS,
             *ids::PODS,
         ] {
-            for obj in sim.store.list(res, None, |_| true).0 {
-                self.apply(res, &obj, false, true, dirty);
+            let all = Selector::default();
+            for stored in sim.store.list_stored(res, None, &all, &all).0 {
+                if res == *ids::PODS {
+                    self.pod_json
+                        .insert(stored.idx.uid.to_string(), stored.bytes.clone());
+                }
+                self.apply(res, &Arc::new(stored.value()), false, true, dirty);
             }
         }
     }
@@ -264,6 +286,7 @@ impl Cache {
         self.tell_scheduler(slot, &uid, obj, deleted);
         if deleted {
             self.map_mut(slot).remove(&uid);
+            self.pod_json.remove(&uid);
             self.owners.remove(&uid);
             let ns = meta(obj, "namespace").to_string();
             dirty.gone.push((
@@ -273,7 +296,11 @@ impl Cache {
                 slot == Slot::Pod,
             ));
         } else {
-            self.map_mut(slot).insert(uid.clone(), obj.clone());
+            let kept = match slot {
+                Slot::Pod if super::scheduler::book::holder(obj).is_some() => Arc::new(slim(obj)),
+                _ => obj.clone(),
+            };
+            self.map_mut(slot).insert(uid.clone(), kept);
             if let Some(o) = &owner
                 && let Some(idx) = self.index_mut(slot)
             {
@@ -326,9 +353,16 @@ impl Cache {
     fn tell_scheduler(&mut self, slot: Slot, uid: &str, obj: &Value, deleted: bool) {
         match slot {
             Slot::Pod => {
-                let old = self.pods.get(uid).cloned();
+                // A deleted pod's requests come from its last version, whole in the event
+                // (the cached copy of a bound pod is slim).
+                let old = if deleted {
+                    None
+                } else {
+                    self.pods.get(uid).cloned()
+                };
+                let old = old.as_deref().or(deleted.then_some(obj));
                 let new = (!deleted).then_some(obj);
-                self.sched.pod_changed(uid, old.as_deref(), new);
+                self.sched.pod_changed(uid, old, new);
             }
             Slot::Pvc => {
                 let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
@@ -349,6 +383,12 @@ impl Cache {
         if let Some(ns) = self.refs.apply(kind, obj, deleted) {
             dirty.refs_ns.insert(ns);
         }
+    }
+
+    /// A pod's whole object, parsed from its stored JSON.
+    pub fn full_pod(&self, uid: &str) -> Option<Arc<Value>> {
+        let json = self.pod_json.get(uid)?;
+        serde_json::from_slice(json).ok().map(Arc::new)
     }
 
     pub fn pods_of<'s>(&'s self, owner: &str) -> impl Iterator<Item = &'s Arc<Value>> + 's {
@@ -378,4 +418,21 @@ impl Cache {
             .cloned()
             .collect()
     }
+}
+
+/// What the controllers read of a bound pod: its metadata, where it runs, its phase, and the
+/// affinity terms other pods are placed against. A whole pod parsed costs ~20 KB (every map
+/// a B-tree node); 10,000 of them were most of the simulator's memory.
+fn slim(pod: &Value) -> Value {
+    let mut spec = Map::new();
+    for key in ["nodeName", "affinity"] {
+        if let Some(v) = pod["spec"].get(key) {
+            spec.insert(key.into(), v.clone());
+        }
+    }
+    let mut out = json!({"metadata": pod["metadata"], "spec": spec});
+    if let Some(phase) = pod.pointer("/status/phase") {
+        out["status"] = json!({"phase": phase});
+    }
+    out
 }

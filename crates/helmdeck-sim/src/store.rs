@@ -435,7 +435,7 @@ impl Store {
         // Re-check: a concurrent write between get and lock wins; the client retries on 409.
         let current = Self::get_stored(&inner, res, ns, name);
         match current {
-            Some(c) if c.rv.to_string() == old["metadata"]["resourceVersion"] => {}
+            Some(c) if old["metadata"]["resourceVersion"].as_str() == Some(&*c.rv.to_string()) => {}
             Some(_) => return Err(ApiError::conflict(res, name)),
             None => return Err(ApiError::not_found(res, name)),
         }

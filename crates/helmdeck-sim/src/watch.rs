@@ -97,10 +97,14 @@ fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
 }
 
 fn gone_response(message: String) -> Response<Body> {
+    error_stream(ApiError::gone(message))
+}
+
+/// A watch stream of one in-band ERROR event.
+fn error_stream(err: ApiError) -> Response<Body> {
     let (tx, rx) = mpsc::channel(1);
-    let status = ApiError::gone(message).to_status();
     // Capacity 1 and a fresh channel: this send cannot fail.
-    let _ = tx.try_send(event_line("ERROR", &status));
+    let _ = tx.try_send(event_line("ERROR", &err.to_status()));
     stream_response(rx)
 }
 
@@ -139,11 +143,9 @@ pub fn serve(
         rv => match rv.parse::<u64>() {
             Ok(n) => (Some(n), send_initial),
             Err(_) => {
-                let (tx, rx) = mpsc::channel(1);
-                let status =
-                    ApiError::bad_request(format!("invalid resource version {rv:?}")).to_status();
-                let _ = tx.try_send(event_line("ERROR", &status));
-                return stream_response(rx);
+                return error_stream(ApiError::bad_request(format!(
+                    "invalid resource version {rv:?}"
+                )));
             }
         },
     };

@@ -244,32 +244,7 @@ impl Cache {
         self.apply_ref(res, obj, deleted, dirty);
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
-            let name = meta(obj, "name").to_string();
-            if deleted {
-                self.node_ips.remove(&name);
-                self.node_labels.remove(&name);
-            } else {
-                let labels = obj.pointer("/metadata/labels").cloned();
-                self.node_labels
-                    .insert(name.clone(), labels.unwrap_or(Value::Null));
-                let ip = obj
-                    .pointer("/status/addresses")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
-                    .and_then(|x| x["address"].as_str())
-                    .map(String::from)
-                    .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
-                self.node_ips.insert(name.clone(), ip);
-            }
-            self.sched
-                .node_changed(&name, (!deleted).then_some(obj.as_ref()));
-            self.nodes = self
-                .node_ips
-                .iter()
-                .map(|(n, ip)| (n.clone(), ip.clone()))
-                .collect();
-            // Every DaemonSet follows the nodes.
-            dirty.objs.extend(self.daemonsets.keys().cloned());
+            self.apply_node(obj, deleted, dirty);
             return;
         }
         let uid = meta(obj, "uid").to_string();
@@ -347,6 +322,35 @@ impl Cache {
             Slot::Pvc if !deleted => dirty.pvcs.push(uid),
             _ => {}
         }
+    }
+
+    /// A node's name, labels and address, for the scheduler and the DaemonSets.
+    fn apply_node(&mut self, obj: &Value, deleted: bool, dirty: &mut Dirty) {
+        let name = meta(obj, "name").to_string();
+        if deleted {
+            self.node_ips.remove(&name);
+            self.node_labels.remove(&name);
+        } else {
+            let labels = obj.pointer("/metadata/labels").cloned();
+            self.node_labels
+                .insert(name.clone(), labels.unwrap_or(Value::Null));
+            let ip = obj
+                .pointer("/status/addresses")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
+                .and_then(|x| x["address"].as_str())
+                .map(String::from)
+                .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
+            self.node_ips.insert(name.clone(), ip);
+        }
+        self.sched.node_changed(&name, (!deleted).then_some(obj));
+        self.nodes = self
+            .node_ips
+            .iter()
+            .map(|(n, ip)| (n.clone(), ip.clone()))
+            .collect();
+        // Every DaemonSet follows the nodes.
+        dirty.objs.extend(self.daemonsets.keys().cloned());
     }
 
     /// Keeps the scheduler's book: a pod's change against its cached object, a claim's.

@@ -667,11 +667,16 @@ impl Store {
         let old = Self::get_stored(&inner, res, ns, name)?;
         let mut new = old.value();
         f(&mut new);
-        // Compared as JSON: cheaper than keeping a parsed copy to compare against.
-        if serde_json::to_vec(&new).is_ok_and(|json| json[..] == old.bytes[..]) {
+        // Stamped and serialized once: compared as JSON against the stored version (cheaper
+        // than keeping a parsed copy to compare against), and written as it is.
+        let next = inner.rv + 1;
+        new["metadata"]["resourceVersion"] = json!(next.to_string());
+        let json = serde_json::to_vec(&new).unwrap_or_default();
+        if old.same_but_rv(&json, next) {
+            new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
             return Some(Arc::new(new));
         }
-        Some(self.commit(&mut inner, res, EventType::Modified, new))
+        Some(self.commit_json(&mut inner, res, EventType::Modified, new, Some(json)))
     }
 
     /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is. A

@@ -84,12 +84,30 @@ impl Store {
         inner: &mut Inner,
         res: ResourceId,
         kind: EventType,
+        obj: Value,
+    ) -> Arc<Value> {
+        self.commit_json(inner, res, kind, obj, None)
+    }
+
+    /// [`Store::commit`], with `json` the object's serialization when the caller already
+    /// stamped it with the next rv and serialized it.
+    pub(super) fn commit_json(
+        &self,
+        inner: &mut Inner,
+        res: ResourceId,
+        kind: EventType,
         mut obj: Value,
+        json: Option<Vec<u8>>,
     ) -> Arc<Value> {
         inner.rv += 1;
         let rv = inner.rv;
-        obj["metadata"]["resourceVersion"] = json!(rv.to_string());
-        let stored = Stored::encode(&obj, rv);
+        let stored = match json {
+            Some(json) => Stored::from_json(json, &obj, rv),
+            None => {
+                obj["metadata"]["resourceVersion"] = json!(rv.to_string());
+                Stored::encode(&obj, rv)
+            }
+        };
         let obj = Arc::new(obj);
         let key = (
             obj.pointer("/metadata/namespace")

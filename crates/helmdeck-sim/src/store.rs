@@ -25,7 +25,7 @@ mod stored;
 
 use event_log::{BROADCAST_CAPACITY, LOG_BYTES, LogEntry};
 pub use event_log::{EventType, Subscription, WatchEvent};
-pub use stored::{Index, Stored};
+pub use stored::{Index, Stored, slim_pod};
 
 /// Which part of an object a write may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,15 +11,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::refs::keys::RefObjects;
+use super::scheduler::book::holder;
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
 use crate::SimState;
 use crate::resources::{ResourceId, ids};
 use crate::selector::Selector;
-use crate::store::{EventType, WatchEvent};
+use crate::store::{EventType, WatchEvent, slim_pod};
 
 #[derive(Clone)]
 pub(crate) struct OwnerInfo {
@@ -149,7 +150,8 @@ impl Cache {
                 Some(Ok(ev)) => {
                     if ev.rv > self.listed_rv && Self::reads(ev.resource) {
                         let deleted = ev.kind == EventType::Deleted;
-                        if ev.resource == *ids::PODS && !deleted {
+                        // Before apply, which reads a deleted pod's last version from it.
+                        if ev.resource == *ids::PODS {
                             self.pod_json
                                 .insert(ev.stored.idx.uid.to_string(), ev.stored.bytes.clone());
                         }
@@ -272,7 +274,7 @@ impl Cache {
             ));
         } else {
             let kept = match slot {
-                Slot::Pod if super::scheduler::book::holder(obj).is_some() => Arc::new(slim(obj)),
+                Slot::Pod if bound_whole(obj) => Arc::new(slim_pod(obj)),
                 _ => obj.clone(),
             };
             self.map_mut(slot).insert(uid.clone(), kept);
@@ -357,16 +359,24 @@ impl Cache {
     fn tell_scheduler(&mut self, slot: Slot, uid: &str, obj: &Value, deleted: bool) {
         match slot {
             Slot::Pod => {
-                // A deleted pod's requests come from its last version, whole in the event
-                // (the cached copy of a bound pod is slim).
-                let old = if deleted {
-                    None
-                } else {
-                    self.pods.get(uid).cloned()
-                };
-                let old = old.as_deref().or(deleted.then_some(obj));
+                let old = self.pods.get(uid).cloned();
                 let new = (!deleted).then_some(obj);
-                self.sched.pod_changed(uid, old, new);
+                let moves = old.as_deref().and_then(holder) != new.and_then(holder);
+                let specs = [new, old.as_deref()].into_iter().flatten().any(has_spec);
+                if moves && !specs {
+                    // Both slim (a pod ending or deleted): its requests from the whole
+                    // version, which has the same node and phase as `obj`.
+                    let whole = self.full_pod(uid);
+                    let whole = whole.as_deref();
+                    let (old, new) = if deleted {
+                        (whole, None)
+                    } else {
+                        (old.as_deref(), whole)
+                    };
+                    self.sched.pod_changed(uid, old, new);
+                } else {
+                    self.sched.pod_changed(uid, old.as_deref(), new);
+                }
             }
             Slot::Pvc => {
                 let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
@@ -424,19 +434,11 @@ impl Cache {
     }
 }
 
-/// What the controllers read of a bound pod: its metadata, where it runs, its phase, and the
-/// affinity terms other pods are placed against. A whole pod parsed costs ~20 KB (every map
-/// a B-tree node); 10,000 of them were most of the simulator's memory.
-fn slim(pod: &Value) -> Value {
-    let mut spec = Map::new();
-    for key in ["nodeName", "affinity"] {
-        if let Some(v) = pod["spec"].get(key) {
-            spec.insert(key.into(), v.clone());
-        }
-    }
-    let mut out = json!({"metadata": pod["metadata"], "spec": spec});
-    if let Some(phase) = pod.pointer("/status/phase") {
-        out["status"] = json!({"phase": phase});
-    }
-    out
+fn has_spec(pod: &Value) -> bool {
+    pod.pointer("/spec/containers").is_some()
+}
+
+/// A whole pod that is bound: what the cache keeps slim.
+fn bound_whole(pod: &Value) -> bool {
+    holder(pod).is_some() && has_spec(pod)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::{Inner, Store, Stored, name_of};
+use super::{Inner, Store, Stored, name_of, slim_pod};
 use crate::resources::{ResourceId, ids};
 
 /// How many events the log keeps for watch resumption; older rvs get 410 Gone (and the
@@ -36,10 +36,9 @@ impl EventType {
     }
 }
 
-/// A write as the live feed carries it: stored, and parsed for the controllers' cache except
-/// Events (read by no controller) and Pods (which the cache keeps slim): the two make most of
-/// the writes, and a receiver lagging by a pass would hold each as a parsed object (~20 KB
-/// for a pod) that nothing else shares until it catches up.
+/// A write as the live feed carries it: stored, and parsed for the controllers' cache
+/// ([`feed_object`]): Events and bound pods make most of the writes, and a receiver lagging
+/// by a pass would hold each as a parsed object (~20 KB for a pod) until it catches up.
 #[derive(Debug)]
 pub struct WatchEvent {
     pub rv: u64,
@@ -57,6 +56,23 @@ impl WatchEvent {
             None => Arc::new(self.stored.value()),
         }
     }
+}
+
+/// What the feed carries parsed: nothing for an Event (no controller reads them), a bound
+/// pod slim, anything else as written (the controllers' cache keeps that same object).
+fn feed_object(res: ResourceId, obj: &Arc<Value>) -> Option<Arc<Value>> {
+    if res == *ids::EVENTS {
+        return None;
+    }
+    let bound = obj
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    Some(if res == *ids::PODS && bound {
+        Arc::new(slim_pod(obj))
+    } else {
+        obj.clone()
+    })
 }
 
 /// A write as the log keeps it: the object's bytes and index only.
@@ -133,7 +149,7 @@ impl Store {
             rv,
             kind,
             resource: res,
-            object: (res != *ids::EVENTS && res != *ids::PODS).then(|| obj.clone()),
+            object: feed_object(res, &obj),
             stored,
         });
         // No receivers is fine: nobody is watching.

@@ -944,3 +944,50 @@ async fn a_created_job_carries_its_generated_selector_in_the_create_answer() {
         "{created}"
     );
 }
+
+#[tokio::test]
+async fn the_watch_log_is_bounded_by_bytes_and_a_watch_from_before_it_is_expired() {
+    let sim = sim().await;
+    let store = &sim.server.sim.store;
+    store.set_log_bytes(256 << 10);
+    let before = rv(&sim);
+    let blob = "x".repeat(16 << 10);
+    let coll = "/api/v1/namespaces/apps/configmaps";
+    let mut rvs = Vec::new();
+    // 1 MiB of ConfigMaps: four times the bound, in far fewer events than the count bound.
+    for i in 0..64 {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{i}")}, "data": {"blob": blob}});
+        let (code, created) = send(&sim, "POST", coll, "application/json", &cm).await;
+        assert_eq!(code, 201, "{created}");
+        rvs.push(
+            created["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+        let (held, bound) = store.log_bytes();
+        assert!(held <= bound, "the log holds {held} bytes, over {bound}");
+    }
+    let expired = watch_until(
+        &sim,
+        &format!("{coll}?watch=true&resourceVersion={before}"),
+        "Expired",
+    )
+    .await;
+    assert!(
+        expired.contains("\"code\":410") && expired.contains("\"reason\":\"Expired\""),
+        "{expired}"
+    );
+    // A watch from a version the log still holds resumes with what followed it.
+    let resumed = watch_until(
+        &sim,
+        &format!("{coll}?watch=true&resourceVersion={}", rvs[62]),
+        "big-63",
+    )
+    .await;
+    assert!(
+        resumed.contains("\"type\":\"ADDED\"") && !resumed.contains("Expired"),
+        "{resumed}"
+    );
+}

@@ -227,16 +227,36 @@ impl Selector {
 
     /// Matches against dotted field paths of the object (`metadata.name`, `spec.nodeName`).
     pub fn matches_fields(&self, obj: &Value) -> bool {
-        self.requirements.iter().all(|r| {
-            r.matches(|path| {
-                let pointer = format!("/{}", path.replace('.', "/"));
-                match obj.pointer(&pointer) {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Null) | None => Some(String::new()),
-                    Some(other) => Some(other.to_string()),
-                }
-            })
-        })
+        self.requirements
+            .iter()
+            .all(|r| r.matches(|path| Some(field_text(obj, path))))
+    }
+
+    /// Matches with `lookup` giving each key's value (`Some(None)`: absent); `None` when
+    /// `lookup` cannot tell for some key (the caller then reads the whole object).
+    pub fn matches_lookup(&self, lookup: impl Fn(&str) -> Option<Option<String>>) -> Option<bool> {
+        let mut all = true;
+        for r in &self.requirements {
+            let value = lookup(r.key())?;
+            all = all && r.matches(|_| value.clone());
+        }
+        Some(all)
+    }
+}
+
+/// A field's value as a field selector compares it: absent and null read as "", numbers and
+/// booleans as their JSON.
+pub fn field_text(obj: &Value, path: &str) -> String {
+    let pointer = format!("/{}", path.replace('.', "/"));
+    pointed_text(obj.pointer(&pointer))
+}
+
+/// [`field_text`] of what a JSON pointer found.
+pub fn pointed_text(found: Option<&Value>) -> String {
+    match found {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
     }
 }
 

@@ -22,7 +22,7 @@ use super::api_error::{Access, ApiError};
 use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
-use super::store::{Part, PatchKind, WriteOpts};
+use super::store::{Part, PatchKind, Stored, WriteOpts};
 use super::{SimState, Store, crd, discovery, logs_http, protobuf, scale, table, validate, watch};
 
 pub use super::body::{Body, full};
@@ -475,14 +475,16 @@ impl Server {
     /// `GET` on a collection: the objects matching the selectors, as a list or a Table.
     fn list(&self, c: &Call<'_>, key: Option<&WatchKey>) -> Result<Response<Body>, ApiError> {
         let (labels, fields) = selectors(c.query)?;
-        let (items, rv) = self.sim.store.list(c.resource, c.ns, |o| {
-            labels.matches_labels(o) && fields.matches_fields(o)
-        });
+        let (items, rv) = self
+            .sim
+            .store
+            .list_stored(c.resource, c.ns, &labels, &fields);
         if let Some(key) = key {
             self.faults.served(key, Served::List);
         }
         if c.as_table {
-            let refs: Vec<&Value> = items.iter().map(|o| &**o).collect();
+            let parsed: Vec<Value> = items.iter().map(Stored::value).collect();
+            let refs: Vec<&Value> = parsed.iter().collect();
             return Ok(json_response(200, &table::table(c.resource, &refs, rv)));
         }
         Ok(list_response(c.resource, &items, rv))
@@ -847,7 +849,7 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
 
 /// A list response serialized straight from the stored objects (no copies: a LIST of 10,000
 /// pods is the largest response the simulator gives).
-fn list_response(res: ResourceId, items: &[std::sync::Arc<Value>], rv: u64) -> Response<Body> {
+fn list_response(res: ResourceId, items: &[Stored], rv: u64) -> Response<Body> {
     let rt = resources::get(res);
     let mut body = serde_json::to_vec(
         &json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
@@ -860,8 +862,7 @@ fn list_response(res: ResourceId, items: &[std::sync::Arc<Value>], rv: u64) -> R
         if i > 0 {
             body.push(b',');
         }
-        // Serializing a Value cannot fail.
-        let _ = serde_json::to_writer(&mut body, &**item);
+        body.extend_from_slice(&item.bytes);
     }
     body.extend_from_slice(b"]}");
     Response::builder()

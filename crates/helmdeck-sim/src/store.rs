@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 
 use super::api_error::ApiError;
 use super::resources::{self, ResourceId, ids};
+use super::selector::Selector;
 use super::{crd, defaults, patch, validate};
 use helmdeck_formats::time::now_rfc3339;
 
@@ -20,9 +21,11 @@ mod create;
 mod custom_kinds;
 mod event_log;
 pub mod managed;
+mod stored;
 
-use event_log::BROADCAST_CAPACITY;
+use event_log::{BROADCAST_CAPACITY, LOG_BYTES, LogEntry};
 pub use event_log::{EventType, Subscription, WatchEvent};
+pub use stored::{Index, Stored, slim_pod};
 
 /// Which part of an object a write may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +73,7 @@ impl WriteOpts<'_> {
 
 type Key = (String, String);
 
-type Objects = BTreeMap<Key, Arc<Value>>;
+type Objects = BTreeMap<Key, Stored>;
 
 /// What a custom id's map is read as before this store has one.
 static EMPTY: Objects = BTreeMap::new();
@@ -79,7 +82,10 @@ struct Inner {
     rv: u64,
     /// One map per resource id; custom ids get theirs when their CRD is created.
     objects: Vec<Objects>,
-    log: VecDeque<Arc<WatchEvent>>,
+    log: VecDeque<LogEntry>,
+    /// The JSON bytes the log's entries hold, and the most it may hold.
+    log_bytes: usize,
+    log_limit: usize,
     uid_seq: u64,
     /// The custom kinds this simulator serves, each with the CRD (name) that defines it and
     /// that version's schema.
@@ -132,6 +138,8 @@ impl Store {
                     .map(|_| BTreeMap::new())
                     .collect(),
                 log: VecDeque::new(),
+                log_bytes: 0,
+                log_limit: LOG_BYTES,
                 uid_seq: 0,
                 custom: BTreeMap::new(),
             }),
@@ -182,8 +190,13 @@ impl Store {
         self.lock()
             .map(res)
             .get(&Self::key(res, ns, name))
-            .cloned()
+            .map(|s| Arc::new(s.value()))
             .ok_or_else(|| ApiError::not_found(res, name))
+    }
+
+    /// An object's stored version (its bytes and index), unparsed.
+    fn get_stored(inner: &Inner, res: ResourceId, ns: Option<&str>, name: &str) -> Option<Stored> {
+        inner.map(res).get(&Self::key(res, ns, name)).cloned()
     }
 
     /// Objects of a resource (in one namespace, or all), in name order, with the list rv.
@@ -198,22 +211,59 @@ impl Store {
         (items, inner.rv)
     }
 
+    /// Objects of a resource (in one namespace, or all) that the selectors match, in name
+    /// order, unparsed (a LIST copies their bytes), with the list rv.
+    pub fn list_stored(
+        &self,
+        res: ResourceId,
+        ns: Option<&str>,
+        labels: &Selector,
+        fields: &Selector,
+    ) -> (Vec<Stored>, u64) {
+        let inner = self.lock();
+        let items = Self::stored_locked(&inner, res, ns, &|s| s.selected(labels, fields));
+        (items, inner.rv)
+    }
+
     fn list_locked(
         inner: &Inner,
         res: ResourceId,
         ns: Option<&str>,
         filter: &dyn Fn(&Value) -> bool,
     ) -> Vec<Arc<Value>> {
+        Self::in_scope(inner, res, ns)
+            .map(|s| Arc::new(s.value()))
+            .filter(|o| filter(o))
+            .collect()
+    }
+
+    fn stored_locked(
+        inner: &Inner,
+        res: ResourceId,
+        ns: Option<&str>,
+        filter: &dyn Fn(&Stored) -> bool,
+    ) -> Vec<Stored> {
+        Self::in_scope(inner, res, ns)
+            .filter(|s| filter(s))
+            .cloned()
+            .collect()
+    }
+
+    /// The stored objects of a resource in one namespace (or all), in name order.
+    fn in_scope<'i>(
+        inner: &'i Inner,
+        res: ResourceId,
+        ns: Option<&'i str>,
+    ) -> Box<dyn Iterator<Item = &'i Stored> + 'i> {
         let map = inner.map(res);
-        let iter: Box<dyn Iterator<Item = &Arc<Value>>> = match ns {
+        match ns {
             Some(ns) if resources::get(res).namespaced => Box::new(
                 map.range((ns.to_string(), String::new())..)
                     .take_while(move |((n, _), _)| n == ns)
                     .map(|(_, v)| v),
             ),
             _ => Box::new(map.values()),
-        };
-        iter.filter(|o| filter(o)).cloned().collect()
+        }
     }
 
     /// Replaces an object (PUT) or its status. `metadata.resourceVersion` in the body, when
@@ -252,8 +302,7 @@ impl Store {
             )));
         }
         let mut inner = self.lock();
-        let key = Self::key(res, ns, name);
-        let Some(old) = inner.map(res).get(&key).cloned() else {
+        let Some(old) = Self::get_stored(&inner, res, ns, name).map(|s| s.value()) else {
             return Err(ApiError::not_found(res, name));
         };
         if let Some(want) = obj
@@ -384,9 +433,9 @@ impl Store {
         }
         let mut inner = self.lock();
         // Re-check: a concurrent write between get and lock wins; the client retries on 409.
-        let current = inner.map(res).get(&Self::key(res, ns, name)).cloned();
+        let current = Self::get_stored(&inner, res, ns, name);
         match current {
-            Some(c) if Arc::ptr_eq(&c, &old) => {}
+            Some(c) if old["metadata"]["resourceVersion"].as_str() == Some(&*c.rv.to_string()) => {}
             Some(_) => return Err(ApiError::conflict(res, name)),
             None => return Err(ApiError::not_found(res, name)),
         }
@@ -540,49 +589,35 @@ impl Store {
                     .collect();
                 for k in keys {
                     if let Some(o) = inner.map(r).get(&k).cloned() {
-                        self.commit(&mut inner, r, EventType::Deleted, (*o).clone());
+                        self.commit(&mut inner, r, EventType::Deleted, o.value());
                     }
                 }
             }
         }
         // One scan builds owner uid -> dependants, then the cascade walks that index: a delete
         // costs one pass over the store, not one per object it takes with it.
-        let mut dependants: HashMap<String, Vec<(ResourceId, Arc<Value>)>> = HashMap::new();
+        let mut dependants: HashMap<Box<str>, Vec<(ResourceId, Key)>> = HashMap::new();
         for (r, map) in inner.objects.iter().enumerate() {
             if r == *ids::EVENTS {
                 continue; // Events are owned by nothing
             }
-            for o in map.values() {
-                for owner in o
-                    .pointer("/metadata/ownerReferences")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(u) = owner["uid"].as_str() {
-                        dependants
-                            .entry(u.to_string())
-                            .or_default()
-                            .push((r, o.clone()));
-                    }
+            for (key, o) in map {
+                for owner in &o.idx.owners {
+                    dependants
+                        .entry(owner.clone())
+                        .or_default()
+                        .push((r, key.clone()));
                 }
             }
         }
         while let Some(uid) = owners.pop() {
-            for (r, d) in dependants.remove(&uid).unwrap_or_default() {
-                let key = (
-                    d.pointer("/metadata/namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    name_of(&d).to_string(),
-                );
+            for (r, key) in dependants.remove(uid.as_str()).unwrap_or_default() {
                 // Already gone through another owner.
-                if !inner.map(r).contains_key(&key) {
+                let Some(d) = inner.map(r).get(&key).cloned() else {
                     continue;
-                }
-                owners.push(d["metadata"]["uid"].as_str().unwrap_or("").to_string());
-                self.commit(&mut inner, r, EventType::Deleted, (*d).clone());
+                };
+                owners.push(d.idx.uid.to_string());
+                self.commit(&mut inner, r, EventType::Deleted, d.value());
             }
         }
         Ok(deleted)
@@ -609,10 +644,10 @@ impl Store {
         ns: Option<&str>,
         name: &str,
     ) -> Result<Arc<Value>, ApiError> {
-        let Some(old) = inner.map(res).get(&Self::key(res, ns, name)).cloned() else {
+        let Some(old) = Self::get_stored(inner, res, ns, name) else {
             return Err(ApiError::not_found(res, name));
         };
-        let mut gone = (*old).clone();
+        let mut gone = old.value();
         if gone["metadata"].get("deletionTimestamp").is_none() {
             gone["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
         }
@@ -629,13 +664,19 @@ impl Store {
         f: impl FnOnce(&mut Value),
     ) -> Option<Arc<Value>> {
         let mut inner = self.lock();
-        let old = inner.map(res).get(&Self::key(res, ns, name)).cloned()?;
-        let mut new = (*old).clone();
+        let old = Self::get_stored(&inner, res, ns, name)?;
+        let mut new = old.value();
         f(&mut new);
-        if new == *old {
-            return Some(old);
+        // Stamped and serialized once: compared as JSON against the stored version (cheaper
+        // than keeping a parsed copy to compare against), and written as it is.
+        let next = inner.rv + 1;
+        new["metadata"]["resourceVersion"] = json!(next.to_string());
+        let json = serde_json::to_vec(&new).unwrap_or_default();
+        if old.same_but_rv(&json, next) {
+            new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
+            return Some(Arc::new(new));
         }
-        Some(self.commit(&mut inner, res, EventType::Modified, new))
+        Some(self.commit_json(&mut inner, res, EventType::Modified, new, Some(json)))
     }
 
     /// For the simulator's own objects (nodes, namespaces, seeds): create or leave as is. A
@@ -907,7 +948,7 @@ mod tests {
             .subscribe(*ids::DEPLOYMENTS, Some("apps"), Some(rv_a), None)
             .unwrap();
         assert_eq!(sub.backlog.len(), 1);
-        assert_eq!(name_of(&sub.backlog[0].object), "b");
+        assert_eq!(sub.backlog[0].stored.idx.name(), "b");
         assert!(s.subscribe(*ids::DEPLOYMENTS, None, Some(1), None).is_err());
     }
 

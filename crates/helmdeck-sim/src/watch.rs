@@ -25,7 +25,7 @@ use super::selector::Selector;
 
 /// How long until a fault-free bookmark is due.
 pub const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
-use super::store::WatchEvent;
+use super::store::{EventType, Stored};
 
 /// Longest a watch stays open without `timeoutSeconds` (the API server picks 30–60 min).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -33,6 +33,19 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
     line.push(b'\n');
+    Bytes::from(line)
+}
+
+/// An event line around an object's stored JSON, without parsing it.
+fn stored_line(kind: EventType, stored: &Stored) -> Bytes {
+    let kind = kind.as_str();
+    let mut line = Vec::with_capacity(stored.bytes.len() + kind.len() + 32);
+    // The same key order as `event_line` (serde_json's sorted maps).
+    line.extend_from_slice(b"{\"object\":");
+    line.extend_from_slice(&stored.bytes);
+    line.extend_from_slice(b",\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\"}\n");
     Bytes::from(line)
 }
 
@@ -56,18 +69,16 @@ struct Filter {
 }
 
 impl Filter {
-    fn object(&self, obj: &Value) -> bool {
+    fn object(&self, obj: &Stored) -> bool {
         let ns_ok = match &self.namespace {
-            Some(ns) if resources::get(self.res).namespaced => {
-                obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns)
-            }
+            Some(ns) if resources::get(self.res).namespaced => obj.idx.namespace() == ns,
             _ => true,
         };
-        ns_ok && self.labels.matches_labels(obj) && self.fields.matches_fields(obj)
+        ns_ok && obj.selected(&self.labels, &self.fields)
     }
 
-    fn event(&self, e: &WatchEvent) -> bool {
-        e.resource == self.res && self.object(&e.object)
+    fn event(&self, resource: ResourceId, obj: &Stored) -> bool {
+        resource == self.res && self.object(obj)
     }
 }
 
@@ -86,10 +97,14 @@ fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
 }
 
 fn gone_response(message: String) -> Response<Body> {
+    error_stream(ApiError::gone(message))
+}
+
+/// A watch stream of one in-band ERROR event.
+fn error_stream(err: ApiError) -> Response<Body> {
     let (tx, rx) = mpsc::channel(1);
-    let status = ApiError::gone(message).to_status();
     // Capacity 1 and a fresh channel: this send cannot fail.
-    let _ = tx.try_send(event_line("ERROR", &status));
+    let _ = tx.try_send(event_line("ERROR", &err.to_status()));
     stream_response(rx)
 }
 
@@ -128,11 +143,9 @@ pub fn serve(
         rv => match rv.parse::<u64>() {
             Ok(n) => (Some(n), send_initial),
             Err(_) => {
-                let (tx, rx) = mpsc::channel(1);
-                let status =
-                    ApiError::bad_request(format!("invalid resource version {rv:?}")).to_status();
-                let _ = tx.try_send(event_line("ERROR", &status));
-                return stream_response(rx);
+                return error_stream(ApiError::bad_request(format!(
+                    "invalid resource version {rv:?}"
+                )));
             }
         },
     };
@@ -141,7 +154,7 @@ pub fn serve(
         res,
         namespace,
         if want_initial { None } else { from_rv },
-        want_initial.then_some(&|o: &Value| filter.object(o)),
+        want_initial.then_some(&|o: &Stored| filter.object(o)),
     ) {
         Ok(s) => s,
         Err(()) => {
@@ -159,15 +172,19 @@ pub fn serve(
         let mut last_rv = sub.rv;
         let send = |b: Bytes| tx.send(b);
         for obj in &sub.initial {
-            if send(event_line("ADDED", obj)).await.is_err() {
+            if send(stored_line(EventType::Added, obj)).await.is_err() {
                 return;
             }
         }
         if send_initial && send(bookmark(res, sub.rv, true)).await.is_err() {
             return;
         }
-        for e in sub.backlog.iter().filter(|e| filter.event(e)) {
-            if send(event_line(e.kind.as_str(), &e.object)).await.is_err() {
+        for e in sub
+            .backlog
+            .iter()
+            .filter(|e| filter.event(e.resource, &e.stored))
+        {
+            if send(stored_line(e.kind, &e.stored)).await.is_err() {
                 return;
             }
         }
@@ -193,7 +210,7 @@ pub fn serve(
                             continue;
                         }
                         last_rv = e.rv;
-                        if filter.event(&e) && tx.send(event_line(e.kind.as_str(), &e.object)).await.is_err() {
+                        if filter.event(e.resource, &e.stored) && tx.send(stored_line(e.kind, &e.stored)).await.is_err() {
                             return;
                         }
                     }

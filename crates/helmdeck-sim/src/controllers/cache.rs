@@ -10,14 +10,17 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::refs::keys::RefObjects;
+use super::scheduler::book::holder;
 use super::{CONTROLLER_REVISIONS, PVCS, controller_uid, generation, meta};
 use crate::SimState;
 use crate::resources::{ResourceId, ids};
-use crate::store::{EventType, WatchEvent};
+use crate::selector::Selector;
+use crate::store::{EventType, WatchEvent, slim_pod};
 
 #[derive(Clone)]
 pub(crate) struct OwnerInfo {
@@ -102,7 +105,12 @@ pub(crate) struct Cache {
     rx: Option<broadcast::Receiver<Arc<WatchEvent>>>,
     /// Events at or before this rv are already in the listed state.
     listed_rv: u64,
+    /// Pods as the controllers read them: whole until bound, then only what the workload
+    /// controllers and the scheduler's affinity read of a bound pod ([`slim`]); the whole
+    /// object is parsed again from [`Cache::full_pod`] where needed.
     pub pods: HashMap<String, Arc<Value>>,
+    /// Each pod's stored JSON (shared with the store, not a copy).
+    pod_json: HashMap<String, Bytes>,
     pub deployments: HashMap<String, Arc<Value>>,
     pub replicasets: HashMap<String, Arc<Value>>,
     pub statefulsets: HashMap<String, Arc<Value>>,
@@ -140,11 +148,17 @@ impl Cache {
             let next = self.rx.as_mut().map(|rx| rx.try_recv());
             match next {
                 Some(Ok(ev)) => {
-                    if ev.rv > self.listed_rv {
+                    if ev.rv > self.listed_rv && Self::reads(ev.resource) {
+                        let deleted = ev.kind == EventType::Deleted;
+                        // Before apply, which reads a deleted pod's last version from it.
+                        if ev.resource == *ids::PODS {
+                            self.pod_json
+                                .insert(ev.stored.idx.uid.to_string(), ev.stored.bytes.clone());
+                        }
                         self.apply(
                             ev.resource,
-                            &ev.object,
-                            ev.kind == EventType::Deleted,
+                            &ev.object(),
+                            deleted,
                             ev.kind == EventType::Added,
                             dirty,
                         );
@@ -157,6 +171,11 @@ impl Cache {
                 _ => return,
             }
         }
+    }
+
+    /// Whether the cache keeps anything of this resource's objects.
+    fn reads(res: ResourceId) -> bool {
+        slot(res).is_some() || res == *ids::SECRETS || res == *ids::CONFIGMAPS
     }
 
     fn relist(&mut self, sim: &SimState, dirty: &mut Dirty) {
@@ -183,8 +202,13 @@ impl Cache {
             *ids::CONFIGMAPS,
             *ids::PODS,
         ] {
-            for obj in sim.store.list(res, None, |_| true).0 {
-                self.apply(res, &obj, false, true, dirty);
+            let all = Selector::default();
+            for stored in sim.store.list_stored(res, None, &all, &all).0 {
+                if res == *ids::PODS {
+                    self.pod_json
+                        .insert(stored.idx.uid.to_string(), stored.bytes.clone());
+                }
+                self.apply(res, &Arc::new(stored.value()), false, true, dirty);
             }
         }
     }
@@ -222,32 +246,7 @@ impl Cache {
         self.apply_ref(res, obj, deleted, dirty);
         let Some(slot) = slot(res) else { return };
         if slot == Slot::Node {
-            let name = meta(obj, "name").to_string();
-            if deleted {
-                self.node_ips.remove(&name);
-                self.node_labels.remove(&name);
-            } else {
-                let labels = obj.pointer("/metadata/labels").cloned();
-                self.node_labels
-                    .insert(name.clone(), labels.unwrap_or(Value::Null));
-                let ip = obj
-                    .pointer("/status/addresses")
-                    .and_then(Value::as_array)
-                    .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
-                    .and_then(|x| x["address"].as_str())
-                    .map(String::from)
-                    .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
-                self.node_ips.insert(name.clone(), ip);
-            }
-            self.sched
-                .node_changed(&name, (!deleted).then_some(obj.as_ref()));
-            self.nodes = self
-                .node_ips
-                .iter()
-                .map(|(n, ip)| (n.clone(), ip.clone()))
-                .collect();
-            // Every DaemonSet follows the nodes.
-            dirty.objs.extend(self.daemonsets.keys().cloned());
+            self.apply_node(obj, deleted, dirty);
             return;
         }
         let uid = meta(obj, "uid").to_string();
@@ -264,6 +263,7 @@ impl Cache {
         self.tell_scheduler(slot, &uid, obj, deleted);
         if deleted {
             self.map_mut(slot).remove(&uid);
+            self.pod_json.remove(&uid);
             self.owners.remove(&uid);
             let ns = meta(obj, "namespace").to_string();
             dirty.gone.push((
@@ -273,7 +273,11 @@ impl Cache {
                 slot == Slot::Pod,
             ));
         } else {
-            self.map_mut(slot).insert(uid.clone(), obj.clone());
+            let kept = match slot {
+                Slot::Pod if bound_whole(obj) => Arc::new(slim_pod(obj)),
+                _ => obj.clone(),
+            };
+            self.map_mut(slot).insert(uid.clone(), kept);
             if let Some(o) = &owner
                 && let Some(idx) = self.index_mut(slot)
             {
@@ -322,13 +326,57 @@ impl Cache {
         }
     }
 
+    /// A node's name, labels and address, for the scheduler and the DaemonSets.
+    fn apply_node(&mut self, obj: &Value, deleted: bool, dirty: &mut Dirty) {
+        let name = meta(obj, "name").to_string();
+        if deleted {
+            self.node_ips.remove(&name);
+            self.node_labels.remove(&name);
+        } else {
+            let labels = obj.pointer("/metadata/labels").cloned();
+            self.node_labels
+                .insert(name.clone(), labels.unwrap_or(Value::Null));
+            let ip = obj
+                .pointer("/status/addresses")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().find(|x| x["type"] == "InternalIP"))
+                .and_then(|x| x["address"].as_str())
+                .map(String::from)
+                .unwrap_or_else(|| super::node_ip(self.node_ips.len()));
+            self.node_ips.insert(name.clone(), ip);
+        }
+        self.sched.node_changed(&name, (!deleted).then_some(obj));
+        self.nodes = self
+            .node_ips
+            .iter()
+            .map(|(n, ip)| (n.clone(), ip.clone()))
+            .collect();
+        // Every DaemonSet follows the nodes.
+        dirty.objs.extend(self.daemonsets.keys().cloned());
+    }
+
     /// Keeps the scheduler's book: a pod's change against its cached object, a claim's.
     fn tell_scheduler(&mut self, slot: Slot, uid: &str, obj: &Value, deleted: bool) {
         match slot {
             Slot::Pod => {
                 let old = self.pods.get(uid).cloned();
                 let new = (!deleted).then_some(obj);
-                self.sched.pod_changed(uid, old.as_deref(), new);
+                let moves = old.as_deref().and_then(holder) != new.and_then(holder);
+                let specs = [new, old.as_deref()].into_iter().flatten().any(has_spec);
+                if moves && !specs {
+                    // Both slim (a pod ending or deleted): its requests from the whole
+                    // version, which has the same node and phase as `obj`.
+                    let whole = self.full_pod(uid);
+                    let whole = whole.as_deref();
+                    let (old, new) = if deleted {
+                        (whole, None)
+                    } else {
+                        (old.as_deref(), whole)
+                    };
+                    self.sched.pod_changed(uid, old, new);
+                } else {
+                    self.sched.pod_changed(uid, old.as_deref(), new);
+                }
             }
             Slot::Pvc => {
                 let key = format!("{}/{}", meta(obj, "namespace"), meta(obj, "name"));
@@ -349,6 +397,12 @@ impl Cache {
         if let Some(ns) = self.refs.apply(kind, obj, deleted) {
             dirty.refs_ns.insert(ns);
         }
+    }
+
+    /// A pod's whole object, parsed from its stored JSON.
+    pub fn full_pod(&self, uid: &str) -> Option<Arc<Value>> {
+        let json = self.pod_json.get(uid)?;
+        serde_json::from_slice(json).ok().map(Arc::new)
     }
 
     pub fn pods_of<'s>(&'s self, owner: &str) -> impl Iterator<Item = &'s Arc<Value>> + 's {
@@ -378,4 +432,13 @@ impl Cache {
             .cloned()
             .collect()
     }
+}
+
+fn has_spec(pod: &Value) -> bool {
+    pod.pointer("/spec/containers").is_some()
+}
+
+/// A whole pod that is bound: what the cache keeps slim.
+fn bound_whole(pod: &Value) -> bool {
+    holder(pod).is_some() && has_spec(pod)
 }

@@ -97,7 +97,7 @@ impl Refs {
                 return true;
             }
         } else {
-            let Some(refs) = cache.pods.get(&sp.uid).and_then(|pod| PodRefs::of(pod)) else {
+            let Some(refs) = cache.full_pod(&sp.uid).and_then(|pod| PodRefs::of(&pod)) else {
                 return false;
             };
             let held = Held {

@@ -1,8 +1,6 @@
 //! The custom kinds the store serves: a CRD registers its served versions' kinds (with their
 //! schemas) when it is created or updated, and deleting it removes them and their objects.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::{EventType, Inner, Store};
@@ -31,9 +29,9 @@ impl Store {
             .collect();
         for id in ids {
             inner.custom.remove(&id);
-            let objects: Vec<Arc<Value>> = inner.map(id).values().cloned().collect();
+            let objects: Vec<Value> = inner.map(id).values().map(|s| s.value()).collect();
             for o in objects {
-                self.commit(inner, id, EventType::Deleted, (*o).clone());
+                self.commit(inner, id, EventType::Deleted, o);
             }
         }
     }

@@ -24,6 +24,11 @@ impl Controllers {
             if self.pods.contains_key(uid) {
                 continue;
             }
+            // The cached copy of a bound pod is slim: the kubelet reads the whole pod once.
+            let Some(pod) = cache.full_pod(uid) else {
+                continue;
+            };
+            let pod = &pod;
             let plan = self.plan_for_unknown_pod(p.sim, cache, pod);
             let mut fresh = PodSim::new(pod, plan, p.now);
             if fresh.stage == Stage::External {

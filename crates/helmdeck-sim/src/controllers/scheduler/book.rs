@@ -88,7 +88,12 @@ impl NodeBook {
         if before == after {
             return;
         }
-        let requests = pod_requests(new.or(old).unwrap_or(&Value::Null));
+        // From the version that has a spec: the cache keeps a bound pod without one.
+        let whole = [new, old]
+            .into_iter()
+            .flatten()
+            .find(|p| p.pointer("/spec/containers").is_some());
+        let requests = pod_requests(whole.or(new).or(old).unwrap_or(&Value::Null));
         if let Some(n) = before {
             self.used.entry(n.to_string()).or_default().sub(&requests);
             self.changes += 1;

@@ -345,32 +345,38 @@ fn attribute(before: &[String], after: &[String]) -> BTreeMap<String, u64> {
             *n -= 1;
             continue;
         }
-        let (method, uri) = l.split_once(' ').unwrap_or(("?", l));
-        let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
-        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-        // /api/v1[/namespaces/NS]/PLURAL[/NAME] or /apis/G/V[/namespaces/NS]/PLURAL[/NAME]
-        let base = if segments.first() == Some(&"api") {
-            2
-        } else {
-            3
-        };
-        let rest = segments.len().saturating_sub(base);
-        let namespaced = segments.get(base) == Some(&"namespaces") && rest >= 3;
-        let collection = if namespaced { rest == 3 } else { rest == 1 };
-        let verb = match method {
-            "GET"
-                if query
-                    .split('&')
-                    .any(|q| q == "watch=true" || q == "watch=1") =>
-            {
-                "WATCH"
-            }
-            "GET" if collection => "LIST",
-            m => m,
-        };
-        *out.entry(format!("{verb} {path}")).or_default() += 1;
+        *out.entry(classify(l)).or_default() += 1;
     }
     out
+}
+
+/// A logged request (`METHOD URI`) as `LIST|GET|WATCH path`: a GET whose last path segment is
+/// a resource collection (no name after it) is a LIST.
+fn classify(l: &str) -> String {
+    let (method, uri) = l.split_once(' ').unwrap_or(("?", l));
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // /api/v1[/namespaces/NS]/PLURAL[/NAME] or /apis/G/V[/namespaces/NS]/PLURAL[/NAME]
+    let base = if segments.first() == Some(&"api") {
+        2
+    } else {
+        3
+    };
+    let rest = segments.len().saturating_sub(base);
+    let namespaced = segments.get(base) == Some(&"namespaces") && rest >= 3;
+    let collection = if namespaced { rest == 3 } else { rest == 1 };
+    let verb = match method {
+        "GET"
+            if query
+                .split('&')
+                .any(|q| q == "watch=true" || q == "watch=1") =>
+        {
+            "WATCH"
+        }
+        "GET" if collection => "LIST",
+        m => m,
+    };
+    format!("{verb} {path}")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -725,8 +731,7 @@ fn opts() -> Opts {
         .enumerate()
         .find(|(i, a)| {
             a.parse::<usize>().is_ok()
-                && (*i == 0
-                    || !["--scale", "--tui-pods", "--big"].contains(&args[i - 1].as_str()))
+                && (*i == 0 || !["--scale", "--tui-pods", "--big"].contains(&args[i - 1].as_str()))
         })
         .and_then(|(_, a)| a.parse().ok())
         .unwrap_or(if benching { 200 } else { 4 });
@@ -740,9 +745,21 @@ fn opts() -> Opts {
         .flatten();
     Opts {
         n,
-        scale: if part("--only-scale") { number("--scale", 2000, 0) } else { 0 },
-        tui_pods: if part("--only-scale") { number("--tui-pods", 5000, 0) } else { 0 },
-        big: if part("--only-big") { number("--big", 3000, 30) } else { 0 },
+        scale: if part("--only-scale") {
+            number("--scale", 2000, 0)
+        } else {
+            0
+        },
+        tui_pods: if part("--only-scale") {
+            number("--tui-pods", 5000, 0)
+        } else {
+            0
+        },
+        big: if part("--only-big") {
+            number("--big", 3000, 30)
+        } else {
+            0
+        },
         with_helm: benching && !has("--skip-helm"),
         methods: part("--only-methods"),
         kdash,
@@ -906,7 +923,18 @@ async fn main() {
         }
     }
     for r in results.iter().filter(|r| !r.start.is_empty()) {
-        start::print(&r.method, r.n, &r.start, r.own_cpu.unwrap_or(f64::NAN), floor);
+        let stamps: Vec<_> = r
+            .start
+            .iter()
+            .map(|(l, ms, cpu)| (classify(l), *ms, *cpu))
+            .collect();
+        start::print(
+            &r.method,
+            r.n,
+            &stamps,
+            r.own_cpu.unwrap_or(f64::NAN),
+            floor,
+        );
     }
     for (method, n, idle) in &idle_cpu {
         println!(
@@ -924,8 +952,14 @@ async fn main() {
     if o.big > 0 && o.kdash.is_none() {
         println!("  (kdash not on PATH: no peer beside the TUI's upgrade)");
     }
-    for peer in big_rows.iter().filter(|r| !r.method.starts_with("helmdeck") && !r.ok) {
-        println!("  note: {} never showed the Deployment's pods on its screen", peer.method);
+    for peer in big_rows
+        .iter()
+        .filter(|r| !r.method.starts_with("helmdeck") && !r.ok)
+    {
+        println!(
+            "  note: {} never showed the Deployment's pods on its screen",
+            peer.method
+        );
     }
     // A method that timed out or failed would make the timings above meaningless.
     let failed: Vec<&str> = results

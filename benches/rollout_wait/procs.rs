@@ -63,14 +63,7 @@ pub fn wait_own(child: Child) -> (Usage, f64) {
     // SAFETY: an all-zero siginfo_t is a valid value for waitid to overwrite.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: pid is our own unreaped child; info is valid for writes.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid,
-            &mut info,
-            libc::WEXITED | libc::WNOWAIT,
-        )
-    };
+    let rc = unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
     assert_eq!(rc, 0, "waitid: {}", std::io::Error::last_os_error());
     let own = cpu_so_far(pid);
     (wait_usage(child), own)

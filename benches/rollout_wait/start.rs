@@ -30,11 +30,7 @@ pub struct Stamper {
 
 impl Stamper {
     /// `count` reads the simulator's request counter; `spawned` is when helmdeck was started.
-    pub fn start(
-        pid: u32,
-        spawned: Instant,
-        count: impl Fn() -> u64 + Send + 'static,
-    ) -> Stamper {
+    pub fn start(pid: u32, spawned: Instant, count: impl Fn() -> u64 + Send + 'static) -> Stamper {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let requests_at_spawn = count();
@@ -98,7 +94,13 @@ pub fn print(method: &str, n: usize, stamps: &[(String, f64, f64)], own: f64, fl
         floor.1
     );
     for (line, ms, cpu) in stamps {
-        let shown: String = line.split('?').next().unwrap_or(line).chars().take(90).collect();
+        let shown: String = line
+            .split('?')
+            .next()
+            .unwrap_or(line)
+            .chars()
+            .take(90)
+            .collect();
         println!("    {ms:>8.1} ms  CPU {cpu:>5.2} s  {shown}");
     }
     println!(

@@ -16,8 +16,14 @@
 //! headless helmdeck p50/p99 from a workload's ready write to helmdeck's line about it.
 //! One line per method also goes to stdout as `BENCH {json}` for scripts/plot-bench.py.
 //!
-//! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--skip-helm]`.
-//! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run).
+//! Between the two, one Deployment × BIG (default 3,000) pods upgraded by `helmdeck deploy`,
+//! headless and on a pty, on a simulator in its own process, with kdash beside the TUI when it
+//! is on PATH (big.rs); and the headless start taken apart per request (start.rs).
+//!
+//! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--tui-pods PODS] [--big PODS]
+//! [--skip-helm] [--no-kdash] [--only-methods | --only-big | --only-scale]`.
+//! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run, the
+//! upgrade at 30 pods without kdash).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};

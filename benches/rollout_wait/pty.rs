@@ -86,7 +86,7 @@ pub struct Followed {
     pub counts: Vec<Instant>,
     /// CPU share of one core over `idle` after the verdict.
     pub idle_cpu: f64,
-    /// The last screen's text.
+    /// The screen's text when it was told to stop, else its last.
     pub last: String,
 }
 
@@ -171,10 +171,14 @@ pub fn follow(
             }
             if !quit_sent && stop.load(Ordering::Relaxed) {
                 quit_sent = true;
+                // The screen it showed, before `q` clears it.
+                out.last = parser.screen().contents();
                 let _ = writer.write_all(b"q");
             }
         }
-        out.last = parser.screen().contents();
+        if out.last.is_empty() {
+            out.last = parser.screen().contents();
+        }
         // The last screen, to check by eye that the TUI (not its plain fallback) was measured.
         if std::env::var_os("BENCH_SCREEN").is_some() {
             eprintln!("{}", out.last);

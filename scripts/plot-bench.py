@@ -2,8 +2,9 @@
 """Plots cost against N from `cargo bench --bench rollout_wait` output, as an SVG.
 
 Reads the `BENCH {json}` lines of one or more bench outputs and draws, per method, client CPU
-seconds and lag after the last ready workload against N, both on log scales. Standard library
-only (no matplotlib needed).
+seconds and lag after the last ready workload against N, both on log scales; below them, the
+one-Deployment upgrade run (`"big": true` lines): peak RSS of helmdeck headless, its TUI, the
+peer beside it (kdash) and the simulator, as bars. Standard library only (no matplotlib needed).
 
     scripts/plot-bench.py docs/bench/rollout_wait-*.txt > docs/bench/cost.svg
 """
@@ -77,16 +78,47 @@ def panel(x0, y0, w, h, title, series, key, unit):
     return out
 
 
+def bars(x0, y0, w, rows):
+    """Peak RSS (MiB) of each process of the one-Deployment upgrade run, one bar each."""
+    items = []
+    for r in rows:
+        items.append((r["method"], r["rss_mib"], r.get("cpu")))
+        if r.get("sim_rss_mib"):
+            items.append((f"simulator, under: {r['method']}", r["sim_rss_mib"], None))
+    if not items:
+        return [], 0
+    top = max(v for _, v, _ in items) or 1
+    pods = rows[0]["n"]
+    out = [f'<text x="{x0 + w / 2}" y="{y0 - 12}" text-anchor="middle" font-weight="bold">'
+           f'one Deployment x {pods:,} pods upgraded: peak RSS (MiB), own process</text>']
+    bar_w = w - 360
+    for i, (name, v, cpu) in enumerate(items):
+        y = y0 + i * 22
+        length = v / top * bar_w
+        colour = COLOURS[i % len(COLOURS)] if not name.startswith("simulator") else "#999"
+        label = name if len(name) <= 58 else name[:57] + "…"
+        out.append(f'<text x="{x0 + 350}" y="{y + 12}" text-anchor="end">{label}</text>')
+        out.append(f'<rect x="{x0 + 358}" y="{y}" width="{length:.1f}" height="16" fill="{colour}"/>')
+        extra = f", CPU {cpu:.2f} s" if cpu is not None else ""
+        out.append(f'<text x="{x0 + 364 + length:.1f}" y="{y + 12}">{v:.0f}{extra}</text>')
+    return out, len(items) * 22 + 30
+
+
 def main():
     rows = read(sys.argv[1:])
     if not rows:
         sys.exit("no BENCH lines in the given files")
     series = {}
-    # Lines without a CPU figure (the idle-screen measure) have no place on these axes.
+    big = [r for r in rows if r.get("big")]
+    # Lines without a CPU figure (the idle-screen measure, the start breakdown) have no place on
+    # these axes, nor the one-Deployment run, whose N counts pods of one workload.
     for r in rows:
-        if "cpu" in r:
+        if "cpu" in r and not r.get("big"):
             series.setdefault(family(r["method"]), []).append(r)
-    width, height = 980, 420
+    legend_rows = (len(series) + 2) // 3
+    big_top = 372 + legend_rows * 18 + 40
+    big_svg, big_h = bars(80, big_top, 820, big)
+    width, height = 980, (big_top + big_h) if big_svg else 420
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>']
@@ -97,6 +129,7 @@ def main():
         x = 80 + (i % 3) * 300
         svg.append(f'<rect x="{x}" y="{y - 9}" width="12" height="12" fill="{COLOURS[i % len(COLOURS)]}"/>')
         svg.append(f'<text x="{x + 18}" y="{y + 2}">{name}</text>')
+    svg += big_svg
     svg.append("</svg>")
     print("\n".join(svg))
 

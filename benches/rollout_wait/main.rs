@@ -16,15 +16,20 @@
 //! headless helmdeck p50/p99 from a workload's ready write to helmdeck's line about it.
 //! One line per method also goes to stdout as `BENCH {json}` for scripts/plot-bench.py.
 //!
-//! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--skip-helm]`.
-//! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run).
+//! Between the two, one Deployment × BIG (default 3,000) pods upgraded by `helmdeck deploy`,
+//! headless and on a pty, on a simulator in its own process, with kdash beside the TUI when it
+//! is on PATH (big.rs); and the headless start taken apart per request (start.rs).
+//!
+//! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--tui-pods PODS] [--big PODS]
+//! [--skip-helm] [--no-kdash] [--only-methods | --only-big | --only-scale]`.
+//! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run, the
+//! upgrade at 30 pods without kdash).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,6 +42,13 @@ use serde_json::{Value, json};
 
 use helmdeck::rollout::readiness::{self, Progress};
 use helmdeck::sim::{Scenario, run};
+
+mod big;
+mod procs;
+mod pty;
+mod start;
+
+use procs::{Usage, wait_usage};
 
 /// Ready 1, 2, 3 or 4 seconds after creation, by name suffix.
 const SCENARIO: &str = "namespaces: [apps]\nnodes: 10\nworkloads:\n  - {match: '*-a', start_after: 500ms, ready_after: 500ms}\n  - {match: '*-b', start_after: 1s, ready_after: 1s}\n  - {match: '*-c', start_after: 1500ms, ready_after: 1500ms}\n  - {match: '*-d', start_after: 2s, ready_after: 2s}\n";
@@ -96,7 +108,12 @@ fn scale_workload(i: usize) -> (&'static str, String, Value) {
 /// it: the reference the methods' lag and latency are measured against.
 type ReadyAt = Arc<Mutex<HashMap<String, Instant>>>;
 
-fn watch_ready<K>(api: Api<K>, kind: &'static str, judge: fn(&K) -> Progress, at: ReadyAt)
+fn watch_ready<K>(
+    api: Api<K>,
+    kind: &'static str,
+    judge: fn(&K) -> Progress,
+    at: ReadyAt,
+) -> tokio::task::JoinHandle<()>
 where
     K: kube::Resource
         + Clone
@@ -123,13 +140,24 @@ where
                 }
             }
         }
-    });
+    })
 }
 
 struct Bench {
     sim: run::Running,
     dir: tempfile::TempDir,
     ready: ReadyAt,
+    /// The reference watches: aborted with the simulator, or they would retry against a
+    /// closed port through every later run, on the cores being measured.
+    watches: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Bench {
+    fn drop(&mut self) {
+        for w in &self.watches {
+            w.abort();
+        }
+    }
 }
 
 impl Bench {
@@ -144,27 +172,34 @@ impl Bench {
         run::write_kubeconfig(&dir.path().join("kubeconfig"), &sim.url(), "apps").unwrap();
         let client = self::client(&sim);
         let ready: ReadyAt = Arc::default();
-        watch_ready(
-            Api::<Deployment>::namespaced(client.clone(), "apps"),
-            "Deployment",
-            |d| readiness::deployment(d).progress,
-            ready.clone(),
-        );
-        watch_ready(
-            Api::<StatefulSet>::namespaced(client.clone(), "apps"),
-            "StatefulSet",
-            |s| readiness::statefulset(s).progress,
-            ready.clone(),
-        );
-        watch_ready(
-            Api::<DaemonSet>::namespaced(client, "apps"),
-            "DaemonSet",
-            |d| readiness::daemonset(d).progress,
-            ready.clone(),
-        );
+        let watches = vec![
+            watch_ready(
+                Api::<Deployment>::namespaced(client.clone(), "apps"),
+                "Deployment",
+                |d| readiness::deployment(d).progress,
+                ready.clone(),
+            ),
+            watch_ready(
+                Api::<StatefulSet>::namespaced(client.clone(), "apps"),
+                "StatefulSet",
+                |s| readiness::statefulset(s).progress,
+                ready.clone(),
+            ),
+            watch_ready(
+                Api::<DaemonSet>::namespaced(client, "apps"),
+                "DaemonSet",
+                |d| readiness::daemonset(d).progress,
+                ready.clone(),
+            ),
+        ];
         // Let the reference watches list before anything is counted.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        Bench { sim, dir, ready }
+        Bench {
+            sim,
+            dir,
+            ready,
+            watches,
+        }
     }
 
     fn kubeconfig(&self) -> PathBuf {
@@ -208,14 +243,20 @@ impl Bench {
     /// The simulator's log of recent requests (`METHOD URI` per line), its own `/_sim/` ones
     /// left out. Fetch it outside a measured window: the fetch is itself a request.
     async fn request_log(&self) -> Vec<String> {
+        without_sim(self.request_log_raw().await)
+    }
+
+    /// The same log, the simulator's own requests kept (the last line is this fetch).
+    async fn request_log_raw(&self) -> Vec<String> {
         let req = hyper::Request::get("/_sim/requests")
             .body(Vec::new())
             .unwrap();
         let text = client(&self.sim).request_text(req).await.unwrap();
-        text.lines()
-            .filter(|l| !l.contains(" /_sim/"))
-            .map(str::to_string)
-            .collect()
+        text.lines().map(str::to_string).collect()
+    }
+
+    fn requests_served(&self) -> u64 {
+        self.sim.server.stats.requests.load(Ordering::Relaxed)
     }
 
     fn by_verb(&self) -> BTreeMap<String, u64> {
@@ -246,34 +287,14 @@ impl Bench {
     }
 }
 
+fn without_sim(log: Vec<String>) -> Vec<String> {
+    log.into_iter().filter(|l| !l.contains(" /_sim/")).collect()
+}
+
 fn client(sim: &run::Running) -> Client {
     let mut config = Config::new(sim.url().parse().unwrap());
     config.default_namespace = "apps".into();
     Client::try_from(config).unwrap()
-}
-
-/// Resources of a finished child: exit success, CPU seconds (user + system) and peak RSS in
-/// MiB, including the children it waited for.
-struct Usage {
-    ok: bool,
-    cpu: f64,
-    rss_mib: f64,
-}
-
-fn wait_usage(child: Child) -> Usage {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own unreaped child; status and ru are valid for writes.
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Usage {
-        ok: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        cpu: secs(ru.ru_utime) + secs(ru.ru_stime),
-        rss_mib: ru.ru_maxrss as f64 / 1024.0,
-    }
 }
 
 struct Measured {
@@ -292,6 +313,10 @@ struct Measured {
     /// much): the event stream the client had to follow.
     writes: u64,
     ok: bool,
+    /// Each request of helmdeck's start with its time after spawn and helmdeck's own CPU.
+    start: Vec<(String, f64, f64)>,
+    /// Own CPU seconds, the helm children it waited for not counted.
+    own_cpu: Option<f64>,
 }
 
 impl Measured {
@@ -326,32 +351,38 @@ fn attribute(before: &[String], after: &[String]) -> BTreeMap<String, u64> {
             *n -= 1;
             continue;
         }
-        let (method, uri) = l.split_once(' ').unwrap_or(("?", l));
-        let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
-        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-        // /api/v1[/namespaces/NS]/PLURAL[/NAME] or /apis/G/V[/namespaces/NS]/PLURAL[/NAME]
-        let base = if segments.first() == Some(&"api") {
-            2
-        } else {
-            3
-        };
-        let rest = segments.len().saturating_sub(base);
-        let namespaced = segments.get(base) == Some(&"namespaces") && rest >= 3;
-        let collection = if namespaced { rest == 3 } else { rest == 1 };
-        let verb = match method {
-            "GET"
-                if query
-                    .split('&')
-                    .any(|q| q == "watch=true" || q == "watch=1") =>
-            {
-                "WATCH"
-            }
-            "GET" if collection => "LIST",
-            m => m,
-        };
-        *out.entry(format!("{verb} {path}")).or_default() += 1;
+        *out.entry(classify(l)).or_default() += 1;
     }
     out
+}
+
+/// A logged request (`METHOD URI`) as `LIST|GET|WATCH path`: a GET whose last path segment is
+/// a resource collection (no name after it) is a LIST.
+fn classify(l: &str) -> String {
+    let (method, uri) = l.split_once(' ').unwrap_or(("?", l));
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // /api/v1[/namespaces/NS]/PLURAL[/NAME] or /apis/G/V[/namespaces/NS]/PLURAL[/NAME]
+    let base = if segments.first() == Some(&"api") {
+        2
+    } else {
+        3
+    };
+    let rest = segments.len().saturating_sub(base);
+    let namespaced = segments.get(base) == Some(&"namespaces") && rest >= 3;
+    let collection = if namespaced { rest == 3 } else { rest == 1 };
+    let verb = match method {
+        "GET"
+            if query
+                .split('&')
+                .any(|q| q == "watch=true" || q == "watch=1") =>
+        {
+            "WATCH"
+        }
+        "GET" if collection => "LIST",
+        m => m,
+    };
+    format!("{verb} {path}")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -399,6 +430,8 @@ fn finish(
         attributed: BTreeMap::new(),
         writes: b.sim.server.sim.store.current_rv() - rv_before,
         ok: usage.ok,
+        start: Vec::new(),
+        own_cpu: None,
     }
 }
 
@@ -439,6 +472,10 @@ async fn helmdeck_headless(
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let server = b.sim.server.clone();
+    let stamper = start::Stamper::start(child.id(), start, move || {
+        server.stats.requests.load(Ordering::Relaxed)
+    });
     // Each workload's first ✓ line, timed as it arrives.
     let lines = std::thread::spawn(move || {
         let mut seen: HashMap<String, Instant> = HashMap::new();
@@ -455,13 +492,17 @@ async fn helmdeck_headless(
         }
         seen
     });
-    let usage = tokio::task::spawn_blocking(move || wait_usage(child))
+    let (usage, own) = tokio::task::spawn_blocking(move || procs::wait_own(child))
         .await
         .unwrap();
     let ended = Instant::now();
     let seen = lines.join().unwrap();
     let mut m = finish(b, method, n, start, ended, &before, usage);
-    m.attributed = attribute(&log_before, &b.request_log().await);
+    let requests_now = b.requests_served();
+    let raw = b.request_log_raw().await;
+    m.start = stamper.finish(&raw, requests_now);
+    m.own_cpu = Some(own);
+    m.attributed = attribute(&log_before, &without_sim(raw));
     let ready = b.ready.lock().unwrap();
     let mut lat: Vec<f64> = seen
         .iter()
@@ -476,64 +517,6 @@ async fn helmdeck_headless(
         m.latency = Some((percentile(&lat, 0.5), percentile(&lat, 0.99)));
     }
     m
-}
-
-fn openpty(rows: u16, cols: u16) -> (std::fs::File, OwnedFd) {
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: rows,
-        ws_col: cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: the out-pointers are valid; name and termios may be null.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: openpty returned two fresh descriptors we now own.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            OwnedFd::from_raw_fd(slave),
-        )
-    }
-}
-
-/// The ready count in the Workloads pane's title (`Workloads  R/T ready`), as on screen. The
-/// word also stands in the key bar and the help, so the one followed by `R/T ready` counts.
-fn ready_on_screen(screen: &vt100::Screen) -> Option<usize> {
-    let text = screen.contents();
-    text.match_indices("Workloads").find_map(|(at, word)| {
-        let after = text[at + word.len()..].trim_start();
-        let (count, rest) = after.split_once('/')?;
-        let total_len = rest.chars().take_while(char::is_ascii_digit).count();
-        (total_len > 0 && rest[total_len..].starts_with(" ready"))
-            .then(|| count.parse().ok())
-            .flatten()
-    })
-}
-
-/// User plus system CPU seconds a live process has used so far (/proc/PID/stat).
-fn cpu_so_far(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesised command name: state is the first, utime the 12th.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    f.iter().sum::<f64>() / hz
 }
 
 /// How long an open screen is watched after its verdict, for its idle CPU.
@@ -552,97 +535,19 @@ async fn helmdeck_tui(
     method: &str,
 ) -> (Measured, f64) {
     let before = b.before();
-    let (mut master, slave) = openpty(48, 160);
     let start = Instant::now();
-    let mut cmd = b.command(Path::new(HELMDECK), &rollout_args(optional));
-    cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::null());
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().unwrap();
-    let pid = child.id();
-    drop(cmd);
-    drop(slave);
-    let mut writer = master.try_clone().unwrap();
-    let screen = std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal size is not zero");
-        let mut parser = vt100::Parser::new(size(48), size(160), 0);
-        // When the ready count first reached each value.
-        let mut counts: Vec<Instant> = Vec::new();
-        let mut first_screen = None;
-        let mut verdict = None;
-        let mut idle_cpu = 0.0;
-        let (tx, rx) = std::sync::mpsc::channel::<Option<Vec<u8>>>();
-        std::thread::spawn(move || {
-            loop {
-                match master.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(k) => {
-                        if tx.send(Some(buf[..k].to_vec())).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-            let _ = tx.send(None);
-        });
-        let mut idle_from: Option<(Instant, f64)> = None;
-        loop {
-            let chunk = match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(c)) => Some(c),
-                Ok(None) => break,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-                Err(_) => break,
-            };
-            let now = Instant::now();
-            if let Some(c) = chunk {
-                parser.process(&c);
-                // A terminal answers the cursor-position query the TUI makes while it sets up;
-                // without an answer it (rightly) falls back to plain lines.
-                if c.windows(4).any(|w| w == b"\x1b[6n") {
-                    let (row, col) = parser.screen().cursor_position();
-                    let _ = write!(writer, "\x1b[{};{}R", row + 1, col + 1);
-                }
-                if let Some(r) = ready_on_screen(parser.screen()) {
-                    first_screen.get_or_insert(now);
-                    while counts.len() < r {
-                        counts.push(now);
-                    }
-                }
-                if verdict.is_none() {
-                    let text = parser.screen().contents();
-                    if text.contains("LANDED") || text.contains("FAILED") {
-                        verdict = Some(now);
-                        idle_from = Some((now, cpu_so_far(pid)));
-                    }
-                }
-            }
-            if let Some((t, cpu)) = idle_from
-                && now.duration_since(t) >= IDLE
-            {
-                idle_cpu = (cpu_so_far(pid) - cpu) / now.duration_since(t).as_secs_f64();
-                idle_from = None;
-                let _ = writer.write_all(b"q");
-            }
-        }
-        // The last screen, to check by eye that the TUI (not its plain fallback) was measured.
-        if std::env::var_os("BENCH_SCREEN").is_some() {
-            eprintln!("{}", parser.screen().contents());
-        }
-        (verdict, first_screen, counts, idle_cpu)
-    });
+    let (child, master) = pty::spawn(b.command(Path::new(HELMDECK), &rollout_args(optional)));
+    let screen = pty::follow(master, child.id(), Some(IDLE), Arc::default());
     let usage = tokio::task::spawn_blocking(move || wait_usage(child))
         .await
         .unwrap();
-    let (verdict, first_screen, counts, idle_cpu) = screen.join().unwrap();
+    let pty::Followed {
+        verdict,
+        first_screen,
+        counts,
+        idle_cpu,
+        ..
+    } = screen.join().unwrap();
     let ended = verdict.unwrap_or_else(Instant::now);
     let mut m = finish(b, method, n, start, ended, &before, usage);
     // The k-th workload to become ready against the k-th rise of the count on screen; those
@@ -796,73 +701,135 @@ fn print(results: &[Measured]) {
             json!({"method": r.method, "n": r.n, "wall": r.wall.as_secs_f64(),
                 "lag": r.lag.map(|l| l.as_secs_f64()), "cpu": r.cpu, "rss_mib": r.rss_mib,
                 "requests": r.requests(), "verbs": r.verbs, "writes": r.writes,
-                "p50": r.latency.map(|l| l.0), "p99": r.latency.map(|l| l.1), "ok": r.ok})
+                "p50": r.latency.map(|l| l.0), "p99": r.latency.map(|l| l.1), "ok": r.ok,
+                "own_cpu": r.own_cpu})
         );
     }
 }
 
-#[tokio::main]
-async fn main() {
+/// What to run, from the arguments after `--`.
+struct Opts {
+    n: usize,
+    scale: usize,
+    tui_pods: usize,
+    /// Pods of the one-Deployment upgrade run (0: not run).
+    big: usize,
+    with_helm: bool,
+    methods: bool,
+    /// kdash beside the TUI's upgrade, when on PATH.
+    kdash: Option<PathBuf>,
+}
+
+fn opts() -> Opts {
     // `cargo bench` passes --bench; under `cargo test --all-targets` a small smoke run only.
     let args: Vec<String> = std::env::args().skip(1).collect();
     let benching = args.iter().any(|a| a == "--bench");
-    let flag = |name: &str| {
+    let has = |name: &str| args.iter().any(|a| a == name);
+    let number = |name: &str, benched: usize, smoke: usize| {
         args.iter()
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(if benching { benched } else { smoke })
     };
     let n: usize = args
         .iter()
         .enumerate()
         .find(|(i, a)| {
             a.parse::<usize>().is_ok()
-                && (*i == 0 || !["--scale", "--tui-pods"].contains(&args[i - 1].as_str()))
+                && (*i == 0 || !["--scale", "--tui-pods", "--big"].contains(&args[i - 1].as_str()))
         })
         .and_then(|(_, a)| a.parse().ok())
         .unwrap_or(if benching { 200 } else { 4 });
-    let scale: usize = flag("--scale")
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(if benching { 2000 } else { 0 });
-    let tui_pods: usize = flag("--tui-pods")
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(if benching { 5000 } else { 0 });
-    let with_helm = benching && !args.iter().any(|a| a == "--skip-helm");
-    let only_scale = args.iter().any(|a| a == "--only-scale");
-    assert!(
-        repo().join(".tools/bin/kubectl").exists(),
-        "run scripts/install-tools.sh first"
-    );
+    // Each --only-X runs that part alone: the N methods, the big upgrade, the scale runs.
+    let only = ["--only-methods", "--only-big", "--only-scale"]
+        .into_iter()
+        .find(|f| has(f));
+    let part = |flag: &str| only.is_none_or(|o| o == flag);
+    let kdash = (benching && !has("--no-kdash"))
+        .then(|| on_path("kdash"))
+        .flatten();
+    Opts {
+        n,
+        scale: if part("--only-scale") {
+            number("--scale", 2000, 0)
+        } else {
+            0
+        },
+        tui_pods: if part("--only-scale") {
+            number("--tui-pods", 5000, 0)
+        } else {
+            0
+        },
+        big: if part("--only-big") {
+            number("--big", 3000, 30)
+        } else {
+            0
+        },
+        with_helm: benching && !has("--skip-helm"),
+        methods: part("--only-methods"),
+        kdash,
+    }
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// `helmdeck --version`: a process's start and exit with nothing else, wall and CPU.
+fn process_floor() -> (f64, f64) {
+    let start = Instant::now();
+    let child = Command::new(HELMDECK)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let usage = wait_usage(child);
+    (start.elapsed().as_secs_f64(), usage.cpu)
+}
+
+/// The N methods side by side, each on a fresh simulator: the same objects, the same timing
+/// rules. Also returns the open screens' idle CPU.
+async fn methods(o: &Opts, idle_cpu: &mut Vec<(String, usize, f64)>) -> Vec<Measured> {
+    let n = o.n;
     let objects = || {
         (0..n)
             .map(|i| ("Deployment", name(i), deployment(&name(i), 2)))
             .collect::<Vec<_>>()
     };
     let mut results = Vec::new();
-    let mut idle_cpu = Vec::new();
-    if !only_scale {
-        // Each method on a fresh simulator: the same objects, the same timing rules.
+    let b = Bench::start(SCENARIO).await;
+    b.create(objects()).await;
+    results.push(helmdeck_headless(&b, n, &[], "helmdeck deploy --only rollout --headless").await);
+    // The previous simulator goes first: its controllers would tick beside the next run.
+    drop(b);
+    let b = Bench::start(SCENARIO).await;
+    b.create(objects()).await;
+    let (m, idle) = helmdeck_tui(&b, n, &[], "helmdeck TUI on a pty").await;
+    idle_cpu.push((m.method.clone(), m.n, idle));
+    results.push(m);
+    drop(b);
+    let b = Bench::start(SCENARIO).await;
+    b.create(objects()).await;
+    results.push(kubectl_sequential(&b, n).await);
+    if o.with_helm {
+        drop(b);
         let b = Bench::start(SCENARIO).await;
-        b.create(objects()).await;
-        results
-            .push(helmdeck_headless(&b, n, &[], "helmdeck deploy --only rollout --headless").await);
-        let b = Bench::start(SCENARIO).await;
-        b.create(objects()).await;
-        let (m, idle) = helmdeck_tui(&b, n, &[], "helmdeck TUI on a pty").await;
-        idle_cpu.push((m.method.clone(), m.n, idle));
-        results.push(m);
-        let b = Bench::start(SCENARIO).await;
-        b.create(objects()).await;
-        results.push(kubectl_sequential(&b, n).await);
-        if with_helm {
-            let b = Bench::start(SCENARIO).await;
-            results.push(helm_wait(&b, n).await);
-        }
+        results.push(helm_wait(&b, n).await);
     }
-    if scale > 0 {
-        let text = std::fs::read_to_string(repo().join("crates/helmdeck-sim/scenarios/scale.yaml"))
-            .unwrap();
+    results
+}
+
+/// helmdeck alone on the scale scenario: headless at `scale` workloads, the TUI at `tui_pods`.
+async fn scale_runs(o: &Opts, idle_cpu: &mut Vec<(String, usize, f64)>) -> Vec<Measured> {
+    let mut results = Vec::new();
+    let text =
+        std::fs::read_to_string(repo().join("crates/helmdeck-sim/scenarios/scale.yaml")).unwrap();
+    if o.scale > 0 {
         let b = Bench::start(&text).await;
-        let objects: Vec<_> = (0..scale).map(scale_workload).collect();
+        let objects: Vec<_> = (0..o.scale).map(scale_workload).collect();
         let gating = objects
             .iter()
             .filter(|(_, name, _)| !name.contains("-opt"))
@@ -875,15 +842,13 @@ async fn main() {
             "helmdeck --headless, scale scenario",
         )
         .await;
-        m.n = scale;
+        m.n = o.scale;
         results.push(m);
     }
-    if tui_pods > 0 {
+    if o.tui_pods > 0 {
         // The TUI at `tui_pods` pods: the scale scenario's workloads, 10 pods each.
-        let text = std::fs::read_to_string(repo().join("crates/helmdeck-sim/scenarios/scale.yaml"))
-            .unwrap();
         let b = Bench::start(&text).await;
-        let objects: Vec<_> = (0..tui_pods / 10).map(scale_workload).collect();
+        let objects: Vec<_> = (0..o.tui_pods / 10).map(scale_workload).collect();
         let gating = objects
             .iter()
             .filter(|(_, name, _)| !name.contains("-opt"))
@@ -893,35 +858,18 @@ async fn main() {
             &b,
             gating,
             &["*-opt*"],
-            &format!("helmdeck TUI, scale scenario, {tui_pods} pods"),
+            &format!("helmdeck TUI, scale scenario, {} pods", o.tui_pods),
         )
         .await;
-        m.n = tui_pods / 10;
+        m.n = o.tui_pods / 10;
         idle_cpu.push((m.method.clone(), m.n, idle));
         results.push(m);
     }
-    println!(
-        "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: crates/helmdeck-sim/scenarios/scale.yaml)"
-    );
-    print(&results);
-    for r in results.iter().filter(|r| !r.attributed.is_empty()) {
-        println!("  requests of {} (N={}), by path:", r.method, r.n);
-        for (what, count) in &r.attributed {
-            println!("    {count:>4}  {what}");
-        }
-    }
-    for (method, n, idle) in &idle_cpu {
-        println!(
-            "  idle CPU of the open screen after its verdict ({method}, N={n}): {:.2}% of one core over {} s",
-            idle * 100.0,
-            IDLE.as_secs()
-        );
-        println!(
-            "BENCH {}",
-            json!({"method": format!("{method} idle"), "n": n, "idle_cpu": idle})
-        );
-    }
-    if let [a, _, k, rest @ ..] = &results[..] {
+    results
+}
+
+fn print_ratios(results: &[Measured]) {
+    if let [a, _, k, rest @ ..] = results {
         let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::NAN };
         println!(
             "  ratio kubectl/helmdeck: lag {:.0}x, requests {:.1}x, CPU {:.1}x",
@@ -944,11 +892,93 @@ async fn main() {
             );
         }
     }
+}
+
+#[tokio::main]
+async fn main() {
+    let o = opts();
+    assert!(
+        repo().join(".tools/bin/kubectl").exists(),
+        "run scripts/install-tools.sh first"
+    );
+    let mut results = Vec::new();
+    let mut idle_cpu = Vec::new();
+    let floor = process_floor();
+    if o.methods {
+        results.extend(methods(&o, &mut idle_cpu).await);
+    }
+    let mut big_rows = Vec::new();
+    if o.big > 0 {
+        let setup = big::Setup {
+            helmdeck: Path::new(HELMDECK),
+            tools: repo().join(".tools/bin"),
+            pods: o.big,
+        };
+        big_rows.extend(big::run(&setup, false, None).await);
+        big_rows.extend(big::run(&setup, true, o.kdash.as_deref()).await);
+    }
+    results.extend(scale_runs(&o, &mut idle_cpu).await);
+    println!(
+        "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: crates/helmdeck-sim/scenarios/scale.yaml)"
+    );
+    print(&results);
+    for r in results.iter().filter(|r| !r.attributed.is_empty()) {
+        println!("  requests of {} (N={}), by path:", r.method, r.n);
+        for (what, count) in &r.attributed {
+            println!("    {count:>4}  {what}");
+        }
+    }
+    for r in results.iter().filter(|r| !r.start.is_empty()) {
+        let stamps: Vec<_> = r
+            .start
+            .iter()
+            .map(|(l, ms, cpu)| (classify(l), *ms, *cpu))
+            .collect();
+        start::print(
+            &r.method,
+            r.n,
+            &stamps,
+            r.own_cpu.unwrap_or(f64::NAN),
+            floor,
+        );
+    }
+    for (method, n, idle) in &idle_cpu {
+        println!(
+            "  idle CPU of the open screen after its verdict ({method}, N={n}): {:.2}% of one core over {} s",
+            idle * 100.0,
+            IDLE.as_secs()
+        );
+        println!(
+            "BENCH {}",
+            json!({"method": format!("{method} idle"), "n": n, "idle_cpu": idle})
+        );
+    }
+    print_ratios(&results);
+    big::print(&big_rows);
+    if o.big > 0 && o.kdash.is_none() {
+        println!("  (kdash not on PATH: no peer beside the TUI's upgrade)");
+    }
+    for peer in big_rows
+        .iter()
+        .filter(|r| !r.method.starts_with("helmdeck") && !r.ok)
+    {
+        println!(
+            "  note: {} never showed the Deployment's pods on its screen",
+            peer.method
+        );
+    }
     // A method that timed out or failed would make the timings above meaningless.
     let failed: Vec<&str> = results
         .iter()
-        .filter(|r| !r.ok)
-        .map(|r| r.method.as_str())
+        .map(|r| (r.method.as_str(), r.ok))
+        .chain(
+            big_rows
+                .iter()
+                .filter(|r| r.method.starts_with("helmdeck"))
+                .map(|r| (r.method.as_str(), r.ok)),
+        )
+        .filter(|(_, ok)| !ok)
+        .map(|(m, _)| m)
         .collect();
     assert!(
         failed.is_empty(),

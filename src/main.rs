@@ -544,6 +544,13 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         say(&format!("helmdeck replay: {}", text::plain(&e.to_string())));
         return Ok(exit::USAGE);
     }
+    let cast = match cast_target(&args) {
+        Ok(cast) => cast,
+        Err(e) => {
+            say(&format!("helmdeck replay: {}", text::plain(&e.to_string())));
+            return Ok(exit::USAGE);
+        }
+    };
     let Some(file) = &args.file else {
         say("helmdeck replay: FILE is required (see --help)");
         return Ok(exit::USAGE);
@@ -559,7 +566,10 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let state = if wants_tui(args.headless) {
+    let state = if let Some(cast) = &cast {
+        write_cast(&record, &cast.path, cast.size, args.speed)?;
+        record.fold()
+    } else if wants_tui(args.headless) {
         helmdeck::ui::run_replay(&record, args.speed).await?
     } else {
         let mut printer = headless::Headless::default();
@@ -589,6 +599,45 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         return Ok(exit::FAILED);
     }
     Ok(state.verdict.map_or(exit::FAILED, |v| v.code()))
+}
+
+/// `--cast FILE` and its `--size`, checked before the record is read: a size the screen
+/// cannot take or a file that cannot be written is a usage error.
+fn cast_target(args: &ReplayArgs) -> Result<Option<CastTarget>, validate::InputError> {
+    let Some(path) = &args.cast else {
+        return Ok(None);
+    };
+    let size = validate::cast_size(&args.size)?;
+    validate::output_path("--cast", path)?;
+    Ok(Some(CastTarget {
+        path: path.clone(),
+        size,
+    }))
+}
+
+/// Where `replay --cast` writes, at which size (COLS, ROWS).
+struct CastTarget {
+    path: PathBuf,
+    size: (u16, u16),
+}
+
+/// The replay as an asciicast file, written whole or not at all; one line on stderr says where.
+fn write_cast(
+    record: &helmdeck::record::reader::Record,
+    path: &Path,
+    size: (u16, u16),
+    speed: f64,
+) -> Result<()> {
+    let bytes = helmdeck::ui::cast(record, size, speed).wrap_err("--cast: playing the record")?;
+    helmdeck::atomic::write(path, &bytes, helmdeck::atomic::Access::Shared, "cast")
+        .wrap_err_with(|| format!("--cast {}: writing it", path.display()))?;
+    say(&format!(
+        "helmdeck replay: wrote {} ({}x{})",
+        text::plain(&path.display().to_string()),
+        size.0,
+        size.1
+    ));
+    Ok(())
 }
 
 /// `--json` wins, then the TUI, else plain text. Errors before the first read are setup

@@ -8,6 +8,7 @@ mod support;
 mod advice;
 mod cancels;
 mod careless;
+mod cast;
 mod charts;
 mod ci;
 mod cross_check;

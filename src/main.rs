@@ -1,7 +1,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
@@ -38,11 +38,22 @@ fn one_line(e: &Report) -> String {
     text::one_line(e.chain())
 }
 
+/// `helmdeck --version`: the version and the commit built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("HELMDECK_BUILD"), ")");
+
+/// The command line as clap knows it, with the build's version.
+fn command() -> clap::Command {
+    Cli::command().version(VERSION)
+}
+
 fn real_main() -> Result<i32> {
     // A pipe or a CI log gets one plain line per panic, as it does per error; a terminal
     // color-eyre's report. Neither aborts when stderr is gone (a hang-up).
     helmdeck::ui::install_panic_report(std::io::stdout().is_terminal())?;
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         // --help and --version print in full; a usage error says what is wrong in one line.
         Err(e) if e.use_stderr() => {
@@ -101,10 +112,9 @@ fn real_main() -> Result<i32> {
         Command::Inspect(args) => runtime.block_on(inspect(args)),
         Command::Demo(args) => runtime.block_on(demo(*args)),
         Command::Completions { shell } => {
-            use clap::CommandFactory;
             // Into memory first: clap_complete panics when its writer fails.
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "helmdeck", &mut script);
+            clap_complete::generate(shell, &mut command(), "helmdeck", &mut script);
             to_stdout(&script, "completions")
         }
         Command::Man { out_dir } => man(out_dir.as_deref()),
@@ -146,15 +156,14 @@ impl Outputs {
 
 /// `helmdeck man`: helmdeck.1 on stdout, or a page per command in `dir`.
 fn man(dir: Option<&Path>) -> Result<i32> {
-    use clap::CommandFactory;
     match dir {
         Some(dir) => {
-            clap_mangen::generate_to(Cli::command(), dir)
+            clap_mangen::generate_to(command(), dir)
                 .wrap_err_with(|| format!("man --out-dir {}: writing the pages", dir.display()))?;
         }
         None => {
             let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            clap_mangen::Man::new(command()).render(&mut page)?;
             return to_stdout(&page, "man");
         }
     }

@@ -51,4 +51,5 @@ mod sim_writes;
 mod stories;
 mod tui;
 mod usage;
+mod version;
 mod watch;

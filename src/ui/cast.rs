@@ -103,16 +103,25 @@ fn header(record: &Record, width: u16, height: u16) -> Result<Vec<u8>> {
         .title
         .clone()
         .unwrap_or_else(|| record.header.command.clone());
-    let mut header = serde_json::json!({
-        "version": 2,
-        "width": width,
-        "height": height,
-        "title": format!("helmdeck replay: {}", crate::text::plain(&title)),
-        "env": { "TERM": TERM },
-    });
-    if let Some(started) = started {
-        header["timestamp"] = started.into();
+    // The format's own order (a struct: `json!` would sort the keys).
+    #[derive(serde::Serialize)]
+    struct Header<'a> {
+        version: u8,
+        width: u16,
+        height: u16,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timestamp: Option<i64>,
+        title: String,
+        env: std::collections::BTreeMap<&'a str, &'a str>,
     }
+    let header = Header {
+        version: 2,
+        width,
+        height,
+        timestamp: started,
+        title: format!("helmdeck replay: {}", crate::text::plain(&title)),
+        env: [("TERM", TERM)].into(),
+    };
     let mut out = serde_json::to_vec(&header).wrap_err("the cast's header")?;
     out.push(b'\n');
     Ok(out)

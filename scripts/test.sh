@@ -27,6 +27,12 @@ if [ "$#" -eq 0 ]; then
     }
     trap cleanup EXIT
     cargo build --locked --bin helmdeck
+    # The documented install, `cargo install --locked --path .`, with the dev profile in the
+    # target directory just built: it only copies; the installed binary names its commit.
+    cargo install --locked --quiet --path . --profile dev --root "$work/install" \
+        --target-dir "${CARGO_TARGET_DIR:-target}"
+    "$work/install/bin/helmdeck" --version | grep -q '^helmdeck [0-9.]* ([0-9a-f]' \
+        || { echo "the installed helmdeck does not name its commit" >&2; exit 1; }
     "${CARGO_TARGET_DIR:-target}/debug/helmdeck" sim --scenario all-green --kubeconfig-out "$work/kubeconfig" >"$work/sim.out" &
     sim_pid=$!
     for _ in $(seq 1 100); do

@@ -1,7 +1,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use color_eyre::eyre::{Report, Result, WrapErr, eyre};
 use tokio_util::sync::CancellationToken;
 
@@ -47,11 +47,22 @@ fn one_line(e: &Report) -> String {
     text::one_line(e.chain())
 }
 
+/// `helmdeck --version`: the version and the commit built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("HELMDECK_BUILD"), ")");
+
+/// The command line as clap knows it, with the build's version.
+fn command() -> clap::Command {
+    Cli::command().version(VERSION)
+}
+
 fn real_main() -> Result<i32> {
     // A pipe or a CI log gets one plain line per panic, as it does per error; a terminal
     // color-eyre's report. Neither aborts when stderr is gone (a hang-up).
     helmdeck::ui::install_panic_report(std::io::stdout().is_terminal())?;
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         // --help and --version print in full; a usage error says what is wrong in one line.
         Err(e) if e.use_stderr() => {
@@ -110,10 +121,9 @@ fn real_main() -> Result<i32> {
         Command::Inspect(args) => runtime.block_on(inspect(args)),
         Command::Demo(args) => runtime.block_on(demo(*args)),
         Command::Completions { shell } => {
-            use clap::CommandFactory;
             // Into memory first: clap_complete panics when its writer fails.
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "helmdeck", &mut script);
+            clap_complete::generate(shell, &mut command(), "helmdeck", &mut script);
             to_stdout(&script, "completions")
         }
         Command::Man { out_dir } => man(out_dir.as_deref()),
@@ -146,15 +156,14 @@ impl Outputs {
 
 /// `helmdeck man`: helmdeck.1 on stdout, or a page per command in `dir`.
 fn man(dir: Option<&Path>) -> Result<i32> {
-    use clap::CommandFactory;
     match dir {
         Some(dir) => {
-            clap_mangen::generate_to(Cli::command(), dir)
+            clap_mangen::generate_to(command(), dir)
                 .wrap_err_with(|| format!("man --out-dir {}: writing the pages", dir.display()))?;
         }
         None => {
             let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            clap_mangen::Man::new(command()).render(&mut page)?;
             return to_stdout(&page, "man");
         }
     }
@@ -544,6 +553,13 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         say(&format!("helmdeck replay: {}", text::plain(&e.to_string())));
         return Ok(exit::USAGE);
     }
+    let cast = match cast_target(&args) {
+        Ok(cast) => cast,
+        Err(e) => {
+            say(&format!("helmdeck replay: {}", text::plain(&e.to_string())));
+            return Ok(exit::USAGE);
+        }
+    };
     let Some(file) = &args.file else {
         say("helmdeck replay: FILE is required (see --help)");
         return Ok(exit::USAGE);
@@ -559,7 +575,10 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
             return Ok(exit::USAGE);
         }
     };
-    let state = if wants_tui(args.headless) {
+    let state = if let Some(cast) = &cast {
+        write_cast(&record, &cast.path, cast.size, args.speed)?;
+        record.fold()
+    } else if wants_tui(args.headless) {
         helmdeck::ui::run_replay(&record, args.speed).await?
     } else {
         let mut printer = headless::Headless::default();
@@ -589,6 +608,45 @@ async fn replay(args: ReplayArgs) -> Result<i32> {
         return Ok(exit::FAILED);
     }
     Ok(state.verdict.map_or(exit::FAILED, |v| v.code()))
+}
+
+/// `--cast FILE` and its `--size`, checked before the record is read: a size the screen
+/// cannot take or a file that cannot be written is a usage error.
+fn cast_target(args: &ReplayArgs) -> Result<Option<CastTarget>, validate::InputError> {
+    let Some(path) = &args.cast else {
+        return Ok(None);
+    };
+    let size = validate::cast_size(&args.size)?;
+    validate::output_path("--cast", path)?;
+    Ok(Some(CastTarget {
+        path: path.clone(),
+        size,
+    }))
+}
+
+/// Where `replay --cast` writes, at which size (COLS, ROWS).
+struct CastTarget {
+    path: PathBuf,
+    size: (u16, u16),
+}
+
+/// The replay as an asciicast file, written whole or not at all; one line on stderr says where.
+fn write_cast(
+    record: &helmdeck::record::reader::Record,
+    path: &Path,
+    size: (u16, u16),
+    speed: f64,
+) -> Result<()> {
+    let bytes = helmdeck::ui::cast(record, size, speed).wrap_err("--cast: playing the record")?;
+    helmdeck::atomic::write(path, &bytes, helmdeck::atomic::Access::Shared, "cast")
+        .wrap_err_with(|| format!("--cast {}: writing it", path.display()))?;
+    say(&format!(
+        "helmdeck replay: wrote {} ({}x{})",
+        text::plain(&path.display().to_string()),
+        size.0,
+        size.1
+    ));
+    Ok(())
 }
 
 /// `--json` wins, then the TUI, else plain text. Errors before the first read are setup

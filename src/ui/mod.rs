@@ -5,6 +5,7 @@
 
 mod ansi;
 pub mod app;
+mod cast;
 pub mod deck;
 // Public only for the fuzz targets in tests/fuzz (width cuts of untrusted text).
 #[doc(hidden)]
@@ -38,8 +39,12 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 
+pub use cast::cast;
 pub use inspect::run_inspect;
 pub use live::{final_frame, run_deploy, run_follow};
 pub use panes::help::KEYS;
-pub use replay::{final_frame as replay_final_frame, run_replay};
+pub use replay::{
+    TICK as REPLAY_TICK, final_frame as replay_final_frame,
+    final_frame_at as replay_final_frame_at, run_replay,
+};
 pub use tui::install_panic_report;

@@ -22,7 +22,7 @@ use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 
 /// The slow tick: the spinner, and the clock while nothing is due.
-const TICK: Duration = Duration::from_millis(250);
+pub const TICK: Duration = Duration::from_millis(250);
 
 pub(crate) struct ReplayScreen<'r> {
     record: &'r Record,
@@ -71,10 +71,28 @@ impl<'r> ReplayScreen<'r> {
 
     fn tick_clock(&mut self) -> bool {
         let now = Instant::now();
-        self.clock
-            .advance(now.duration_since(self.last).as_secs_f64());
+        let real = now.duration_since(self.last).as_secs_f64();
         self.last = now;
+        self.advance_by(real)
+    }
+
+    /// `real` seconds passed: the lines they reach are applied (whether any was).
+    pub(crate) fn advance_by(&mut self, real: f64) -> bool {
+        self.clock.advance(real);
         self.catch_up()
+    }
+
+    /// Real seconds until the next line is due; `None` once every line is applied.
+    pub(crate) fn wait(&self) -> Option<f64> {
+        self.clock.wait(&self.record.lines)
+    }
+
+    pub(crate) fn played_out(&self) -> bool {
+        self.clock.finished(&self.record.lines)
+    }
+
+    pub(crate) fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
     }
 
     fn status(&self) -> String {
@@ -219,12 +237,20 @@ pub async fn run_replay(record: &Record, speed: f64) -> Result<DeployState> {
 /// The replay's last frame, drawn into a `width`x`height` test terminal: `record` played in the
 /// replay screen to its end (the replay's `End`, the list left where it was), ages told
 /// against `now`. What [`crate::ui::live::final_frame`] draws for the live run it records.
-pub fn final_frame(
+pub fn final_frame(record: &Record, now: Option<jiff::Timestamp>, size: (u16, u16)) -> String {
+    final_frame_at(record, now, size, 0)
+}
+
+/// [`final_frame`] with the spinners at `tick` slow ticks (a cast's last frame: its time over
+/// the tick).
+pub fn final_frame_at(
     record: &Record,
     now: Option<jiff::Timestamp>,
     (width, height): (u16, u16),
+    tick: u64,
 ) -> String {
     let mut screen = ReplayScreen::new(record, 1.0);
+    screen.ui.tick = tick;
     screen.wall_clock = false;
     screen.replay_key(KeyEvent::new(
         KeyCode::End,
@@ -238,7 +264,7 @@ pub fn final_frame(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::event::Event;
     use crate::record::{Header, Line};
@@ -246,7 +272,7 @@ mod tests {
     use ratatui::crossterm::event::KeyModifiers;
 
     /// The story's events as a record file's bytes, through the writer's serde shape.
-    fn record_of(story: &Story) -> Vec<u8> {
+    pub(crate) fn record_of(story: &Story) -> Vec<u8> {
         let mut header = Header::new(
             "helmdeck demo".into(),
             story.state.plan.context.clone(),

@@ -223,8 +223,20 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
     /// List the kept records (of RELEASE only, when given), newest first, with their verdicts.
-    #[arg(long, value_name = "RELEASE", num_args = 0..=1, conflicts_with_all = ["file", "headless", "report"])]
+    #[arg(long, value_name = "RELEASE", num_args = 0..=1, conflicts_with_all = ["file", "headless", "report", "cast"])]
     pub list: Option<Option<String>>,
+    /// Write the replayed screen as an asciicast v2 file (any asciinema player shows it) with
+    /// the record's timing (divided by --speed), without a terminal, instead of playing it.
+    #[arg(long, value_name = "FILE.cast", conflicts_with = "headless")]
+    pub cast: Option<PathBuf>,
+    /// The cast's terminal size, COLSxROWS.
+    #[arg(
+        long,
+        value_name = "COLSxROWS",
+        default_value = "120x36",
+        requires = "cast"
+    )]
+    pub size: String,
 }
 
 #[derive(

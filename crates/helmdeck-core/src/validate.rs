@@ -79,16 +79,30 @@ pub enum InputError {
          StatefulSet and DaemonSet)"
     )]
     OptionalKind { pattern: String, kind: String },
-    #[error("--report {}: it is a directory", .0.display())]
-    ReportIsDirectory(PathBuf),
-    #[error("--report {}: directory {} does not exist", .path.display(), .dir.display())]
-    ReportNoDirectory { path: PathBuf, dir: PathBuf },
-    #[error("--report {}: directory {} is not writable ({reason})", .path.display(), .dir.display())]
+    #[error("{flag} {}: it is a directory", .path.display())]
+    ReportIsDirectory { flag: &'static str, path: PathBuf },
+    #[error("{flag} {}: directory {} does not exist", .path.display(), .dir.display())]
+    ReportNoDirectory {
+        flag: &'static str,
+        path: PathBuf,
+        dir: PathBuf,
+    },
+    #[error("{flag} {}: directory {} is not writable ({reason})", .path.display(), .dir.display())]
     ReportNotWritable {
+        flag: &'static str,
         path: PathBuf,
         dir: PathBuf,
         reason: String,
     },
+    #[error(
+        "--size {0:?}: give COLSxROWS, {min_w} to {max_w} columns by {min_h} to {max_h} rows \
+         (e.g. 120x36)",
+        min_w = CAST_COLS.start(),
+        max_w = CAST_COLS.end(),
+        min_h = CAST_ROWS.start(),
+        max_h = CAST_ROWS.end()
+    )]
+    CastSize(String),
     #[error("{shown}: helm cannot parse it: {message}")]
     HelmValues { shown: String, message: String },
     // What the run reads besides the cluster (`-f -`, a pulled chart), made before the first
@@ -459,12 +473,21 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// The report can be written where asked: not a directory, in a directory that exists and
 /// takes a new file (the report is written as a temporary file there, then renamed).
 pub fn report_path(path: &Path) -> Result<(), InputError> {
+    output_path("--report", path)
+}
+
+/// A file `flag` will write (atomically, beside it): its directory exists and takes a file.
+pub fn output_path(flag: &'static str, path: &Path) -> Result<(), InputError> {
     if path.is_dir() {
-        return Err(InputError::ReportIsDirectory(path.to_path_buf()));
+        return Err(InputError::ReportIsDirectory {
+            flag,
+            path: path.to_path_buf(),
+        });
     }
     let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(InputError::ReportNoDirectory {
+            flag,
             path: path.to_path_buf(),
             dir: dir.to_path_buf(),
         });
@@ -474,10 +497,28 @@ pub fn report_path(path: &Path) -> Result<(), InputError> {
         .tempfile_in(dir)
         .map(drop)
         .map_err(|e| InputError::ReportNotWritable {
+            flag,
             path: path.to_path_buf(),
             dir: dir.to_path_buf(),
             reason: e.kind().to_string(),
         })
+}
+
+/// The sizes a cast may have: the screen's smallest useful size up to a wall display.
+pub const CAST_COLS: std::ops::RangeInclusive<u16> = 40..=500;
+pub const CAST_ROWS: std::ops::RangeInclusive<u16> = 12..=200;
+
+/// `--size COLSxROWS` of `replay --cast`.
+pub fn cast_size(size: &str) -> Result<(u16, u16), InputError> {
+    let bad = || InputError::CastSize(size.to_string());
+    let (w, h) = size.split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u16 = w.parse().map_err(|_| bad())?;
+    let h: u16 = h.parse().map_err(|_| bad())?;
+    if CAST_COLS.contains(&w) && CAST_ROWS.contains(&h) {
+        Ok((w, h))
+    } else {
+        Err(bad())
+    }
 }
 
 /// helm's value flags that its own parser reads (`strvals`), whose errors quote the value.

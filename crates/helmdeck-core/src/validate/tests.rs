@@ -216,7 +216,7 @@ fn report_paths_are_checked_before_anything_runs() {
     assert!(report_path(&dir.path().join("r.json")).is_ok());
     assert!(matches!(
         report_path(dir.path()),
-        Err(InputError::ReportIsDirectory(_))
+        Err(InputError::ReportIsDirectory { .. })
     ));
     assert!(matches!(
         report_path(&dir.path().join("missing/r.json")),
@@ -264,4 +264,17 @@ fn value_flags_and_their_masking() {
         ),
         "failed parsing --set-json data ***"
     );
+}
+
+#[test]
+fn cast_sizes_are_cols_by_rows_within_the_screens_range() {
+    assert_eq!(cast_size("120x36").unwrap(), (120, 36));
+    assert_eq!(cast_size("40X12").unwrap(), (40, 12));
+    for bad in [
+        "", "120", "x36", "120x", "39x36", "120x11", "501x36", "120x201", "-1x5", "1e2x30",
+    ] {
+        let e = cast_size(bad).unwrap_err();
+        assert!(matches!(e, InputError::CastSize(_)), "{bad}");
+        assert!(e.to_string().starts_with("--size "), "{e}");
+    }
 }

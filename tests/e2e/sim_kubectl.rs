@@ -111,3 +111,44 @@ fn kubectl_logs_of_a_job_pod_return_the_scripted_lines() {
     }
     let _ = Duration::ZERO;
 }
+
+#[test]
+fn kubectl_get_in_chunks_lists_every_pod_once() {
+    let sim = Sim::start("all-green");
+    let pods: String = (0..5)
+        .map(|i| {
+            format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: chunk-{i}\n  namespace: apps\n\
+spec:\n  containers:\n  - name: c\n    image: busybox\n"
+            )
+        })
+        .collect();
+    let file = sim.home().join("pods.yaml");
+    std::fs::write(&file, pods).unwrap();
+    let out = sim.kubectl(&["apply", "-f", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let expected: Vec<String> = (0..5).map(|i| format!("chunk-{i}")).collect();
+    // As names (a list) and as kubectl's table (server-side Table rows), two pods a page.
+    for output in [&["-o", "name"][..], &[][..]] {
+        let mut args = vec!["get", "pods", "-n", "apps", "--chunk-size=2"];
+        args.extend_from_slice(output);
+        let out = sim.kubectl(&args);
+        assert!(out.status.success(), "{}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut listed: Vec<String> = stdout
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.contains("chunk-"))
+            .map(|w| w.trim_start_matches("pod/").to_string())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, expected, "{output:?}: {stdout}");
+    }
+    let requests = sim.get("/_sim/requests");
+    let continued = requests
+        .lines()
+        .filter(|l| l.contains("/namespaces/apps/pods?") && l.contains("continue="))
+        .count();
+    // 5 pods in pages of 2: two follow-up pages for each of the two gets.
+    assert_eq!(continued, 4, "{requests}");
+}

@@ -11,7 +11,7 @@ use super::resources::{self, RESOURCES, ResourceType};
 use super::run::{self, Running};
 use super::{Scenario, crd};
 
-async fn sim() -> Running {
+pub(super) async fn sim() -> Running {
     let scenario = Scenario::parse("namespaces: [apps]\n", "kinds").unwrap();
     let sim = run::start(scenario, "127.0.0.1:0".parse().unwrap())
         .await
@@ -75,7 +75,7 @@ async fn watch_until(sim: &Running, path: &str, needle: &str) -> String {
     seen
 }
 
-async fn get(sim: &Running, path: &str) -> (u16, Value) {
+pub(super) async fn get(sim: &Running, path: &str) -> (u16, Value) {
     let (code, body) = http(sim, "GET", path, "application/json", None).await;
     (code, serde_json::from_str(&body).unwrap_or(Value::Null))
 }

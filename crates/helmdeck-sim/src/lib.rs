@@ -13,6 +13,8 @@ pub mod faults;
 mod kinds_tests;
 pub mod logs;
 pub mod logs_http;
+#[cfg(test)]
+mod paging_tests;
 pub mod patch;
 pub mod protobuf;
 pub mod resources;

@@ -22,7 +22,7 @@ use super::api_error::{Access, ApiError};
 use super::faults::{Delivered, Faults, Served, WatchKey};
 use super::resources::{self, ResourceId, ids};
 use super::selector::Selector;
-use super::store::{Part, PatchKind, Stored, WriteOpts};
+use super::store::{Page, Paging, Part, PatchKind, Stored, WriteOpts};
 use super::{SimState, Store, crd, discovery, logs_http, protobuf, scale, table, validate, watch};
 
 pub use super::body::{Body, full};
@@ -475,19 +475,22 @@ impl Server {
     /// `GET` on a collection: the objects matching the selectors, as a list or a Table.
     fn list(&self, c: &Call<'_>, key: Option<&WatchKey>) -> Result<Response<Body>, ApiError> {
         let (labels, fields) = selectors(c.query)?;
-        let (items, rv) = self
+        let paging = Paging::from_query(c.query)?;
+        let page = self
             .sim
             .store
-            .list_stored(c.resource, c.ns, &labels, &fields);
+            .list_page(c.resource, c.ns, (&labels, &fields), &paging)?;
         if let Some(key) = key {
             self.faults.served(key, Served::List);
         }
         if c.as_table {
-            let parsed: Vec<Value> = items.iter().map(Stored::value).collect();
+            let parsed: Vec<Value> = page.items.iter().map(Stored::value).collect();
             let refs: Vec<&Value> = parsed.iter().collect();
-            return Ok(json_response(200, &table::table(c.resource, &refs, rv)));
+            let mut doc = table::table(c.resource, &refs, page.rv);
+            doc["metadata"] = page.metadata();
+            return Ok(json_response(200, &doc));
         }
-        Ok(list_response(c.resource, &items, rv))
+        Ok(list_response(c.resource, &page))
     }
 
     /// `GET …/NAME` (or a subresource of it that is the object itself, e.g. status).
@@ -849,16 +852,16 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
 
 /// A list response serialized straight from the stored objects (no copies: a LIST of 10,000
 /// pods is the largest response the simulator gives).
-fn list_response(res: ResourceId, items: &[Stored], rv: u64) -> Response<Body> {
+fn list_response(res: ResourceId, page: &Page) -> Response<Body> {
     let rt = resources::get(res);
     let mut body = serde_json::to_vec(
         &json!({"kind": format!("{}List", rt.kind), "apiVersion": rt.api_version(),
-        "metadata": {"resourceVersion": rv.to_string()}}),
+        "metadata": page.metadata()}),
     )
     .unwrap_or_default();
     body.pop(); // reopen the object to append the items
     body.extend_from_slice(b",\"items\":[");
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in page.items.iter().enumerate() {
         if i > 0 {
             body.push(b',');
         }

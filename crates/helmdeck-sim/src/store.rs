@@ -21,10 +21,12 @@ mod create;
 mod custom_kinds;
 mod event_log;
 pub mod managed;
+mod page;
 mod stored;
 
 use event_log::{BROADCAST_CAPACITY, LOG_BYTES, LogEntry};
 pub use event_log::{EventType, Subscription, WatchEvent};
+pub use page::{Page, Paging};
 pub use stored::{Index, Stored, slim_pod};
 
 /// Which part of an object a write may change.

@@ -333,7 +333,7 @@ fn check_command(line: &str) -> Result<(), String> {
     }
     let cli = Cli::command();
     // `helmdeck watch` in prose names the command.
-    if args.len() == 2 {
+    if args.len() == 2 && !args[1].starts_with('-') {
         return match cli.find_subcommand(&args[1]) {
             Some(_) => Ok(()),
             None => Err(format!("no subcommand {:?}", args[1])),

@@ -6,6 +6,7 @@ pub mod ask;
 // The events' old path, kept: every step, renderer and test names it.
 pub use model::event;
 pub mod emit;
+pub mod fleet;
 pub mod inputs;
 pub mod logs;
 pub mod model;

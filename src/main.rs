@@ -102,12 +102,14 @@ fn real_main() -> Result<i32> {
             scenario,
             listen,
             kubeconfig_out,
+            context,
             ..
         } => {
             let served = runtime.block_on(sim::run::run(sim::run::SimArgs {
                 scenario,
                 listen,
                 kubeconfig_out,
+                context,
             }));
             if let Err(e) = served {
                 // A scenario author needs the parser's whole message (the field, the snippet);

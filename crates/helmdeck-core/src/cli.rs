@@ -47,6 +47,10 @@ pub enum Command {
         /// Write a kubeconfig that points at the simulator here.
         #[arg(long)]
         kubeconfig_out: Option<PathBuf>,
+        /// The context name in that kubeconfig (default `helmdeck-sim`): give each simulator
+        /// of a fleet its own, then list their files in one `KUBECONFIG`.
+        #[arg(long, value_name = "NAME", requires = "kubeconfig_out")]
+        context: Option<String>,
         /// List the embedded scenarios and exit.
         #[arg(long)]
         list: bool,

@@ -65,20 +65,36 @@ pub async fn start(scenario: Scenario, listen: SocketAddr) -> Result<Running> {
     })
 }
 
+/// The context (and cluster and user) name a simulator's kubeconfig uses unless told otherwise.
+pub const CONTEXT: &str = "helmdeck-sim";
+
 /// A kubeconfig whose current context points at the simulator.
 pub fn kubeconfig(url: &str, namespace: &str) -> String {
+    kubeconfig_named(url, namespace, CONTEXT)
+}
+
+/// A kubeconfig whose current context, `name`, points at the simulator: the cluster and user
+/// are named alike, so several such files listed in one `KUBECONFIG` (a fleet of simulators)
+/// merge without one shadowing another. `name` is quoted: a context may hold colons.
+pub fn kubeconfig_named(url: &str, namespace: &str, name: &str) -> String {
+    let name = serde_json::to_string(name).expect("a string serializes");
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: helmdeck-sim\n  cluster:\n    server: {url}\n\
-contexts:\n- name: helmdeck-sim\n  context:\n    cluster: helmdeck-sim\n    user: helmdeck-sim\n    namespace: {namespace}\n\
-current-context: helmdeck-sim\nusers:\n- name: helmdeck-sim\n  user:\n    token: helmdeck-sim\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {url}\n\
+contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: {namespace}\n\
+current-context: {name}\nusers:\n- name: {name}\n  user:\n    token: helmdeck-sim\n"
     )
 }
 
 pub fn write_kubeconfig(path: &Path, url: &str, namespace: &str) -> Result<()> {
+    write_kubeconfig_named(path, url, namespace, CONTEXT)
+}
+
+/// [`write_kubeconfig`] with its context named `name`.
+pub fn write_kubeconfig_named(path: &Path, url: &str, namespace: &str, name: &str) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).wrap_err_with(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, kubeconfig(url, namespace))
+    std::fs::write(path, kubeconfig_named(url, namespace, name))
         .wrap_err_with(|| format!("writing kubeconfig {}", path.display()))
 }
 
@@ -86,6 +102,8 @@ pub struct SimArgs {
     pub scenario: String,
     pub listen: SocketAddr,
     pub kubeconfig_out: Option<PathBuf>,
+    /// The kubeconfig's context name ([`CONTEXT`] when `None`).
+    pub context: Option<String>,
 }
 
 /// The `helmdeck sim` command: prints one `ready` line, then serves until killed.
@@ -98,7 +116,8 @@ pub async fn run(args: SimArgs) -> Result<()> {
         .unwrap_or_else(|| "default".into());
     let running = start(scenario, args.listen).await?;
     if let Some(path) = &args.kubeconfig_out {
-        write_kubeconfig(path, &running.url(), &namespace)?;
+        let name = args.context.as_deref().unwrap_or(CONTEXT);
+        write_kubeconfig_named(path, &running.url(), &namespace, name)?;
     }
     match &args.kubeconfig_out {
         Some(p) => println!("ready {} kubeconfig={}", running.url(), p.display()),
@@ -113,4 +132,22 @@ pub async fn run(args: SimArgs) -> Result<()> {
         _ = term.recv() => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod kubeconfig_tests {
+    use super::*;
+
+    #[test]
+    fn a_named_kubeconfig_keeps_a_context_name_with_colons_whole() {
+        let name = "arn:aws:eks:eu-west-2:123456789012:cluster/trust-1";
+        let text = kubeconfig_named("http://127.0.0.1:1", "apps", name);
+        let parsed: serde_json::Value = serde_saphyr::from_str(&text).expect("valid YAML");
+        assert_eq!(parsed["current-context"], name);
+        assert_eq!(parsed["contexts"][0]["name"], name);
+        assert_eq!(parsed["contexts"][0]["context"]["cluster"], name);
+        assert_eq!(parsed["clusters"][0]["name"], name);
+        assert_eq!(parsed["users"][0]["name"], name);
+        assert_eq!(parsed["contexts"][0]["context"]["namespace"], "apps");
+    }
 }

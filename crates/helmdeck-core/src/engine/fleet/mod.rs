@@ -16,6 +16,8 @@ use crate::engine::scrub::Scrub;
 use crate::engine::state::{DeployState, PlanSummary};
 use crate::exit;
 
+pub mod drive;
+
 #[cfg(test)]
 mod tests;
 

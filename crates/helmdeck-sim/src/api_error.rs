@@ -24,6 +24,8 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     pub details: Value,
+    /// The Status's `metadata.continue`: where an expired paged list may go on, inconsistently.
+    pub list_continue: Option<String>,
 }
 
 impl ApiError {
@@ -33,6 +35,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details,
+            list_continue: None,
         }
     }
 
@@ -205,6 +208,9 @@ impl ApiError {
     pub fn to_status(&self) -> Value {
         let mut s = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": self.message, "reason": self.reason, "code": self.code});
+        if let Some(token) = &self.list_continue {
+            s["metadata"]["continue"] = json!(token);
+        }
         if !self.details.is_null() {
             s["details"] = self.details.clone();
         }

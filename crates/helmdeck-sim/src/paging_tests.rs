@@ -152,4 +152,15 @@ async fn a_token_older_than_the_watch_log_is_expired() {
             .starts_with("The provided continue parameter is too old"),
         "{status}"
     );
+    // As the API server: a fresh token in the Status goes on from the newest state (an
+    // inconsistent list), after the last pod the first page served.
+    let fresh = status["metadata"]["continue"]
+        .as_str()
+        .expect("a fresh continue token");
+    let (code, rest) = get(&sim, &format!("{PODS}?limit=10&continue={fresh}")).await;
+    assert_eq!(code, 200, "{rest}");
+    let mut all = names(&first);
+    all.extend(names(&rest));
+    assert_eq!(all.len(), 5, "each pod once: {all:?}");
+    assert!(token(&rest).is_none(), "{rest}");
 }

@@ -157,6 +157,7 @@ pub fn wanted_replicas(scale: &Value, name: &str) -> Result<i64, ApiError> {
             details: json!({"name": name, "group": "autoscaling", "kind": "Scale",
                 "causes": [{"reason": "FieldValueInvalid", "field": "spec.replicas",
                     "message": format!("Invalid value: {replicas}: must be greater than or equal to 0")}]}),
+            list_continue: None,
         });
     }
     Ok(replicas)

@@ -717,6 +717,7 @@ fn not_found() -> ApiError {
         reason: "NotFound",
         message: "the server could not find the requested resource".into(),
         details: Value::Null,
+        list_continue: None,
     }
 }
 

@@ -84,7 +84,12 @@ impl Page {
     }
 }
 
-fn encode_token(rv: u64, key: &Key, namespaced: bool) -> String {
+/// The rv of a token that goes on from the newest state: what the API server hands out with
+/// the 410 for an expired token (`handleCompactedErrorForPaging`), so a client that accepts an
+/// inconsistent list can finish it.
+const LATEST: i64 = -1;
+
+fn encode_token(rv: i64, key: &Key, namespaced: bool) -> String {
     // As the API server's: the key after the last one served (the last key and a NUL).
     let start = if namespaced {
         format!("{}/{}\u{0}", key.0, key.1)
@@ -101,8 +106,8 @@ fn invalid(why: &str) -> ApiError {
     ))
 }
 
-/// The list rv and the last key served that a token names.
-fn decode_token(token: &str, namespaced: bool) -> Result<(u64, Key), ApiError> {
+/// The list rv ([`LATEST`] or positive) and the last key served that a token names.
+fn decode_token(token: &str, namespaced: bool) -> Result<(i64, Key), ApiError> {
     let bytes = URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
         .map_err(|e| invalid(&e.to_string()))?;
@@ -112,8 +117,8 @@ fn decode_token(token: &str, namespaced: bool) -> Result<(u64, Key), ApiError> {
     }
     let rv = doc
         .get("rv")
-        .and_then(Value::as_u64)
-        .filter(|&rv| rv > 0)
+        .and_then(Value::as_i64)
+        .filter(|&rv| rv > 0 || rv == LATEST)
         .ok_or_else(|| invalid("incorrect encoded start resourceVersion"))?;
     let start = doc
         .get("start")
@@ -148,10 +153,16 @@ impl Store {
             None => (inner.rv, None),
             Some(token) => {
                 let (rv, key) = decode_token(token, namespaced)?;
-                if expired(&inner, rv) {
-                    return Err(ApiError::gone(EXPIRED));
+                match u64::try_from(rv) {
+                    // The fresh token of an expired list: on from the newest state.
+                    Err(_) => (inner.rv, Some(key)),
+                    Ok(rv) if expired(&inner, rv) => {
+                        let mut gone = ApiError::gone(EXPIRED);
+                        gone.list_continue = Some(encode_token(LATEST, &key, namespaced));
+                        return Err(gone);
+                    }
+                    Ok(rv) => (rv, Some(key)),
                 }
-                (rv, Some(key))
             }
         };
         // The API server serves every page from the first page's snapshot; the simulator
@@ -177,7 +188,7 @@ impl Store {
             Some(last) if more => {
                 let remaining = (labels.is_empty() && fields.is_empty())
                     .then(|| scope_after(&inner, res, ns, Some(&last), namespaced).count());
-                (Some(encode_token(rv, &last, namespaced)), remaining)
+                (Some(encode_token(rv as i64, &last, namespaced)), remaining)
             }
             _ => (None, None),
         };

@@ -20,6 +20,22 @@ pub const INIT: [&str; 4] = [
     INIT_JOB,
 ];
 
+/// trust-api (2 replicas) exits 1 after every start; everything else is healthy.
+pub const CRASHING_API: &str = r#"
+description: "FLIP-shaped: trust-api crash-loops"
+namespaces: [apps]
+defaults:
+  start_after: 300ms
+  ready_after: 500ms
+workloads:
+  - match: Deployment/*-trust-api
+    start_after: 300ms
+    crash_loop: 1
+    logs:
+      - "trust-api: connecting to postgres"
+      - "FATAL: password authentication failed"
+"#;
+
 pub fn flip_chart() -> PathBuf {
     repo().join("tests/charts/flip-like")
 }

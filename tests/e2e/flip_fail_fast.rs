@@ -4,24 +4,8 @@
 
 use std::time::Duration;
 
-use crate::flip::{PREFIX, create_trust_secret, deploy_flip};
+use crate::flip::{CRASHING_API, PREFIX, create_trust_secret, deploy_flip};
 use crate::support::Sim;
-
-/// trust-api (2 replicas) exits 1 after every start; everything else is healthy.
-const CRASHING_API: &str = r#"
-description: "FLIP-shaped: trust-api crash-loops"
-namespaces: [apps]
-defaults:
-  start_after: 300ms
-  ready_after: 500ms
-workloads:
-  - match: Deployment/*-trust-api
-    start_after: 300ms
-    crash_loop: 1
-    logs:
-      - "trust-api: connecting to postgres"
-      - "FATAL: password authentication failed"
-"#;
 
 /// The trust-api Deployment as the verdict names it.
 fn api() -> String {

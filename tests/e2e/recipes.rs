@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::flip::{PREFIX, RELEASE, create_trust_secret, flip_chart};
+use crate::flip::{CRASHING_API, PREFIX, RELEASE, create_trust_secret, flip_chart};
 use crate::support::{Sim, repo, text, tool};
 
 /// The flip-like chart copied into the sim's home, with docs/recipes/helmdeck.toml beside
@@ -127,21 +127,6 @@ fn make_deploy_lands_a_green_release_and_make_xnat_init_reruns_the_init_step() {
     assert_eq!(run.verdict_code(), Some(0), "{}", run.describe());
     assert_eq!(run.report["only"], "init", "{}", run.describe());
 }
-
-/// trust-api exits 1 after every start; everything else is healthy.
-const CRASHING_API: &str = r#"
-description: "FLIP-shaped: trust-api crash-loops"
-namespaces: [apps]
-defaults:
-  start_after: 300ms
-  ready_after: 500ms
-workloads:
-  - match: Deployment/*-trust-api
-    start_after: 300ms
-    crash_loop: 1
-    logs:
-      - "FATAL: password authentication failed"
-"#;
 
 #[test]
 fn make_deploy_passes_a_failed_rollout_through_as_1() {

@@ -22,7 +22,9 @@ use crate::signals::Signals;
 #[derive(Default)]
 pub struct Headless {
     workloads: BTreeMap<WorkloadKey, (bool, bool, String)>,
-    warnings: std::collections::BTreeSet<(String, String, String)>,
+    /// A hash of each Warning printed (object, reason, message): 8 bytes each rather than the
+    /// strings, so thousands of pods' distinct warnings keep what is held small.
+    warnings: std::collections::HashSet<u64>,
     hooks: BTreeMap<String, HookPhase>,
     /// The release's values, masked in what is printed as in the record: headless output is
     /// what CI keeps in its job log.
@@ -150,7 +152,12 @@ impl Headless {
             Some((kind, name)) => crate::engine::event::reference(kind, &e.namespace, name, home),
             None => e.object.clone(),
         };
-        let key = (object.clone(), e.reason.clone(), e.message.clone());
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::hash::DefaultHasher::new();
+            (&object, &e.reason, &e.message).hash(&mut h);
+            h.finish()
+        };
         if !self.warnings.insert(key) {
             return None;
         }
@@ -460,6 +467,33 @@ mod tests {
 
     /// Lines name a workload (or an event's object) outside the release namespace with its
     /// namespace, and one of each name per namespace is printed.
+    #[test]
+    fn a_warning_prints_once_per_object_reason_and_message() {
+        let state = DeployState::new(PlanSummary {
+            namespace: "apps".into(),
+            ..PlanSummary::default()
+        });
+        let warning = |object: &str, message: &str| {
+            Event::KubeEvent(KubeEventView {
+                object: object.into(),
+                namespace: "apps".into(),
+                kind: "Warning".into(),
+                reason: "BackOff".into(),
+                message: message.into(),
+                count: 1,
+                last_seen: None,
+            })
+        };
+        let mut h = Headless::default();
+        assert_eq!(h.lines(&warning("pod/web-1", "m"), &state).len(), 1);
+        assert!(
+            h.lines(&warning("pod/web-1", "m"), &state).is_empty(),
+            "repeated"
+        );
+        assert_eq!(h.lines(&warning("pod/web-1", "other"), &state).len(), 1);
+        assert_eq!(h.lines(&warning("pod/web-2", "m"), &state).len(), 1);
+    }
+
     #[test]
     fn lines_name_the_namespace_outside_the_release_namespace() {
         let state = DeployState::new(PlanSummary {

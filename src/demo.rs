@@ -30,6 +30,25 @@ pub struct Demo {
     _dir: tempfile::TempDir,
 }
 
+/// What keeps a demo's simulated cluster and its files alive once its deploy was taken.
+pub struct Kept {
+    _sim: sim::run::Running,
+    _dir: tempfile::TempDir,
+}
+
+impl Demo {
+    /// The deploy to run, and what must live as long as it runs.
+    pub fn into_parts(self) -> (Prepared, Kept) {
+        (
+            self.prepared,
+            Kept {
+                _sim: self._sim,
+                _dir: self._dir,
+            },
+        )
+    }
+}
+
 fn write_chart(dir: &Path) -> Result<PathBuf> {
     let root = dir.join("deckapp");
     for (rel, bytes) in CHART {
@@ -59,6 +78,11 @@ fn refused_flag(flags: &DeployFlags) -> Option<&'static str> {
     if flags.kube_context.is_some() {
         return Some(
             "--kube-context: the demo runs against its own simulated cluster (use `helmdeck deploy` for a real one)",
+        );
+    }
+    if !flags.target.is_empty() {
+        return Some(
+            "--target: the demo's clusters are simulated (rehearse a fleet with --fleet N)",
         );
     }
     if flags.only.is_some() {
@@ -102,10 +126,45 @@ fn deploy_args(
 /// demo chart unless `--chart`) against it. Every input is held to deploy's rules before the
 /// simulator starts: a mistake is the usage exit 2.
 pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
+    let scenario = match args.scenario.as_slice() {
+        [] => DEFAULT_SCENARIO,
+        [one] => one.as_str(),
+        many => {
+            return Err(eyre!(
+                "--scenario is given {} times: more than one needs --fleet N",
+                many.len()
+            ));
+        }
+    };
+    prepare_scenario(args, scenario).await
+}
+
+/// The scenario a demo without `--scenario` plays.
+pub const DEFAULT_SCENARIO: &str = "optional-pending";
+
+/// The scenarios of a `--fleet N` rehearsal, one per simulated cluster: the given ones in
+/// turn, else a landing, an optional workload left Pending and a failing init, in turn.
+pub fn fleet_scenarios(args: &DemoArgs, n: usize) -> Vec<String> {
+    const STORIES: [&str; 3] = ["all-green", "optional-pending", "init-fails"];
+    let given: Vec<&str> = if args.scenario.is_empty() {
+        STORIES.to_vec()
+    } else {
+        args.scenario.iter().map(String::as_str).collect()
+    };
+    given
+        .iter()
+        .cycle()
+        .take(n)
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// [`prepare`] of one scenario (a demo's, or one simulated cluster of a fleet's).
+pub async fn prepare_scenario(args: &DemoArgs, scenario: &str) -> Result<Demo> {
     if let Some(why) = refused_flag(&args.flags) {
         return Err(eyre!(why));
     }
-    let parsed = Scenario::load(&args.scenario)?;
+    let parsed = Scenario::load(scenario)?;
     let dir = tempfile::tempdir().wrap_err("creating a temporary directory")?;
     let chart = match &args.chart {
         Some(chart) => chart.clone(),
@@ -161,7 +220,7 @@ pub async fn prepare(args: &DemoArgs) -> Result<Demo> {
     }
     Ok(Demo {
         prepared,
-        scenario_name: args.scenario.clone(),
+        scenario_name: scenario.to_string(),
         description,
         _sim: running,
         _dir: dir,

@@ -42,50 +42,89 @@ enum Result_ {
 
 /// The JUnit document of a run (running or finished).
 pub fn build(state: &DeployState) -> String {
-    let cases = cases(state);
-    let count = |f: fn(&Result_) -> bool| cases.iter().filter(|c| f(&c.result)).count();
-    let failures = count(|r| matches!(r, Result_::Failure { .. })).to_string();
-    let errors = count(|r| matches!(r, Result_::Error { .. })).to_string();
-    let skipped = count(|r| matches!(r, Result_::Skipped { .. })).to_string();
-    let tests = cases.len().to_string();
-    let time = secs(state.now_secs);
-    let suite = suite_name(state);
+    build_suites(&[(suite_name(state), state)])
+}
+
+/// The JUnit document of a fleet: one test suite per target, named with its label, in the
+/// fleet's order.
+pub fn build_fleet(targets: &[(&str, &DeployState)]) -> String {
+    let suites: Vec<(String, &DeployState)> = targets
+        .iter()
+        .map(|(label, state)| {
+            let label = crate::text::plain(label);
+            (format!("{} @ {label}", suite_name(state)), *state)
+        })
+        .collect();
+    build_suites(&suites)
+}
+
+/// Counts of a list of cases, as the `<testsuite>` and `<testsuites>` attributes say them.
+#[derive(Default)]
+struct Counts {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+impl Counts {
+    fn of(cases: &[Case]) -> Counts {
+        let count = |f: fn(&Result_) -> bool| cases.iter().filter(|c| f(&c.result)).count();
+        Counts {
+            tests: cases.len(),
+            failures: count(|r| matches!(r, Result_::Failure { .. })),
+            errors: count(|r| matches!(r, Result_::Error { .. })),
+            skipped: count(|r| matches!(r, Result_::Skipped { .. })),
+        }
+    }
+
+    fn add(&mut self, other: &Counts) {
+        self.tests += other.tests;
+        self.failures += other.failures;
+        self.errors += other.errors;
+        self.skipped += other.skipped;
+    }
+
+    fn attributes(&self, name: &str, time: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("name", name.to_string()),
+            ("tests", self.tests.to_string()),
+            ("failures", self.failures.to_string()),
+            ("errors", self.errors.to_string()),
+            ("skipped", self.skipped.to_string()),
+            ("time", time.to_string()),
+        ]
+    }
+}
+
+fn build_suites(suites: &[(String, &DeployState)]) -> String {
+    let cased: Vec<(&str, &DeployState, Vec<Case>, Counts)> = suites
+        .iter()
+        .map(|(name, state)| {
+            let cases = cases(state);
+            let counts = Counts::of(&cases);
+            (name.as_str(), *state, cases, counts)
+        })
+        .collect();
+    let mut total = Counts::default();
+    for (.., counts) in &cased {
+        total.add(counts);
+    }
+    let longest = suites
+        .iter()
+        .map(|(_, s)| s.now_secs)
+        .fold(0.0_f64, f64::max);
     let mut xml = Writer::new_with_indent(Vec::new(), b' ', 2);
     // Writing into a Vec cannot fail; the io::Result is quick-xml's general signature.
     let written: std::io::Result<()> = (|| {
         xml.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+        let all = total.attributes("helmdeck", &secs(longest));
         xml.create_element("testsuites")
-            .with_attributes([
-                ("name", "helmdeck"),
-                ("tests", tests.as_str()),
-                ("failures", failures.as_str()),
-                ("errors", errors.as_str()),
-                ("skipped", skipped.as_str()),
-                ("time", time.as_str()),
-            ])
+            .with_attributes(all.iter().map(|(k, v)| (*k, v.as_str())))
             .write_inner_content(|xml| {
-                let mut start = xml.create_element("testsuite").with_attributes([
-                    ("name", suite.as_str()),
-                    ("tests", tests.as_str()),
-                    ("failures", failures.as_str()),
-                    ("errors", errors.as_str()),
-                    ("skipped", skipped.as_str()),
-                    ("time", time.as_str()),
-                ]);
-                let stamp = state
-                    .steps
-                    .values()
-                    .find_map(|s| s.started_at.as_deref())
-                    .map(xml_text);
-                if let Some(stamp) = &stamp {
-                    start = start.with_attribute(("timestamp", stamp.as_str()));
+                for (name, state, cases, counts) in &cased {
+                    write_suite(xml, name, state, cases, counts)?;
                 }
-                start.write_inner_content(|xml| {
-                    for case in &cases {
-                        write_case(xml, case)?;
-                    }
-                    Ok(())
-                })?;
                 Ok(())
             })?;
         Ok(())
@@ -94,6 +133,34 @@ pub fn build(state: &DeployState) -> String {
     let mut out = String::from_utf8(xml.into_inner()).unwrap_or_default();
     out.push('\n');
     out
+}
+
+fn write_suite(
+    xml: &mut Writer<Vec<u8>>,
+    name: &str,
+    state: &DeployState,
+    cases: &[Case],
+    counts: &Counts,
+) -> std::io::Result<()> {
+    let attributes = counts.attributes(name, &secs(state.now_secs));
+    let mut start = xml
+        .create_element("testsuite")
+        .with_attributes(attributes.iter().map(|(k, v)| (*k, v.as_str())));
+    let stamp = state
+        .steps
+        .values()
+        .find_map(|s| s.started_at.as_deref())
+        .map(xml_text);
+    if let Some(stamp) = &stamp {
+        start = start.with_attribute(("timestamp", stamp.as_str()));
+    }
+    start.write_inner_content(|xml| {
+        for case in cases {
+            write_case(xml, case)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
 }
 
 fn write_case(xml: &mut Writer<Vec<u8>>, case: &Case) -> std::io::Result<()> {

@@ -17,6 +17,8 @@ use helmdeck::helm::locate;
 use helmdeck::record::writer::Recorder;
 use helmdeck::{cluster, exit, headless, junit, sim, text, validate};
 
+mod fleet;
+
 fn main() {
     // A panic anywhere (a task's included, once it reaches here) is a failure, never a usage
     // error and never Rust's 101.
@@ -201,8 +203,14 @@ fn wants_tui(headless: bool) -> bool {
 
 /// Usage problems become exit 2 with a one-line message; the deploy itself exits 0, 1 or 3.
 async fn deploy(args: DeployArgs) -> Result<i32> {
-    let checked = match check_junit(args.junit.as_deref()) {
-        Ok(()) => prepare(&args).await,
+    let planned = check_junit(args.junit.as_deref()).and_then(|()| plan(&args));
+    if let Ok(plan) = &planned
+        && !plan.targets.is_empty()
+    {
+        return fleet::deploy(&args, plan.clone()).await;
+    }
+    let checked = match planned {
+        Ok(plan) => prepare(plan).await,
         Err(e) => Err(e),
     };
     let prepared = match checked {
@@ -412,6 +420,9 @@ async fn demo(args: DemoArgs) -> Result<i32> {
     }
     if let Err(e) = check_junit(outputs.junit.as_deref()) {
         return Ok(refuse("helmdeck demo", &e, report.as_deref(), &plan));
+    }
+    if let Some(n) = args.fleet {
+        return fleet::demo(&args, usize::from(n)).await;
     }
     let demo = match helmdeck::demo::prepare(&args).await {
         Ok(d) => d,
@@ -763,10 +774,17 @@ fn write_files(outputs: &Outputs, (report, xml): &(serde_json::Value, String)) -
     Ok(())
 }
 
-async fn prepare(args: &DeployArgs) -> Result<run::Prepared> {
+/// The deploy's plan, checked whole before anything else runs.
+fn plan(args: &DeployArgs) -> Result<DeployPlan> {
     let plan = DeployPlan::from_args(args)?;
     // Here rather than in the plan, which tests build for charts that are not there.
     validate::chart(&plan.chart)?;
+    Ok(plan)
+}
+
+/// Everything a deploy of `plan` needs before its first cluster request: helm found and
+/// running, the values parsed, the kube client, the inputs resolved.
+async fn prepare(plan: DeployPlan) -> Result<run::Prepared> {
     let helm = locate::find_helm(plan.helm.as_deref()).map_err(|e| eyre!("{e}"))?;
     let helm_version = locate::helm_version(&helm)
         .await

@@ -18,6 +18,7 @@ mod differential;
 mod dry_runs;
 mod evidence;
 mod exits;
+mod fleet;
 mod flip;
 mod flip_causes;
 mod flip_fail_fast;

@@ -91,7 +91,26 @@ impl Sim {
         Sim::start_in(dir, scenario.to_str().unwrap())
     }
 
+    /// A sim whose kubeconfig names its context `context` (cluster and user alike), so
+    /// several such files listed in one `KUBECONFIG` make a fleet of clusters.
+    pub fn start_as(scenario: &str, context: &str) -> Sim {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let scenario = match scenario.strip_prefix("yaml:") {
+            Some(yaml) => {
+                let path = dir.path().join("scenario.yaml");
+                std::fs::write(&path, yaml).expect("write scenario");
+                path.display().to_string()
+            }
+            None => scenario.to_string(),
+        };
+        Sim::spawn(dir, &scenario, Some(context))
+    }
+
     fn start_in(dir: tempfile::TempDir, scenario: &str) -> Sim {
+        Sim::spawn(dir, scenario, None)
+    }
+
+    fn spawn(dir: tempfile::TempDir, scenario: &str, context: Option<&str>) -> Sim {
         if std::env::var_os(REAL_CLUSTER).is_some_and(|v| !v.is_empty()) {
             // Said once per test, so a run against a real cluster shows which tests it did not
             // cover there.
@@ -111,6 +130,7 @@ impl Sim {
                 "--kubeconfig-out",
             ])
             .arg(&kubeconfig)
+            .args(context.map(|c| ["--context", c]).into_iter().flatten())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

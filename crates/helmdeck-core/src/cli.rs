@@ -102,8 +102,22 @@ pub struct DeployFlags {
     #[arg(long = "set")]
     pub set: Vec<String>,
     /// kubeconfig context to use.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "target")]
     pub kube_context: Option<String>,
+    /// Deploy to this kube context too (repeatable: one target per context, run at once; the
+    /// namespace comes from -n or the context). Replaces helmdeck.toml's `[[target]]` tables.
+    #[arg(long = "target", value_name = "CONTEXT")]
+    pub target: Vec<String>,
+    /// With targets: at most N of them deploy at once (default: all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
+    /// With targets: deploy this one (its label or context) alone first; the rest start only
+    /// if it lands (exit 0), otherwise they are reported `not started`.
+    #[arg(long, value_name = "TARGET")]
+    pub canary: Option<String>,
+    /// With targets: start no new one after the first that does not land.
+    #[arg(long)]
+    pub stop_on_failure: bool,
     /// Values key that enables the init hook (set false for the upgrade, true to render it).
     #[arg(long)]
     pub init_toggle: Option<String>,
@@ -183,9 +197,14 @@ pub struct DeployFlags {
 /// `helmdeck demo`: the deploy's flags, against the in-process simulator.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DemoArgs {
-    /// Scenario name (see `helmdeck sim --list`) or path to a scenario file.
-    #[arg(long, default_value = "optional-pending")]
-    pub scenario: String,
+    /// Scenario name (see `helmdeck sim --list`) or path to a scenario file (default:
+    /// optional-pending); with --fleet, repeatable: one per simulated cluster, in turn.
+    #[arg(long, value_name = "SCENARIO")]
+    pub scenario: Vec<String>,
+    /// Rehearse a fleet: start N simulated clusters (scenarios from --scenario in turn, else
+    /// all-green, optional-pending, init-fails) and deploy to all of them at once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub fleet: Option<u16>,
     /// Chart directory or reference to rehearse (default: the embedded demo chart).
     #[arg(long)]
     pub chart: Option<String>,
@@ -337,6 +356,20 @@ pub struct InspectArgs {
     #[arg(long, value_name = "NAME")]
     pub init_job: Option<String>,
     /// kubeconfig context to use.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "target")]
     pub kube_context: Option<String>,
+    /// Deploy to this kube context too (repeatable: one target per context, run at once; the
+    /// namespace comes from -n or the context). Replaces helmdeck.toml's `[[target]]` tables.
+    #[arg(long = "target", value_name = "CONTEXT")]
+    pub target: Vec<String>,
+    /// With targets: at most N of them deploy at once (default: all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
+    /// With targets: deploy this one (its label or context) alone first; the rest start only
+    /// if it lands (exit 0), otherwise they are reported `not started`.
+    #[arg(long, value_name = "TARGET")]
+    pub canary: Option<String>,
+    /// With targets: start no new one after the first that does not land.
+    #[arg(long)]
+    pub stop_on_failure: bool,
 }

@@ -1,6 +1,7 @@
 //! The deploy plan: flags merged over an optional `helmdeck.toml` beside the chart, validated
 //! before anything touches the cluster (a bad plan is a usage error, exit 2).
 
+pub mod fleet;
 pub mod inputs;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +46,9 @@ pub struct FileConfig {
     pub extra_args: Vec<String>,
     /// `--plan` by default.
     pub plan: Option<bool>,
+    /// The fleet: one deploy per table (`[[target]]`), at once.
+    #[serde(default, rename = "target")]
+    pub targets: Vec<fleet::TargetSetting>,
 }
 
 /// `timeout` in helmdeck.toml: a duration as the flag takes it (`"5m"`), or a bare number of
@@ -113,6 +117,9 @@ pub struct DeployPlan {
     pub inputs: std::sync::Arc<inputs::Inputs>,
     /// `helmdeck watch`: follow the release's records instead of running helm.
     pub watch: Option<Watching>,
+    /// The fleet's targets (`--target`, else the file's `[[target]]` tables); none is a single
+    /// deploy.
+    pub targets: Vec<fleet::TargetSetting>,
 }
 
 /// What a watch follows. Revisions up to `after` were judged by an earlier pass of `--follow`:
@@ -184,6 +191,8 @@ pub enum ConfigError {
          without --recover-lock to see the deploy, or --recover-lock alone to clear the lock"
     )]
     RecoverLockWrites(&'static str),
+    #[error("{0}")]
+    Target(String),
     #[error(transparent)]
     Input(#[from] InputError),
 }
@@ -243,6 +252,8 @@ impl DeployPlan {
             .collect::<Result<Vec<_>, _>>()
             .map_err(ConfigError::Optional)?;
         let extra = extra_args(file.extra_args.clone(), args)?;
+        let targets = fleet::targets(&args.target, file.targets.clone(), base.as_deref())?;
+        check_fleet(args, &targets)?;
         let init_toggle = args.init_toggle.clone().or(file.init_toggle.clone());
         let init_job = args.init_job.clone().or(file.init_job.clone());
         check_init(args, init_toggle.as_deref(), init_job.as_deref())?;
@@ -292,6 +303,7 @@ impl DeployPlan {
             config_file: config_path,
             inputs: Default::default(),
             watch: None,
+            targets,
         })
     }
 
@@ -423,6 +435,55 @@ fn extra_args(from_file: Vec<String>, args: &DeployArgs) -> Result<Vec<String>, 
     }
     validate::extra_args(&extra)?;
     Ok(extra)
+}
+
+/// The fleet's flags need a fleet, and a fleet a deploy each target can run on its own.
+fn check_fleet(args: &DeployArgs, targets: &[fleet::TargetSetting]) -> Result<(), ConfigError> {
+    let alone = |flag: &str| {
+        ConfigError::Target(format!(
+            "{flag} needs targets (--target CONTEXT, or [[target]] tables in helmdeck.toml)"
+        ))
+    };
+    if targets.is_empty() {
+        if args.parallel.is_some() {
+            return Err(alone("--parallel"));
+        }
+        if args.canary.is_some() {
+            return Err(alone("--canary"));
+        }
+        if args.stop_on_failure {
+            return Err(alone("--stop-on-failure"));
+        }
+        return Ok(());
+    }
+    if args.kube_context.is_some() {
+        return Err(ConfigError::Target(
+            "--kube-context names one cluster and the targets name theirs: give one or the other"
+                .into(),
+        ));
+    }
+    if args.record.events.is_some() {
+        return Err(ConfigError::Target(
+            "--events -: one stream of several targets' records would interleave on stdout              (each target keeps its own record)"
+                .into(),
+        ));
+    }
+    if args.values.iter().any(|v| v.as_os_str() == "-") {
+        return Err(ConfigError::Target(
+            "-f -: values from stdin can be read only once, not per target".into(),
+        ));
+    }
+    if let Some(canary) = &args.canary
+        && !targets
+            .iter()
+            .any(|t| &t.label == canary || &t.context == canary)
+    {
+        return Err(ConfigError::Target(format!(
+            "--canary {}: no target has that label or context",
+            crate::text::plain(canary)
+        )));
+    }
+    Ok(())
 }
 
 /// The init step is configured whole or not at all, with a toggle `--set` can carry.

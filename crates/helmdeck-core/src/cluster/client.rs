@@ -75,6 +75,13 @@ pub async fn connect(context: Option<&str>) -> Result<Cluster> {
     Cluster::from_config(config, used)
 }
 
+/// The kubeconfig's context names (the files `KUBECONFIG` lists, merged, else
+/// ~/.kube/config): what a fleet's targets are checked against before any request.
+pub fn context_names() -> Result<Vec<String>> {
+    let kubeconfig = Kubeconfig::read().map_err(kubeconfig_error)?;
+    Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
+}
+
 /// A kubeconfig the client cannot use, said in one line: the parser's first line with quoted
 /// values and credentials masked (its later lines quote the file, tokens included).
 fn kubeconfig_error(e: KubeconfigError) -> color_eyre::Report {

@@ -4,7 +4,6 @@
 //! when ([`Lane`]) and sums their verdicts ([`Summary`], [`worst`]). No terminal code here: the
 //! fleet screen and the headless lines read the members.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::watch;
@@ -21,21 +20,9 @@ pub mod drive;
 #[cfg(test)]
 mod tests;
 
-/// Where one deploy of the fleet goes: `--target CONTEXT` or a `[[target]]` table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// What the screen, the headless lines and the per-target files name it by (the context
-    /// when no label was given).
-    pub label: String,
-    /// The kube context (may hold colons: an EKS ARN).
-    pub context: String,
-    /// `-n`, the table's `namespace`, else the context's.
-    pub namespace: Option<String>,
-    /// Values files added after the deploy's own (`-f`), for this target only.
-    pub values: Vec<PathBuf>,
-    /// `--set` pairs added after the deploy's own, for this target only.
-    pub set: Vec<String>,
-}
+/// Where one deploy of the fleet goes: `--target CONTEXT` or a `[[target]]` table (one type
+/// from the file to the screen).
+pub use crate::config::fleet::TargetSetting as Target;
 
 /// Where a target is in the fleet's run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -96,9 +96,16 @@ async fn an_escape_sequence_in_a_label_is_drawn_inert() {
     }
     let mut screen = FleetScreen::new(members, CancellationToken::new(), None, pending_drive());
     key(&mut screen, KeyCode::Enter);
+    // Any key clears the notice that it is not connected.
+    key(&mut screen, KeyCode::Tab);
     let drawn = layout::render_to_string(160, 48, |f| crate::ui::tui::Screen::draw(&mut screen, f));
     assert_inert(&drawn);
     assert!(drawn.contains("target site"), "{drawn}");
+    // The target's own key bar says how to get back to the list.
+    assert!(
+        drawn.contains("esc fleet") && drawn.contains("q the fleet"),
+        "{drawn}"
+    );
     assert!(!drawn.contains("pwn") && !drawn.contains("[2J"), "{drawn}");
 }
 

@@ -47,7 +47,7 @@ pub async fn run_fleet(
     drive: impl Future<Output = Vec<i32>> + Send + 'static,
 ) -> Result<Vec<i32>> {
     let Some(mut tui) = Tui::enter_or_plain(Some(TICK)) else {
-        return Ok(drive.await);
+        return Ok(unattended(&members, drive).await);
     };
     let mut screen = FleetScreen::new(members, cancel, title, tokio::spawn(drive));
     let outcome = tui::run(&mut tui, &mut screen).await;
@@ -72,6 +72,33 @@ pub async fn run_fleet(
     }
     Ok(codes)
 }
+
+/// The drive with nobody at a screen: every question a connected target's engine would wait
+/// on is withdrawn as soon as it is there (a plan not approved, a lock not cleared, no `R`),
+/// so no target waits for a key that cannot come.
+pub(super) async fn unattended(
+    members: &[Arc<Member>],
+    drive: impl Future<Output = Vec<i32>>,
+) -> Vec<i32> {
+    let mut drive = std::pin::pin!(drive);
+    let mut every = tokio::time::interval(UNATTENDED);
+    loop {
+        tokio::select! {
+            codes = &mut drive => return codes,
+            _ = every.tick() => {
+                for s in members.iter().filter_map(|m| m.screen.get()) {
+                    let mut answers = s.answers.lock().unwrap_or_else(|e| e.into_inner());
+                    for q in [Question::Plan, Question::Unlock, Question::Rollback] {
+                        answers.withdraw(q);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How soon a target connected with nobody at the screen has its questions withdrawn.
+const UNATTENDED: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// One line per target (`✓ eu-prod (arn:…): LANDED · exit 0`), then the summary.
 fn scrollback(members: &[Arc<Member>]) -> Vec<String> {
@@ -454,6 +481,11 @@ impl Screen for FleetScreen {
 
     async fn changed(&mut self) -> Flow {
         let flow = self.next_change().await;
+        if self.quit || self.blind || !self.input_open {
+            // Nobody will press `R`: a target failing after that (one connected later) must
+            // not wait for it either.
+            self.withdraw_rollbacks();
+        }
         self.ask_log();
         flow
     }

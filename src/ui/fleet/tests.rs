@@ -15,7 +15,7 @@ use crate::ui::deck::{Effect, Overlay};
 use crate::ui::fixture::Story;
 use crate::ui::fleet::fixture::{self, clocks, ended, fleet, member};
 use crate::ui::fleet::list::{self, FleetFrame};
-use crate::ui::fleet::live::FleetScreen;
+use crate::ui::fleet::live::{FleetScreen, unattended};
 use crate::ui::fleet::state::{FleetEffect, FleetUi};
 use crate::ui::layout;
 use crate::ui::testkit::{Keys, SIZES, assert_inert, press};
@@ -309,12 +309,7 @@ async fn a_targets_own_cancel_cancels_only_that_target() {
     assert_eq!(screen.ui.open, Some(3), "the target's screen stays");
 }
 
-/// A connected target: its log streamer runs while it is open, and `R`, `y` answer its own
-/// engine through its member screen.
-#[tokio::test]
-async fn a_connected_targets_answers_reach_its_engine() {
-    let failed = member("eu", fixture::EKS, Some(Story::failed()), Lane::Running);
-    let (asks, answers) = Asks::ask(&[Question::Rollback]);
+fn connected(member: &Member, answers: crate::engine::ask::Answers) {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a valid URL"));
     let screen_of = MemberScreen {
         client: kube::Client::try_from(config).expect("a client"),
@@ -323,7 +318,35 @@ async fn a_connected_targets_answers_reach_its_engine() {
         scrub: Scrub::default(),
         answers: std::sync::Mutex::new(answers),
     };
-    assert!(failed.screen.set(screen_of).is_ok());
+    assert!(member.screen.set(screen_of).is_ok());
+}
+
+/// With no terminal nobody can answer: a target that connects and then waits for `R` (or its
+/// plan's `y`) is told no at once, and the fleet ends.
+#[tokio::test]
+async fn with_nobody_at_a_screen_no_target_waits_for_a_key() {
+    let members = vec![member("eu", "eu", Some(Story::failed()), Lane::Running)];
+    let (asks, answers) = Asks::ask(&[Question::Plan, Question::Rollback]);
+    let m = members[0].clone();
+    let drive = async move {
+        connected(&m, answers);
+        let plan = asks.take(Question::Plan).expect("asked");
+        let rollback = asks.take(Question::Rollback).expect("asked");
+        // Withdrawn: each wait ends as a no.
+        assert!(plan.await.is_err() && rollback.await.is_err());
+        vec![1]
+    };
+    let codes = tokio::time::timeout(Duration::from_secs(5), unattended(&members, drive)).await;
+    assert_eq!(codes.expect("nothing waits for a key"), vec![1]);
+}
+
+/// A connected target: its log streamer runs while it is open, and `R`, `y` answer its own
+/// engine through its member screen.
+#[tokio::test]
+async fn a_connected_targets_answers_reach_its_engine() {
+    let failed = member("eu", fixture::EKS, Some(Story::failed()), Lane::Running);
+    let (asks, answers) = Asks::ask(&[Question::Rollback]);
+    connected(&failed, answers);
     let mut rollback = asks.take(Question::Rollback).expect("asked");
     let mut screen = FleetScreen::new(
         vec![failed],

@@ -37,6 +37,9 @@ pub struct UiState {
     /// Preflight waits for `u` on a stuck lock (only the live screen sets it), so the key bar
     /// offers `u`.
     pub unlock_waits: bool,
+    /// This deploy is one target of a fleet (the fleet screen sets it): Esc at the top level
+    /// goes back to the fleet's list, and so does `q` after the verdict.
+    pub in_fleet: bool,
 }
 
 impl Default for UiState {
@@ -56,6 +59,7 @@ impl Default for UiState {
             plan: Default::default(),
             rollback_waits: false,
             unlock_waits: false,
+            in_fleet: false,
         }
     }
 }

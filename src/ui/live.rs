@@ -32,10 +32,10 @@ use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
 
 /// The slow tick: spinner frames and the clock.
-const TICK: Duration = Duration::from_millis(250);
+pub(crate) const TICK: Duration = Duration::from_millis(250);
 /// The shortest time between two frames a change of the deploy state draws: at thousands of
 /// pods the engine folds events far faster than a terminal can show them.
-const FRAME: Duration = Duration::from_millis(33);
+pub(crate) const FRAME: Duration = Duration::from_millis(33);
 
 /// Runs the deploy under the TUI and returns the engine's final state. The screen stays after
 /// the verdict until `q`; a cancel the operator confirmed ends at its verdict.
@@ -110,7 +110,7 @@ pub async fn run_deploy(
 }
 
 /// The live screen's frame: the clock runs until the verdict, then stops at its moment.
-fn live_frame<'a>(
+pub(crate) fn live_frame<'a>(
     state: &'a DeployState,
     theme: Theme,
     title: Option<&'a str>,
@@ -299,7 +299,7 @@ impl Pass {
 }
 
 /// A container's live log line with the release's values masked.
-fn masked_log(scrub: &Scrub, msg: logs::LogMsg) -> logs::LogMsg {
+pub(crate) fn masked_log(scrub: &Scrub, msg: logs::LogMsg) -> logs::LogMsg {
     match msg {
         logs::LogMsg::Line { id, text } => logs::LogMsg::Line {
             id,
@@ -324,15 +324,15 @@ async fn changed(changes: &mut watch::Receiver<DeployState>, stale: &mut bool, d
 }
 
 /// The drill-down's log streamer: one container at a time, asked for by the screen.
-struct Logs {
-    rx: mpsc::UnboundedReceiver<logs::LogMsg>,
-    requests: mpsc::UnboundedSender<Option<LogRequest>>,
+pub(crate) struct Logs {
+    pub(crate) rx: mpsc::UnboundedReceiver<logs::LogMsg>,
+    pub(crate) requests: mpsc::UnboundedSender<Option<LogRequest>>,
     stop: CancellationToken,
     task: JoinHandle<()>,
 }
 
 impl Logs {
-    fn start(client: kube::Client, namespace: String) -> Logs {
+    pub(crate) fn start(client: kube::Client, namespace: String) -> Logs {
         let (requests, requests_rx) = mpsc::unbounded_channel();
         let (logs_tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
@@ -351,9 +351,15 @@ impl Logs {
         }
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.stop.cancel();
         let _ = self.task.await;
+    }
+
+    /// Stops the streamer without waiting for it (from a key handler, which cannot await): its
+    /// task ends on its own at the cancel.
+    pub(crate) fn halt(self) {
+        self.stop.cancel();
     }
 }
 
@@ -406,6 +412,55 @@ struct DeployScreen<'a> {
     scrub: Scrub,
 }
 
+/// What a key answered, sent to the engine waiting for it: `y`/`n` on the plan, `y` on the lock
+/// prompt, `y` on the rollback prompt; or, when nobody waits any more, a notice saying what to
+/// run instead. `running`: the engine has not ended (it may still wait for `R`). Cancel and
+/// quit are the screen's own; any other effect is ignored here.
+pub(crate) fn answer(
+    effect: Effect,
+    answers: &mut Answers,
+    state: &DeployState,
+    running: bool,
+    ui: &mut UiState,
+) {
+    match effect {
+        Effect::ApprovePlan | Effect::DeclinePlan => {
+            if let Some(answer) = answers.take(Question::Plan) {
+                // The engine may have ended meanwhile (a cancel): nobody to tell.
+                let _ = answer.send(effect == Effect::ApprovePlan);
+            }
+        }
+        Effect::Unlock => match answers.take(Question::Unlock) {
+            // The engine may have ended meanwhile (a cancel): nobody to tell.
+            Some(answer) if state.verdict.is_none() => {
+                let _ = answer.send(true);
+            }
+            _ => {
+                ui.notice = Some(
+                    "the deploy no longer waits on the lock: run it again (add \
+                     --recover-lock headless)"
+                        .into(),
+                )
+            }
+        },
+        Effect::Rollback(to) => {
+            let sent = match answers.take(Question::Rollback) {
+                Some(answer) if running => answer.send(true).is_ok(),
+                _ => false,
+            };
+            if !sent {
+                // The engine ended meanwhile (a cancel, a lost terminal): the command still
+                // runs as printed.
+                ui.notice = Some(format!(
+                    "the deploy no longer waits for R: run {}",
+                    crate::ui::recover::rollback_command(state, to)
+                ));
+            }
+        }
+        Effect::None | Effect::Cancel | Effect::Quit => {}
+    }
+}
+
 impl DeployScreen<'_> {
     /// Cancels the deploy (helm gets one SIGTERM, never SIGKILL); the screen stays until the
     /// verdict.
@@ -430,46 +485,18 @@ impl DeployScreen<'_> {
                 let state = shown.borrow();
                 match self.ui.on_key(key, &state) {
                     Effect::Cancel => self.cancel.cancel(),
-                    effect @ (Effect::ApprovePlan | Effect::DeclinePlan) => {
-                        if let Some(answer) = self.answers.take(Question::Plan) {
-                            // The engine may have ended meanwhile (a cancel): nobody to tell.
-                            let _ = answer.send(effect == Effect::ApprovePlan);
-                        }
-                    }
                     Effect::Quit => {
                         self.quit = true;
                         // The engine may be waiting for `R`: it ends once nobody can ask.
                         self.answers.withdraw(Question::Rollback);
                     }
-                    Effect::Unlock => match self.answers.take(Question::Unlock) {
-                        // The engine may have ended meanwhile (a cancel): nobody to tell.
-                        Some(answer) if state.verdict.is_none() => {
-                            let _ = answer.send(true);
-                        }
-                        _ => {
-                            self.ui.notice = Some(
-                                "the deploy no longer waits on the lock: run it again (add \
-                                 --recover-lock headless)"
-                                    .into(),
-                            )
-                        }
-                    },
-                    Effect::Rollback(to) => {
-                        let waiting = self.finished.is_none();
-                        let sent = match self.answers.take(Question::Rollback) {
-                            Some(answer) if waiting => answer.send(true).is_ok(),
-                            _ => false,
-                        };
-                        if !sent {
-                            // The engine ended meanwhile (a cancel, a lost terminal): the command
-                            // still runs as printed.
-                            self.ui.notice = Some(format!(
-                                "the deploy no longer waits for R: run {}",
-                                crate::ui::recover::rollback_command(&state, to)
-                            ));
-                        }
-                    }
-                    Effect::None => {}
+                    effect => answer(
+                        effect,
+                        &mut self.answers,
+                        &state,
+                        self.finished.is_none(),
+                        &mut self.ui,
+                    ),
                 }
                 Flow::Redraw
             }

@@ -10,6 +10,7 @@ pub mod deck;
 // Public only for the fuzz targets in tests/fuzz (width cuts of untrusted text).
 #[doc(hidden)]
 pub mod fit;
+mod fleet;
 mod inspect;
 mod keybar;
 mod layout;
@@ -40,6 +41,7 @@ mod testkit;
 mod tests;
 
 pub use cast::cast;
+pub use fleet::run_fleet;
 pub use inspect::run_inspect;
 pub use live::{final_frame, run_deploy, run_follow};
 pub use panes::help::KEYS;

@@ -119,6 +119,8 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
         return;
     }
     let quit = match &ctx.state.verdict {
+        // One target of a fleet: `q` goes back to the fleet's list.
+        Some(_) if ui.in_fleet => "the fleet".to_string(),
         Some(v) => format!("quit (exit {})", v.code()),
         None => "cancel".to_string(),
     };
@@ -180,6 +182,12 @@ fn render_keys(frame: &mut Frame, area: Rect, ctx: &DeployFrame, ui: &UiState) {
             ("q", &quit),
         ]
     };
+    // One target of a fleet: Esc at the top level goes back to the list, first so it stays.
+    let top =
+        ui.detail.is_none() && !(crate::ui::plan::showing(ctx.state) && ui.plan.diff.is_some());
+    if ui.in_fleet && top {
+        keys.insert(0, ("esc", "fleet"));
+    }
     // The keys that do not fit go, from the end.
     while !keys.is_empty() && keybar::keys_width(&keys) > area.width as usize {
         keys.pop();

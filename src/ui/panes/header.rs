@@ -3,7 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Modifier;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -110,8 +110,22 @@ fn step_detail(ctx: &DeployFrame, step: Step, mark: Mark) -> String {
     }
 }
 
-/// The step strip; details are dropped when the width is short.
-fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
+/// One part of the step strip: a step (or helmdeck's rollback, or the verdict) with its mark,
+/// name and detail, and the glyph and style it is drawn with.
+pub struct StripPart {
+    pub mark: Mark,
+    pub name: String,
+    pub detail: String,
+    pub glyph: &'static str,
+    pub style: Style,
+    /// The last part: the verdict (pending until there is one).
+    pub verdict: bool,
+}
+
+/// The step strip's parts, in order: the steps (the plan step only on runs that have one),
+/// helmdeck's rollback when it ran, then the verdict. The deploy screen's header and the fleet
+/// screen's rows draw the same parts.
+pub fn strip_parts(ctx: &DeployFrame, tick: u64) -> Vec<StripPart> {
     let t = &ctx.theme;
     // The plan step shows only on runs that have one (`--plan`).
     let planned = ctx.state.plan.plan;
@@ -122,11 +136,19 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
             std::iter::once(s).chain(plan)
         })
         .collect();
-    let mut parts: Vec<(Mark, String, String)> = steps
+    let part = |mark: Mark, name: &str, detail: String| StripPart {
+        mark,
+        name: name.to_string(),
+        detail,
+        glyph: mark.glyph(tick),
+        style: mark_style(mark, t),
+        verdict: false,
+    };
+    let mut parts: Vec<StripPart> = steps
         .iter()
         .map(|step| {
             let mark = model::step_mark(ctx.state, *step);
-            (mark, step.name().to_string(), step_detail(ctx, *step, mark))
+            part(mark, step.name(), step_detail(ctx, *step, mark))
         })
         .collect();
     // helmdeck's rollback follows the failed steps: both revisions show.
@@ -140,7 +162,7 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
             Some(w) => format!("{} → {} as revision {w}", rb.from, rb.to),
             None => format!("{} → {}", rb.from, rb.to),
         };
-        parts.push((mark, "rollback".to_string(), detail));
+        parts.push(part(mark, "rollback", detail));
     }
     let verdict = match &ctx.state.verdict {
         Some(v) => {
@@ -149,52 +171,54 @@ fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
                 Outcome::Failed => Mark::Failed,
                 Outcome::LiveInitIncomplete | Outcome::ChangesPending => Mark::Cancelled,
             };
-            (
-                mark,
-                "verdict".to_string(),
-                format!("{} (exit {})", v.outcome.title(), v.code()),
-            )
+            let glyph = match v.outcome {
+                Outcome::LiveInitIncomplete | Outcome::ChangesPending => "!",
+                _ => mark.glyph(tick),
+            };
+            StripPart {
+                glyph,
+                style: t.outcome(v.outcome),
+                ..part(
+                    mark,
+                    "verdict",
+                    format!("{} (exit {})", v.outcome.title(), v.code()),
+                )
+            }
         }
-        None => (Mark::Pending, "verdict".to_string(), String::new()),
+        None => part(Mark::Pending, "verdict", String::new()),
     };
-    parts.push(verdict);
+    parts.push(StripPart {
+        verdict: true,
+        ..verdict
+    });
+    parts
+}
+
+/// The step strip; details are dropped when the width is short.
+fn strip<'a>(ctx: &DeployFrame<'a>, tick: u64, width: usize) -> Line<'a> {
+    let t = &ctx.theme;
+    let parts = strip_parts(ctx, tick);
     // Details: 2 all, 1 only for the running step, 0 none.
     let render = |details: u8, sep: &'static str| -> Vec<Span<'a>> {
         let mut spans = vec![Span::raw(" ")];
-        for (i, (mark, name, detail)) in parts.iter().enumerate() {
+        for (i, p) in parts.iter().enumerate() {
             if i > 0 {
                 spans.push(Span::styled(sep, t.muted()));
             }
-            let verdict = ctx.state.verdict.as_ref().filter(|_| i == parts.len() - 1);
-            let style = match verdict {
-                Some(v) => t.outcome(v.outcome),
-                None => mark_style(*mark, t),
-            };
-            let glyph = match verdict {
-                Some(v)
-                    if matches!(
-                        v.outcome,
-                        Outcome::LiveInitIncomplete | Outcome::ChangesPending
-                    ) =>
-                {
-                    "!"
-                }
-                _ => mark.glyph(tick),
-            };
-            spans.push(Span::styled(format!("{glyph} "), style));
-            let name_style = if *mark == Mark::Running {
-                style.add_modifier(Modifier::BOLD)
+            spans.push(Span::styled(format!("{} ", p.glyph), p.style));
+            let name_style = if p.mark == Mark::Running {
+                p.style.add_modifier(Modifier::BOLD)
             } else {
-                style
+                p.style
             };
-            spans.push(Span::styled(name.clone(), name_style));
+            spans.push(Span::styled(p.name.clone(), name_style));
             let shown = match details {
                 2 => true,
-                1 => *mark == Mark::Running,
+                1 => p.mark == Mark::Running,
                 _ => false,
             };
-            if shown && !detail.is_empty() {
-                spans.push(Span::styled(format!(" {detail}"), style));
+            if shown && !p.detail.is_empty() {
+                spans.push(Span::styled(format!(" {}", p.detail), p.style));
             }
         }
         spans

@@ -206,10 +206,10 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
     let drive_cancel = cancel.clone();
     let driving = async move { drive::drive(&driven, options, drive_cancel, starter).await };
     let codes = if tui {
-        screen(
+        helmdeck::ui::run_fleet(
             members.clone(),
             cancel.clone(),
-            settings.title.clone(),
+            Some(settings.title.clone()),
             driving,
         )
         .await?
@@ -219,16 +219,6 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
     };
     ended_not_started(&members, &settings)?;
     conclude(&members, &codes, &settings, tui)
-}
-
-/// The fleet screen (until it lands: the driver alone).
-async fn screen(
-    _members: Vec<Arc<Member>>,
-    _cancel: CancellationToken,
-    _title: String,
-    driving: impl std::future::Future<Output = Vec<i32>>,
-) -> Result<Vec<i32>> {
-    Ok(driving.await)
 }
 
 /// A target's record, report and JUnit outputs, created before the first cluster request (a

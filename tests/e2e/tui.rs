@@ -771,3 +771,50 @@ fn inspect_under_tmux_shows_four_digit_counts_whole_and_a_gauge_when_wide() {
         assert_eq!(wait_exit(&tmux, &exit, "q"), "EXIT=0");
     }
 }
+
+/// `demo --fleet 3` under tmux: the fleet screen lists every target to its verdict; Enter opens
+/// one target's own deploy screen, Esc returns to the list, `q` (everything ended) leaves with
+/// the fleet's worst code, and the terminal is restored with the fleet's line in the scrollback.
+#[test]
+fn demo_fleet_under_tmux_opens_and_leaves_a_targets_screen() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let exit = exit_file(work.path());
+    let command = format!(
+        "{} demo --fleet 3 --no-record --helm {}; echo EXIT=$? > {}",
+        env!("CARGO_BIN_EXE_helmdeck"),
+        tool("helm").display(),
+        exit.display()
+    );
+    let tmux = Tmux::start(160, 48, &command);
+    let list = tmux.wait_for("every target's verdict", BANNER_TIMEOUT, |s| {
+        strip(s).contains("2 landed · 1 live-init-incomplete")
+    });
+    let plain = strip(&list);
+    for label in ["site-1", "site-2", "site-3"] {
+        assert!(plain.contains(label), "{plain}");
+    }
+    assert!(plain.contains("LIVE — INIT INCOMPLETE · exit 3"), "{plain}");
+    assert_eq!(tmux.display("#{alternate_on}"), "1");
+
+    // site-3 (init-fails): its own screen, with its banner and its init Job.
+    tmux.keys(&["Down", "Down", "Enter"]);
+    let own = tmux.wait_for("site-3's own screen", STEP_TIMEOUT, |s| {
+        let p = strip(s);
+        p.contains("LIVE — INIT INCOMPLETE") && p.contains("demo-init") && !p.contains("TARGET")
+    });
+    assert!(strip(&own).contains("esc"), "{}", strip(&own));
+
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the list again", STEP_TIMEOUT, |s| {
+        let p = strip(s);
+        p.contains("TARGET") && p.contains("site-1")
+    });
+
+    tmux.keys(&["q"]);
+    let code = wait_exit(&tmux, &exit, "q on the fleet");
+    assert_eq!(code, "EXIT=3");
+    assert_restored(
+        &tmux,
+        "demo --fleet 3: 2 landed · 1 live-init-incomplete (exit 3)",
+    );
+}

@@ -5,7 +5,6 @@
 //! single deploy); its drill-down's log streamer runs only while that target is open.
 
 use std::future::Future;
-use std::io::Write;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,13 +16,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::ask::Question;
-use crate::engine::fleet::{Lane, Member, Summary};
+use crate::engine::fleet::{Lane, Member};
 use crate::engine::logs::{LogMsg, LogRequest};
 use crate::engine::state::DeployState;
 use crate::engine::verdict::Outcome;
 use crate::signals::Signal;
 use crate::ui::deck::Effect;
-use crate::ui::fit;
 use crate::ui::fleet::list::{self, FleetFrame};
 use crate::ui::fleet::state::{FleetEffect, FleetUi};
 use crate::ui::live::{FRAME, Logs, TICK, answer, live_frame, masked_log};
@@ -65,11 +63,8 @@ pub async fn run_fleet(
     };
     drop(tui);
     outcome?;
-    // The screen is gone: where each target ended stays in the scrollback.
-    let mut out = std::io::stdout().lock();
-    for line in scrollback(&screen.members) {
-        let _ = writeln!(out, "{line}");
-    }
+    // The caller leaves each target's verdict and the fleet's line in the scrollback, as the
+    // headless run ends with them.
     Ok(codes)
 }
 
@@ -99,28 +94,6 @@ pub(super) async fn unattended(
 
 /// How soon a target connected with nobody at the screen has its questions withdrawn.
 const UNATTENDED: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// One line per target (`✓ eu-prod (arn:…): LANDED · exit 0`), then the summary.
-fn scrollback(members: &[Arc<Member>]) -> Vec<String> {
-    let mut lines: Vec<String> = members
-        .iter()
-        .map(|m| {
-            let lane = m.lane.borrow().clone();
-            let state = m.state.borrow();
-            let label = fit::inert(&m.target.label);
-            let context = fit::inert(&m.target.context);
-            let what = match (&lane, &state.verdict) {
-                (Lane::NotStarted { reason }, _) => format!("not started: {}", fit::inert(reason)),
-                (_, Some(v)) => format!("{} · exit {}", v.outcome.title(), v.code()),
-                (lane, None) => format!("exit {}", lane.code().unwrap_or(Outcome::Failed.code())),
-            };
-            format!("{label} ({context}): {what}")
-        })
-        .collect();
-    let lanes: Vec<Lane> = members.iter().map(|m| m.lane.borrow().clone()).collect();
-    lines.push(format!("fleet: {}", Summary::of(&lanes).line()));
-    lines
-}
 
 /// What wakes the screen: a member's state or its lane changed.
 enum Change {

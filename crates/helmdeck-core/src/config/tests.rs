@@ -346,3 +346,62 @@ fn failures_allowed_per_replica_is_off_by_default_a_flag_or_a_file_key_and_never
         );
     }
 }
+
+#[test]
+fn targets_come_from_the_flags_else_the_files_tables_each_labelled() {
+    let (dir, chart) = chart_with_file(
+        "namespace = \"flip\"\nset = [\"a=1\"]\n\
+         [[target]]\nlabel = \"gstt\"\ncontext = \"gstt-prod\"\nvalues = [\"gstt.yaml\"]\nset = [\"site=gstt\"]\n\
+         [[target]]\ncontext = \"arn:aws:eks:eu-west-2:1:cluster/kch\"\nnamespace = \"kch\"\n",
+    );
+    std::fs::write(dir.path().join("gstt.yaml"), "site: gstt\n").unwrap();
+    let plan = parse(&["helmdeck", "deploy", "r", &chart, "--set", "b=2"]).unwrap();
+    let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(labels, ["gstt", "arn:aws:eks:eu-west-2:1:cluster/kch"]);
+    assert_eq!(plan.targets[0].values, [dir.path().join("gstt.yaml")]);
+
+    // A target's plan: its context, its namespace else the deploy's, its values after.
+    let gstt = plan.for_target(&plan.targets[0]);
+    assert_eq!(gstt.context.as_deref(), Some("gstt-prod"));
+    assert_eq!(gstt.namespace.as_deref(), Some("flip"));
+    assert_eq!(gstt.set, ["a=1", "b=2", "site=gstt"]);
+    assert_eq!(gstt.values.last(), Some(&dir.path().join("gstt.yaml")));
+    assert!(gstt.targets.is_empty());
+    let kch = plan.for_target(&plan.targets[1]);
+    assert_eq!(kch.namespace.as_deref(), Some("kch"));
+    assert_eq!(kch.set, ["a=1", "b=2"]);
+
+    // --target replaces the tables.
+    let plan = parse(&["helmdeck", "deploy", "r", &chart, "--target", "other"]).unwrap();
+    assert_eq!(plan.targets.len(), 1);
+    assert_eq!(
+        (plan.targets[0].label.as_str(), plan.targets[0].context.as_str()),
+        ("other", "other")
+    );
+    // No target: the single deploy, as before.
+    assert!(parse(&["helmdeck", "deploy", "r", "./c"]).unwrap().targets.is_empty());
+}
+
+#[test]
+fn a_fleet_refuses_what_cannot_apply_to_every_target() {
+    let err = |argv: &[&str]| parse_err(argv).to_string();
+    let base = ["helmdeck", "deploy", "r", "./c"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        base.iter().chain(extra).copied().collect()
+    };
+    for flag in [&["--parallel", "2"][..], &["--canary", "a"], &["--stop-on-failure"]] {
+        let said = err(&with(flag));
+        assert!(said.contains("needs targets"), "{flag:?}: {said}");
+    }
+    assert!(err(&with(&["--target", "a", "--canary", "b"])).contains("--canary b"));
+    assert!(err(&with(&["--target", "a", "--events", "-"])).contains("--events"));
+    assert!(err(&with(&["--target", "a", "-f", "-"])).contains("-f -"));
+    // Two labels making one file name would overwrite each other's report.
+    let said = err(&with(&["--target", "a:b", "--target", "a/b"]));
+    assert!(said.contains("a-b"), "{said}");
+    // --kube-context and --target: clap refuses the pair.
+    assert!(parse(&with(&["--target", "a", "--kube-context", "b"])).is_err());
+    // The canary may be named by its context.
+    let plan = parse(&with(&["--target", "a", "--target", "b", "--canary", "b"])).unwrap();
+    assert_eq!(plan.targets.len(), 2);
+}

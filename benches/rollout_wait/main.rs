@@ -21,9 +21,10 @@
 //! is on PATH (big.rs); and the headless start taken apart per request (start.rs).
 //!
 //! Run: `cargo bench --bench rollout_wait -- [N] [--scale SCALE] [--tui-pods PODS] [--big PODS]
-//! [--skip-helm] [--no-kdash] [--only-methods | --only-big | --only-scale]`.
+//! [--skip-helm] [--no-kdash] [--only-methods | --only-big | --only-scale | --only-fleet]`.
+//! The fleet runs (fleet.rs): 1, 2, 5 and 10 targets × N, at once and in turn.
 //! Under `cargo test --all-targets` a small smoke run only (N=4, no helm, no scale run, the
-//! upgrade at 30 pods without kdash).
+//! upgrade at 30 pods without kdash, a fleet of 1 and 2 targets).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
@@ -44,6 +45,7 @@ use helmdeck::rollout::readiness::{self, Progress};
 use helmdeck::sim::{Scenario, run};
 
 mod big;
+mod fleet;
 mod procs;
 mod pty;
 mod start;
@@ -718,6 +720,8 @@ struct Opts {
     methods: bool,
     /// kdash beside the TUI's upgrade, when on PATH.
     kdash: Option<PathBuf>,
+    /// Fleet sizes (targets) of the fleet runs, each target N Deployments.
+    fleet: Vec<usize>,
 }
 
 fn opts() -> Opts {
@@ -742,7 +746,7 @@ fn opts() -> Opts {
         .and_then(|(_, a)| a.parse().ok())
         .unwrap_or(if benching { 200 } else { 4 });
     // Each --only-X runs that part alone: the N methods, the big upgrade, the scale runs.
-    let only = ["--only-methods", "--only-big", "--only-scale"]
+    let only = ["--only-methods", "--only-big", "--only-scale", "--only-fleet"]
         .into_iter()
         .find(|f| has(f));
     let part = |flag: &str| only.is_none_or(|o| o == flag);
@@ -769,6 +773,11 @@ fn opts() -> Opts {
         with_helm: benching && !has("--skip-helm"),
         methods: part("--only-methods"),
         kdash,
+        fleet: match (part("--only-fleet"), benching) {
+            (false, _) => vec![],
+            (true, true) => vec![1, 2, 5, 10],
+            (true, false) => vec![1, 2],
+        },
     }
 }
 
@@ -918,6 +927,13 @@ async fn main() {
         big_rows.extend(big::run(&setup, true, o.kdash.as_deref()).await);
     }
     results.extend(scale_runs(&o, &mut idle_cpu).await);
+    let fleet_rows = fleet::run(
+        Path::new(HELMDECK),
+        &repo().join(".tools/bin/helm"),
+        o.n,
+        &o.fleet,
+    )
+    .await;
     println!(
         "rollout_wait: N Deployments x 2 replicas, ready 1-4 s after creation (scale: crates/helmdeck-sim/scenarios/scale.yaml)"
     );
@@ -955,6 +971,7 @@ async fn main() {
     }
     print_ratios(&results);
     big::print(&big_rows);
+    fleet::print(&fleet_rows, o.n);
     if o.big > 0 && o.kdash.is_none() {
         println!("  (kdash not on PATH: no peer beside the TUI's upgrade)");
     }
@@ -977,6 +994,7 @@ async fn main() {
                 .filter(|r| r.method.starts_with("helmdeck"))
                 .map(|r| (r.method.as_str(), r.ok)),
         )
+        .chain(fleet_rows.iter().map(|r| ("helmdeck fleet", r.ok)))
         .filter(|(_, ok)| !ok)
         .map(|(m, _)| m)
         .collect();

@@ -1,0 +1,157 @@
+//! A fleet: T targets × N Deployments (2 replicas, ready 1–4 s after creation), one simulator
+//! and kube context per target, one `KUBECONFIG` listing them all; `helmdeck deploy --only
+//! rollout --headless --target fleet-1 … --target fleet-T`, all at once and in turn
+//! (`--parallel 1`). Per run: wall time, helmdeck's own CPU seconds and peak RSS, and per
+//! target the growth over one target (CPU and RSS ÷ T ÷ the one target's), which must stay
+//! at or under 1 for helmdeck to grow at most linearly in targets.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+use helmdeck::sim::{Scenario, run};
+
+use super::{SCENARIO, client, deployment, name, procs};
+
+pub struct Row {
+    pub targets: usize,
+    pub at_once: bool,
+    pub wall: Duration,
+    pub own_cpu: f64,
+    pub rss_mib: f64,
+    pub ok: bool,
+}
+
+/// The fleet at each size in `sizes`, at once and (beyond one target) in turn, on fresh
+/// simulators each time.
+pub async fn run(helmdeck: &Path, helm: &Path, n: usize, sizes: &[usize]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &t in sizes {
+        rows.push(one(helmdeck, helm, n, t, true).await);
+        if t > 1 {
+            rows.push(one(helmdeck, helm, n, t, false).await);
+        }
+    }
+    rows
+}
+
+async fn one(helmdeck: &Path, helm: &Path, n: usize, targets: usize, at_once: bool) -> Row {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sims = Vec::with_capacity(targets);
+    let mut kubeconfigs = Vec::with_capacity(targets);
+    for i in 1..=targets {
+        let sim = run::start(
+            Scenario::parse(SCENARIO, "bench-fleet").unwrap(),
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+        let path = dir.path().join(format!("kubeconfig-{i}"));
+        run::write_kubeconfig_named(&path, &sim.url(), "apps", &format!("fleet-{i}")).unwrap();
+        create(&sim, n).await;
+        kubeconfigs.push(path);
+        sims.push(sim);
+    }
+    let mut args: Vec<String> = [
+        "deploy",
+        "bench",
+        ".",
+        "-n",
+        "apps",
+        "--only",
+        "rollout",
+        "--timeout",
+        "300s",
+        "--headless",
+        "--no-record",
+    ]
+    .map(String::from)
+    .to_vec();
+    for i in 1..=targets {
+        args.extend(["--target".into(), format!("fleet-{i}")]);
+    }
+    if !at_once {
+        args.extend(["--parallel".into(), "1".into()]);
+    }
+    let start = Instant::now();
+    let child = std::process::Command::new(helmdeck)
+        .args(&args)
+        .current_dir(dir.path())
+        .env("KUBECONFIG", std::env::join_paths(&kubeconfigs).unwrap())
+        .env("HOME", dir.path())
+        .env("HELM_BIN", helm)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (usage, own) = tokio::task::spawn_blocking(move || procs::wait_own(child))
+        .await
+        .unwrap();
+    let wall = start.elapsed();
+    drop(sims);
+    Row {
+        targets,
+        at_once,
+        wall,
+        own_cpu: own,
+        rss_mib: usage.rss_mib,
+        ok: usage.ok,
+    }
+}
+
+async fn create(sim: &run::Running, n: usize) {
+    let client = client(sim);
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let api = Api::<Deployment>::namespaced(client.clone(), "apps");
+            async move {
+                let d: Deployment = serde_json::from_value(deployment(&name(i), 2)).unwrap();
+                api.create(&PostParams::default(), &d).await.unwrap();
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+/// The table, with each run's growth per target over one target, and a `BENCH` line each.
+pub fn print(rows: &[Row], n: usize) {
+    if rows.is_empty() {
+        return;
+    }
+    println!("fleet: T targets x {n} Deployments x 2 replicas, one simulator per target");
+    println!(
+        "  {:<8} {:>3} {:>8} {:>9} {:>9} {:>12} {:>12}",
+        "run", "T", "wall s", "own CPU s", "RSS MiB", "CPU/T ÷ one", "RSS/T ÷ one"
+    );
+    let one = rows.iter().find(|r| r.targets == 1);
+    for r in rows {
+        let growth = |x: f64, base: Option<f64>| match base {
+            Some(b) if b > 0.0 => format!("{:.2}", x / r.targets as f64 / b),
+            _ => "-".into(),
+        };
+        let how = if r.at_once { "at once" } else { "in turn" };
+        println!(
+            "  {how:<8} {:>3} {:>8.2} {:>9.2} {:>9.1} {:>12} {:>12}{}",
+            r.targets,
+            r.wall.as_secs_f64(),
+            r.own_cpu,
+            r.rss_mib,
+            growth(r.own_cpu, one.map(|o| o.own_cpu)),
+            growth(r.rss_mib, one.map(|o| o.rss_mib)),
+            if r.ok { "" } else { "  (FAILED)" }
+        );
+        println!(
+            "BENCH {}",
+            json!({"method": format!("fleet {how}"), "n": n, "targets": r.targets,
+                "wall": r.wall.as_secs_f64(), "own_cpu": r.own_cpu, "rss_mib": r.rss_mib,
+                "ok": r.ok})
+        );
+    }
+}

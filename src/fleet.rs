@@ -54,14 +54,11 @@ struct Ready {
 /// `helmdeck deploy` with targets: each target prepared (exit 2 naming it when it cannot be),
 /// then the fleet run.
 pub(crate) async fn deploy(args: &DeployArgs, plan: DeployPlan) -> Result<i32> {
-    let release = text::plain(&plan.release);
     let targets = plan.targets.clone();
+    let release = text::plain(&plan.release);
     let prepared = match prepare_targets(&plan, &targets).await {
         Ok(p) => p,
-        Err(e) => {
-            say(&format!("helmdeck: {}", one_line(&e)));
-            return Ok(exit::USAGE);
-        }
+        Err(e) => return Ok(refuse("helmdeck", &e, args.report.as_deref(), &release)),
     };
     let options = options(args, &targets);
     let settings = Settings {
@@ -75,6 +72,34 @@ pub(crate) async fn deploy(args: &DeployArgs, plan: DeployPlan) -> Result<i32> {
     };
     run(targets.into_iter().zip(prepared).collect(), settings).await
 }
+
+/// A fleet refused before it started (a target that cannot run, its record that cannot be
+/// created): one line, and the fleet's report says so with the code (2 before any cluster
+/// request), so a pipeline reading it never finds an older verdict.
+fn refuse(who: &str, e: &color_eyre::Report, report: Option<&Path>, release: &str) -> i32 {
+    let line = one_line(e);
+    say(&format!("{who}: {line}"));
+    let code = exit::for_error(exit::touched());
+    if let Some(path) = report
+        && helmdeck::validate::report_path(path).is_ok()
+    {
+        let refused = serde_json::json!({
+            "schema": FLEET_SCHEMA,
+            "release": release,
+            "status": "refused",
+            "exitCode": code,
+            "reason": line,
+            "summary": "no targets ran",
+            "targets": [],
+        });
+        // The line already said it; a report that cannot be written adds nothing.
+        let _ = helmdeck::engine::report::write(path, &refused);
+    }
+    code
+}
+
+/// The fleet report's `schema` (docs/formats.md).
+const FLEET_SCHEMA: &str = "helmdeck.fleet/v1";
 
 /// `--parallel`, `--canary` (a label or a context) and `--stop-on-failure` as the driver takes
 /// them; the plan checked the canary names a target.
@@ -118,23 +143,44 @@ async fn prepare_targets(plan: &DeployPlan, targets: &[Target]) -> Result<Vec<ru
 /// `helmdeck demo --fleet N`: N simulated clusters, one scenario each, deployed at once.
 pub(crate) async fn demo(args: &DemoArgs, n: usize) -> Result<i32> {
     let scenarios = helmdeck::demo::fleet_scenarios(args, n);
+    let labels: Vec<String> = (1..=n).map(|i| format!("site-{i}")).collect();
+    let release = text::plain(&args.release);
+    if let Some(canary) = &args.flags.canary
+        && !labels.contains(canary)
+    {
+        let e = eyre!(
+            "--canary {}: the rehearsal's targets are site-1 to site-{n}",
+            text::plain(canary)
+        );
+        return Ok(refuse(
+            "helmdeck demo",
+            &e,
+            args.flags.report.as_deref(),
+            &release,
+        ));
+    }
+    // Each simulated cluster's deploy is a single one: the fleet's flags are the fleet's.
+    let mut one = args.clone();
+    one.flags.parallel = None;
+    one.flags.canary = None;
+    one.flags.stop_on_failure = false;
     let mut targets = Vec::with_capacity(n);
     let mut prepared = Vec::with_capacity(n);
     let mut kept = Vec::with_capacity(n);
     for (i, scenario) in scenarios.iter().enumerate() {
-        let demo = match helmdeck::demo::prepare_scenario(args, scenario).await {
+        let demo = match helmdeck::demo::prepare_scenario(&one, scenario).await {
             Ok(d) => d,
             Err(e) => {
-                say(&format!(
-                    "helmdeck demo: site-{} ({}): {}",
-                    i + 1,
-                    text::plain(scenario),
-                    one_line(&e)
+                let e = e.wrap_err(format!("site-{} ({})", i + 1, text::plain(scenario)));
+                return Ok(refuse(
+                    "helmdeck demo",
+                    &e,
+                    args.flags.report.as_deref(),
+                    &release,
                 ));
-                return Ok(exit::for_error(exit::touched()));
             }
         };
-        let label = format!("site-{}", i + 1);
+        let label = labels[i].clone();
         targets.push(Target {
             label: label.clone(),
             context: format!("sim-{} ({})", i + 1, text::plain(scenario)),
@@ -154,7 +200,7 @@ pub(crate) async fn demo(args: &DemoArgs, n: usize) -> Result<i32> {
         junit: flags.junit.clone(),
         options: options(flags, &targets),
         title: format!("demo --fleet {n}"),
-        release: text::plain(&args.release),
+        release,
     };
     let code = run(targets.into_iter().zip(prepared).collect(), settings).await;
     drop(kept);
@@ -172,8 +218,12 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
         let ready = match ready(prepared, per_target, &settings.record, &target) {
             Ok(r) => r,
             Err(e) => {
-                say(&format!("helmdeck: {}", one_line(&e)));
-                return Ok(exit::for_error(exit::touched()));
+                return Ok(refuse(
+                    "helmdeck",
+                    &e,
+                    settings.report.as_deref(),
+                    &settings.release,
+                ));
             }
         };
         members.push(Arc::new(Member::new(target, ready.plan.clone())));
@@ -488,7 +538,7 @@ fn fleet_report(members: &[Arc<Member>], settings: &Settings, path: &Path) -> se
         })
         .collect();
     serde_json::json!({
-        "schema": "helmdeck.fleet/v1",
+        "schema": FLEET_SCHEMA,
         "release": settings.release,
         "status": if done { "done" } else { "running" },
         "exitCode": done.then(|| fleet::worst(&lanes)),

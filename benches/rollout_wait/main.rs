@@ -746,9 +746,14 @@ fn opts() -> Opts {
         .and_then(|(_, a)| a.parse().ok())
         .unwrap_or(if benching { 200 } else { 4 });
     // Each --only-X runs that part alone: the N methods, the big upgrade, the scale runs.
-    let only = ["--only-methods", "--only-big", "--only-scale", "--only-fleet"]
-        .into_iter()
-        .find(|f| has(f));
+    let only = [
+        "--only-methods",
+        "--only-big",
+        "--only-scale",
+        "--only-fleet",
+    ]
+    .into_iter()
+    .find(|f| has(f));
     let part = |flag: &str| only.is_none_or(|o| o == flag);
     let kdash = (benching && !has("--no-kdash"))
         .then(|| on_path("kdash"))

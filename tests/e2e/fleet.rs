@@ -270,7 +270,14 @@ fn a_target_whose_context_is_not_in_the_kubeconfig_is_refused_before_any_request
         stderr.contains("target nowhere: context nowhere is not in the kubeconfig"),
         "{all}"
     );
-    assert!(!report.exists(), "a report was written before the refusal");
+    // The fleet's report says it was refused, with the usage code; no target's report.
+    let refused = read_json(&report);
+    assert_eq!(
+        (&refused["status"], &refused["exitCode"]),
+        (&Value::from("refused"), &Value::from(2)),
+        "{refused:#}"
+    );
+    assert!(!per_target(&report, "here").exists());
     let history = sim.helm(&["history", "demo", "-n", "apps"]);
     assert!(!history.status.success(), "{}", text(&history));
 }
@@ -313,7 +320,13 @@ fn a_tables_bad_set_is_refused_before_any_request_and_a_good_table_deploys() {
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(all.contains("target north"), "{all}");
     assert!(!all.contains("hunter2"), "the value was echoed\n{all}");
-    assert!(!report.exists(), "a report was written before the refusal");
+    let refused = std::fs::read_to_string(&report).expect("the fleet's refusal report");
+    assert!(refused.contains("target north"), "{refused}");
+    assert!(
+        !refused.contains("hunter2"),
+        "the value was written\n{refused}"
+    );
+    assert!(!per_target(&report, "north").exists());
 
     let good = write_chart(
         "init-toggle = \"initJob.enabled\"\ninit-job = \"demo-init\"\n\

@@ -375,11 +375,19 @@ fn targets_come_from_the_flags_else_the_files_tables_each_labelled() {
     let plan = parse(&["helmdeck", "deploy", "r", &chart, "--target", "other"]).unwrap();
     assert_eq!(plan.targets.len(), 1);
     assert_eq!(
-        (plan.targets[0].label.as_str(), plan.targets[0].context.as_str()),
+        (
+            plan.targets[0].label.as_str(),
+            plan.targets[0].context.as_str()
+        ),
         ("other", "other")
     );
     // No target: the single deploy, as before.
-    assert!(parse(&["helmdeck", "deploy", "r", "./c"]).unwrap().targets.is_empty());
+    assert!(
+        parse(&["helmdeck", "deploy", "r", "./c"])
+            .unwrap()
+            .targets
+            .is_empty()
+    );
 }
 
 #[test]
@@ -389,7 +397,11 @@ fn a_fleet_refuses_what_cannot_apply_to_every_target() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         base.iter().chain(extra).copied().collect()
     };
-    for flag in [&["--parallel", "2"][..], &["--canary", "a"], &["--stop-on-failure"]] {
+    for flag in [
+        &["--parallel", "2"][..],
+        &["--canary", "a"],
+        &["--stop-on-failure"],
+    ] {
         let said = err(&with(flag));
         assert!(said.contains("needs targets"), "{flag:?}: {said}");
     }

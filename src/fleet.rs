@@ -239,8 +239,9 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
     let slots = Arc::new(slots);
     let cancel = CancellationToken::new();
     let tui = settings.tui;
+    let engines = Engines::default();
     let starter = {
-        let (slots, members) = (slots.clone(), members.clone());
+        let (slots, members, engines) = (slots.clone(), members.clone(), engines.clone());
         move |member: Arc<Member>| {
             let index = members
                 .iter()
@@ -249,7 +250,7 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
             let ready = slots
                 .get(index)
                 .and_then(|s| s.lock().ok().and_then(|mut g| g.take()));
-            run_target(member, ready, tui)
+            run_target(member, ready, tui, engines.clone())
         }
     };
     let (options, driven) = (settings.options, members.clone());
@@ -267,6 +268,7 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
         on_signals(cancel.clone())?;
         driving.await
     };
+    engines_ended(&engines).await;
     ended_not_started(&members, &settings)?;
     conclude(&members, &codes, &settings, tui)
 }
@@ -316,7 +318,7 @@ fn ready(
 
 /// One target's run: the engine folds into the member's state; headless, each line goes out
 /// prefixed with the target's label. Returns its exit code (1 when it never got ready).
-async fn run_target(member: Arc<Member>, ready: Option<Ready>, tui: bool) -> i32 {
+async fn run_target(member: Arc<Member>, ready: Option<Ready>, tui: bool, engines: Engines) -> i32 {
     let Some(Ready {
         mut prepared,
         outputs,
@@ -354,27 +356,65 @@ async fn run_target(member: Arc<Member>, ready: Option<Ready>, tui: bool) -> i32
     let mut record = tap(recorder, outputs.clone());
     let mut printer = (!tui).then(|| Headless::masking(scrub));
     let prefix = format!("[{}]", text::plain(&member.target.label));
-    let ran = run::deploy_into(
-        prepared,
-        member.cancel.clone(),
-        &member.state,
-        move |event: &Event, state: &DeployState| {
-            if let Some(printer) = printer.as_mut() {
-                print_prefixed(&prefix, &printer.masked_lines(event, state));
-            }
-            record(event, state);
+    let mut verdicts = member.state.subscribe();
+    let (ended, code) = tokio::sync::oneshot::channel();
+    let engine = {
+        let member = member.clone();
+        tokio::spawn(async move {
+            let ran = run::deploy_into(
+                prepared,
+                member.cancel.clone(),
+                &member.state,
+                move |event: &Event, state: &DeployState| {
+                    if let Some(printer) = printer.as_mut() {
+                        print_prefixed(&prefix, &printer.masked_lines(event, state));
+                    }
+                    record(event, state);
+                },
+            )
+            .await;
+            let state = member.state.borrow();
+            let finished = match ran {
+                Ok(()) => {
+                    if !tui {
+                        helmdeck::headless::on_github_actions(&outputs.kept(&state));
+                    }
+                    finish(Ok(&state), &outputs, &plan)
+                }
+                Err(e) => finish(Err(&e), &outputs, &plan),
+            };
+            let _ = ended.send(finished);
+        })
+    };
+    engines
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(engine);
+    // The fleet goes on at the target's verdict: a failed target whose screen still offers `R`
+    // holds no slot and delays no canary or --stop-on-failure decision (its engine runs on
+    // until the answer, and the fleet waits for it before its own files are written).
+    tokio::select! {
+        code = code => code.unwrap_or(exit::FAILED),
+        judged = verdicts.wait_for(|s| s.verdict.is_some()) => match judged {
+            Ok(state) => state.verdict.as_ref().map_or(exit::FAILED, |v| v.code()),
+            Err(_) => exit::FAILED,
         },
-    )
-    .await;
-    let state = member.state.borrow();
-    match ran {
-        Ok(()) => {
-            if !tui {
-                helmdeck::headless::on_github_actions(&outputs.kept(&state));
-            }
-            finish(Ok(&state), &outputs, &plan)
-        }
-        Err(e) => finish(Err(&e), &outputs, &plan),
+    }
+}
+
+/// Each target's engine, awaited before the fleet writes its last files: one may still wait
+/// for its `R` after its verdict, or write its report.
+type Engines = Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>;
+
+/// Waits for every target's engine to end (its report written).
+async fn engines_ended(engines: &Engines) {
+    let all: Vec<_> = std::mem::take(
+        &mut *engines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for engine in all {
+        let _ = engine.await;
     }
 }
 

@@ -1,22 +1,20 @@
-//! A fleet: T targets × N Deployments (2 replicas, ready 1–4 s after creation), one simulator
-//! and kube context per target, one `KUBECONFIG` listing them all; `helmdeck deploy --only
-//! rollout --headless --target fleet-1 … --target fleet-T`, all at once and in turn
-//! (`--parallel 1`). Per run: wall time, helmdeck's own CPU seconds and peak RSS, and per
-//! target the growth over one target (CPU and RSS ÷ T ÷ the one target's), which must stay
-//! at or under 1 for helmdeck to grow at most linearly in targets.
+//! A fleet: T targets, one simulator and kube context each, one `KUBECONFIG` listing them all;
+//! `helmdeck deploy bench CHART --headless --target fleet-1 … --target fleet-T` of a chart of N
+//! Deployments (2 replicas, ready 1–4 s after creation), so each target runs the whole deploy
+//! (its own `helm upgrade --install`, then the rollout wait over N workloads), all at once and
+//! in turn (`--parallel 1`). Per run: wall time, helmdeck's own CPU seconds (its helm children
+//! not counted) and own peak RSS (VmHWM of its pid), and per target the growth over one target
+//! (CPU and RSS ÷ T ÷ the one target's): at or under 1 is at most linear in targets.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, PostParams};
 use serde_json::json;
 
 use helmdeck::sim::{Scenario, run};
 
-use super::{SCENARIO, client, deployment, name, procs};
+use super::{SCENARIO, procs, write_chart};
 
 pub struct Row {
     pub targets: usize,
@@ -53,18 +51,16 @@ async fn one(helmdeck: &Path, helm: &Path, n: usize, targets: usize, at_once: bo
         .unwrap();
         let path = dir.path().join(format!("kubeconfig-{i}"));
         run::write_kubeconfig_named(&path, &sim.url(), "apps", &format!("fleet-{i}")).unwrap();
-        create(&sim, n).await;
         kubeconfigs.push(path);
         sims.push(sim);
     }
+    let chart = write_chart(dir.path(), n);
     let mut args: Vec<String> = [
         "deploy",
         "bench",
-        ".",
+        chart.to_str().unwrap(),
         "-n",
         "apps",
-        "--only",
-        "rollout",
         "--timeout",
         "300s",
         "--headless",
@@ -85,14 +81,19 @@ async fn one(helmdeck: &Path, helm: &Path, n: usize, targets: usize, at_once: bo
         .env("KUBECONFIG", std::env::join_paths(&kubeconfigs).unwrap())
         .env("HOME", dir.path())
         .env("HELM_BIN", helm)
+        .env("HELM_CACHE_HOME", dir.path().join(".cache/helm"))
+        .env("HELM_CONFIG_HOME", dir.path().join(".config/helm"))
+        .env("HELM_DATA_HOME", dir.path().join(".local/share/helm"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let sampler = procs::Sampler::start(child.id(), Duration::from_millis(20));
     let (usage, own) = tokio::task::spawn_blocking(move || procs::wait_own(child))
         .await
         .unwrap();
+    let own_rss = sampler.finish();
     let wall = start.elapsed();
     drop(sims);
     Row {
@@ -100,24 +101,9 @@ async fn one(helmdeck: &Path, helm: &Path, n: usize, targets: usize, at_once: bo
         at_once,
         wall,
         own_cpu: own,
-        rss_mib: usage.rss_mib,
+        rss_mib: own_rss,
         ok: usage.ok,
     }
-}
-
-async fn create(sim: &run::Running, n: usize) {
-    let client = client(sim);
-    futures::stream::iter(0..n)
-        .map(|i| {
-            let api = Api::<Deployment>::namespaced(client.clone(), "apps");
-            async move {
-                let d: Deployment = serde_json::from_value(deployment(&name(i), 2)).unwrap();
-                api.create(&PostParams::default(), &d).await.unwrap();
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
 }
 
 /// The table, with each run's growth per target over one target, and a `BENCH` line each.
@@ -125,10 +111,12 @@ pub fn print(rows: &[Row], n: usize) {
     if rows.is_empty() {
         return;
     }
-    println!("fleet: T targets x {n} Deployments x 2 replicas, one simulator per target");
+    println!(
+        "fleet: T targets, each a deploy of a chart of {n} Deployments x 2 replicas, one simulator per target"
+    );
     println!(
         "  {:<8} {:>3} {:>8} {:>9} {:>9} {:>12} {:>12}",
-        "run", "T", "wall s", "own CPU s", "RSS MiB", "CPU/T ÷ one", "RSS/T ÷ one"
+        "run", "T", "wall s", "own CPU s", "own RSS", "CPU/T ÷ one", "RSS/T ÷ one"
     );
     let one = rows.iter().find(|r| r.targets == 1);
     for r in rows {

@@ -137,7 +137,7 @@ pub async fn skip(ctx: &Ctx, step: Step, reason: &str) -> StepOutcome {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cluster::client::Cluster;
     use crate::config::DeployPlan;
@@ -146,7 +146,7 @@ mod tests {
     use std::path::PathBuf;
 
     /// A Ctx whose cluster is never contacted, and the receiving end of its events.
-    fn ctx() -> (Ctx, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    pub(crate) fn ctx() -> (Ctx, tokio::sync::mpsc::UnboundedReceiver<Event>) {
         use clap::Parser;
         let argv = ["helmdeck", "deploy", "demo", "/nonexistent-chart"];
         let crate::cli::Command::Deploy(args) = crate::cli::Cli::try_parse_from(argv)

@@ -72,13 +72,21 @@ struct Emitted {
     pods_of: HashMap<String, BTreeSet<(String, String)>>,
     /// Bad fail-fast annotations already warned about, by workload.
     warned: BTreeSet<WorkloadKey>,
+    /// Every workload's key in the watches' order, then the missing manifest workloads': read
+    /// again only when the set of workloads may have changed.
+    order: Vec<WorkloadKey>,
+    /// The missing manifest workloads of the last publish.
+    missing: Vec<WorkloadKey>,
 }
 
 /// Re-judges the workloads the changes since the last publish touched (all of them after a
 /// relist or a watch failure) and emits what changed; returns every workload view, in the
-/// order the watches hold them.
-fn publish(ctx: &Ctx, world: &mut World, emitted: &mut Emitted) -> Vec<WorkloadView> {
+/// order the watches hold them, borrowed: a publish costs what changed, not the release (at
+/// thousands of workloads, or ten targets at once, cloning every view per batch of changes
+/// was most of the CPU).
+fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'e WorkloadView> {
     let (all, touched) = world.take_touched();
+    let reshaped = world.take_reshaped();
     // What the watch cache no longer holds is not compared against again.
     for key in world.dropped_events.drain(..) {
         emitted.events.remove(&key);
@@ -94,13 +102,11 @@ fn publish(ctx: &Ctx, world: &mut World, emitted: &mut Emitted) -> Vec<WorkloadV
                 .chain(pods.iter().map(|p| uid(&p.metadata)))
         },
     ));
-    let order = emitted.send_workloads(ctx, world, &judged, &events);
+    emitted.send_workloads(ctx, world, &judged, &events, reshaped);
     emitted.send_pods(ctx, &judged, &related, &events, wanted);
     emitted.send_events(ctx, world, &events);
-    order
-        .iter()
-        .filter_map(|k| emitted.workloads.get(k).cloned())
-        .collect()
+    let emitted: &'e Emitted = emitted;
+    emitted.in_order().collect()
 }
 
 /// Workloads as judged, each with the namespace index it was read in.
@@ -125,15 +131,22 @@ fn related_of<'w>(
 }
 
 impl Emitted {
+    /// Every workload's view, in the watches' order.
+    fn in_order(&self) -> impl Iterator<Item = &WorkloadView> {
+        self.order.iter().filter_map(|k| self.workloads.get(k))
+    }
+
     /// Sends the judged workloads' and the missing manifest workloads' views that changed, and
-    /// the workloads that are gone; returns every workload's key, in the watches' order.
+    /// (when the set of workloads may have changed: `reshaped`) the workloads that are gone,
+    /// keeping their order.
     fn send_workloads(
         &mut self,
         ctx: &Ctx,
         world: &World,
         judged: &Judged<'_>,
         events: &EventsByUid<'_>,
-    ) -> Vec<WorkloadKey> {
+        reshaped: bool,
+    ) {
         for (ns, j) in judged {
             let v = view(ctx, &world.namespaces[*ns], j, world, events);
             let key = v.key();
@@ -155,11 +168,16 @@ impl Emitted {
                 self.workloads.insert(key, v.clone());
             }
         }
+        let missing: Vec<WorkloadKey> = missing.iter().map(WorkloadView::key).collect();
+        if !reshaped && missing == self.missing {
+            return;
+        }
         let order: Vec<WorkloadKey> = world
             .keys()
             .into_iter()
-            .chain(missing.iter().map(WorkloadView::key))
+            .chain(missing.iter().cloned())
             .collect();
+        self.missing = missing;
         let keys: BTreeSet<&WorkloadKey> = order.iter().collect();
         let gone: Vec<WorkloadKey> = self
             .workloads
@@ -176,7 +194,7 @@ impl Emitted {
                 name,
             });
         }
-        order
+        self.order = order;
     }
 
     /// A fail-fast annotation that is not a number: said once per workload, never a crash.
@@ -242,10 +260,19 @@ impl Emitted {
         for (owner, pods) in new_pods_of {
             self.pods_of.insert(owner, pods);
         }
-        let still: BTreeSet<&(String, String)> = self.pods_of.values().flatten().collect();
-        let gone: Vec<(String, String)> = dropped
+        let unclaimed: Vec<(String, String)> = dropped
             .into_iter()
-            .filter(|k| !claimed.contains(k) && !still.contains(k) && self.pods.contains_key(k))
+            .filter(|k| !claimed.contains(k) && self.pods.contains_key(k))
+            .collect();
+        if unclaimed.is_empty() {
+            // No pod left a re-judged workload: nothing can be gone (and the pods every other
+            // workload claims need not be gathered).
+            return;
+        }
+        let still: BTreeSet<&(String, String)> = self.pods_of.values().flatten().collect();
+        let gone: Vec<(String, String)> = unclaimed
+            .into_iter()
+            .filter(|k| !still.contains(k))
             .collect();
         for (namespace, name) in gone {
             self.pods.remove(&(namespace.clone(), name.clone()));
@@ -511,7 +538,7 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
                     warn_unmatched_optional(ctx, &views);
                 }
                 match judge(&views, world.all_synced(), ctx.namespace()) {
-                    Some(StepOutcome::Succeeded) if views.iter().any(pods_not_seen) => {
+                    Some(StepOutcome::Succeeded) if views.iter().any(|v| pods_not_seen(v)) => {
                         grace.get_or_insert_with(|| tokio::time::Instant::now() + OPTIONAL_GRACE);
                     }
                     Some(outcome) => break outcome,
@@ -571,7 +598,7 @@ fn say_pods_not_seen(ctx: &Ctx, emitted: &mut Emitted) {
 
 /// Once the release's workloads are known (every watch listed, the manifest's missing ones
 /// included): each `--optional` pattern that matches none of them is a warning, not silence.
-fn warn_unmatched_optional(ctx: &Ctx, views: &[WorkloadView]) {
+fn warn_unmatched_optional(ctx: &Ctx, views: &[&WorkloadView]) {
     let workloads: Vec<(&str, &str)> = views
         .iter()
         .map(|v| (v.kind.as_str(), v.name.as_str()))
@@ -586,12 +613,20 @@ fn warn_unmatched_optional(ctx: &Ctx, views: &[WorkloadView]) {
 
 /// The step's outcome once every workload watch has listed: `None` while still waiting.
 /// `home` is the release namespace (workloads elsewhere are named with theirs).
-fn judge(views: &[WorkloadView], all_synced: bool, home: &str) -> Option<StepOutcome> {
+fn judge<V: std::borrow::Borrow<WorkloadView>>(
+    views: &[V],
+    all_synced: bool,
+    home: &str,
+) -> Option<StepOutcome> {
     // By-name watches of unlabelled manifest workloads must list before we can judge them.
     if !all_synced {
         return None;
     }
-    let gating: Vec<&WorkloadView> = views.iter().filter(|v| !v.optional).collect();
+    let gating: Vec<&WorkloadView> = views
+        .iter()
+        .map(std::borrow::Borrow::borrow)
+        .filter(|v| !v.optional)
+        .collect();
     if gating.is_empty() {
         let reason = if views.is_empty() {
             "no workloads found for the release (fail closed: nothing to wait on is not a pass)"

@@ -119,6 +119,9 @@ pub(super) struct Index {
     pub(super) touched: HashSet<String>,
     /// Set by anything that may change every view: a (re)list, a watch failure, new scope.
     pub(super) all: bool,
+    /// The set of workloads may have changed (one added or deleted, a relist, a watch failed):
+    /// their order is read again; otherwise it stands and a publish costs what changed.
+    pub(super) reshaped: bool,
 }
 
 /// Names by owner uid (of one namespace), and owner uids by uid.
@@ -141,6 +144,7 @@ impl Index {
             pods_by_owner: vec![HashMap::new(); namespaces],
             rss_by_owner: vec![HashMap::new(); namespaces],
             all: true,
+            reshaped: true,
             ..Index::default()
         }
     }
@@ -308,12 +312,19 @@ impl Index {
         match change {
             Change::Applied(o) | Change::Deleted(o) => {
                 let name = o.meta().name.as_deref().unwrap_or("");
-                if let Some(old) = before.items.get(name) {
-                    self.touch(uid(old.meta()));
+                match before.items.get(name) {
+                    Some(old) => self.touch(uid(old.meta())),
+                    None => self.reshaped = true,
+                }
+                if matches!(change, Change::Deleted(_)) {
+                    self.reshaped = true;
                 }
                 self.touch(uid(o.meta()));
             }
-            Change::Resynced(_) | Change::Failed(_) => self.all = true,
+            Change::Resynced(_) | Change::Failed(_) => {
+                self.all = true;
+                self.reshaped = true;
+            }
         }
     }
 }
@@ -410,6 +421,7 @@ impl World {
         if health != Health::Unchanged {
             // The synced flag of a whole watch feeds every view it holds.
             self.index.all = true;
+            self.index.reshaped = true;
         }
         (self.watch_name(what, ns), health)
     }
@@ -716,6 +728,12 @@ impl World {
         self.strangers = unknown;
     }
 
+    /// Whether the set of workloads may have changed since the last call (see
+    /// [`Index::reshaped`]), cleared for the changes to come.
+    pub(super) fn take_reshaped(&mut self) -> bool {
+        std::mem::take(&mut self.index.reshaped)
+    }
+
     /// What the changes since the last call touched (`all`: anything may have changed), cleared
     /// for the changes to come.
     pub(super) fn take_touched(&mut self) -> (bool, HashSet<String>) {
@@ -736,6 +754,7 @@ impl World {
         );
         self.unlabelled.insert(key);
         self.index.all = true;
+        self.index.reshaped = true;
         match kind {
             "Deployment" => {
                 self.deploys.push(Watched::by_name(ns, name));

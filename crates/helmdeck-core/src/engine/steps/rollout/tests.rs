@@ -322,7 +322,7 @@ fn a_terminal_failure_of_a_gating_workload_fails_fast() {
 
 #[test]
 fn no_workloads_or_only_optional_ones_fail_closed() {
-    assert!(failed_reason(judge(&[], true, "apps")).contains("no workloads found"));
+    assert!(failed_reason(judge::<WorkloadView>(&[], true, "apps")).contains("no workloads found"));
     assert!(
         failed_reason(judge(&[w("gpu", true, true, false)], true, "apps"))
             .contains("no gating workloads")
@@ -537,4 +537,97 @@ fn judging_the_touched_workloads_matches_judging_all_of_them() {
         .find(|(_, j)| j.meta.name.as_deref() == Some("d2"))
         .expect("d2 judged");
     assert_eq!(format!("{:?}", some[0].1), format!("{:?}", d2.1));
+}
+
+/// The workload views a publish returns, by name, in order; and the names said gone.
+fn published(world: &mut World, emitted: &mut Emitted) -> (Vec<String>, Vec<String>) {
+    let (ctx, mut rx) = crate::engine::steps::tests::ctx();
+    let names = publish(&ctx, world, emitted)
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    let mut gone = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let crate::engine::event::Event::WorkloadGone { name, .. } = e {
+            gone.push(name);
+        }
+    }
+    (names, gone)
+}
+
+/// The order a publish returns is kept between publishes and read again only when the set of
+/// workloads changed: a deleted one is said gone and leaves it, a new one joins it, a changed
+/// one keeps its place.
+#[tokio::test]
+async fn a_deleted_workload_is_said_gone_and_leaves_the_order_a_new_one_joins_it() {
+    let mut world = World::new(vec!["apps".into()]);
+    world.apply(Msg::Deploy(
+        0,
+        Box::new(Change::Resynced(vec![owned("d1", None), owned("d2", None)])),
+    ));
+    world.apply(Msg::Sts(0, Box::new(Change::Resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::Resynced(vec![]))));
+    world.apply(Msg::Rs(0, Change::Resynced(vec![])));
+    world.apply(Msg::Pod(0, Change::Resynced(vec![])));
+    world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+    let mut emitted = Emitted::default();
+    let none: Vec<String> = vec![];
+    assert_eq!(
+        published(&mut world, &mut emitted),
+        (vec!["d1".into(), "d2".into()], none.clone())
+    );
+
+    world.apply(Msg::Deploy(0, Box::new(Change::Deleted(owned("d1", None)))));
+    assert_eq!(
+        published(&mut world, &mut emitted),
+        (vec!["d2".into()], vec!["d1".into()])
+    );
+
+    world.apply(Msg::Deploy(0, Box::new(Change::Applied(owned("d3", None)))));
+    assert_eq!(
+        published(&mut world, &mut emitted),
+        (vec!["d2".into(), "d3".into()], none.clone())
+    );
+
+    let mut changed: Deployment = owned("d2", None);
+    changed.metadata.generation = Some(7);
+    world.apply(Msg::Deploy(0, Box::new(Change::Applied(changed))));
+    assert_eq!(
+        published(&mut world, &mut emitted),
+        (vec!["d2".into(), "d3".into()], none)
+    );
+}
+
+/// The pods said gone by a publish, by name.
+fn pods_gone(world: &mut World, emitted: &mut Emitted) -> Vec<String> {
+    let (ctx, mut rx) = crate::engine::steps::tests::ctx();
+    drop(publish(&ctx, world, emitted));
+    let mut gone = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let crate::engine::event::Event::PodGone { name, .. } = e {
+            gone.push(name);
+        }
+    }
+    gone
+}
+
+/// A deleted pod is said gone once; a change to another pod says no pod gone (the pods every
+/// other workload claims are gathered only when one left a workload re-judged).
+#[tokio::test]
+async fn a_deleted_pod_is_said_gone_once_and_a_pod_change_says_no_other_gone() {
+    let mut world = two_deployments();
+    world.apply(Msg::Sts(0, Box::new(Change::Resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::Resynced(vec![]))));
+    let mut emitted = Emitted::default();
+    assert!(pods_gone(&mut world, &mut emitted).is_empty());
+    world.apply(Msg::Pod(0, Change::Deleted(owned("p1", Some("r1")))));
+    assert_eq!(pods_gone(&mut world, &mut emitted), ["p1"]);
+    let mut p2: Pod = owned("p2", Some("r2"));
+    p2.metadata.resource_version = Some("9".into());
+    world.apply(Msg::Pod(0, Change::Applied(p2)));
+    assert!(pods_gone(&mut world, &mut emitted).is_empty());
+    world.apply(Msg::Pod(0, Change::Applied(owned("p1", Some("r1")))));
+    assert!(pods_gone(&mut world, &mut emitted).is_empty());
+    world.apply(Msg::Pod(0, Change::Deleted(owned("p1", Some("r1")))));
+    assert_eq!(pods_gone(&mut world, &mut emitted), ["p1"]);
 }

@@ -25,17 +25,37 @@ pub struct Row {
     pub ok: bool,
 }
 
+/// How many times the one-target run is repeated: its median is what the others are divided
+/// by (one run of it read 0.28 s and 0.48 s of CPU on two runs of the same tree).
+const BASE_RUNS: usize = 3;
+
 /// The fleet at each size in `sizes`, at once and (beyond one target) in turn, on fresh
-/// simulators each time.
+/// simulators each time; one target [`BASE_RUNS`] times.
 pub async fn run(helmdeck: &Path, helm: &Path, n: usize, sizes: &[usize]) -> Vec<Row> {
     let mut rows = Vec::new();
     for &t in sizes {
-        rows.push(one(helmdeck, helm, n, t, true).await);
+        let times = if t == 1 { BASE_RUNS } else { 1 };
+        for _ in 0..times {
+            rows.push(one(helmdeck, helm, n, t, true).await);
+        }
         if t > 1 {
             rows.push(one(helmdeck, helm, n, t, false).await);
         }
     }
     rows
+}
+
+/// The median of the one-target runs: (own CPU, own peak RSS).
+fn base(rows: &[Row]) -> Option<(f64, f64)> {
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs.get(xs.len() / 2).copied()
+    };
+    let ones: Vec<&Row> = rows.iter().filter(|r| r.targets == 1).collect();
+    Some((
+        median(ones.iter().map(|r| r.own_cpu).collect())?,
+        median(ones.iter().map(|r| r.rss_mib).collect())?,
+    ))
 }
 
 async fn one(helmdeck: &Path, helm: &Path, n: usize, targets: usize, at_once: bool) -> Row {
@@ -118,7 +138,10 @@ pub fn print(rows: &[Row], n: usize) {
         "  {:<8} {:>3} {:>8} {:>9} {:>9} {:>12} {:>12}",
         "run", "T", "wall s", "own CPU s", "own RSS", "CPU/T ÷ one", "RSS/T ÷ one"
     );
-    let one = rows.iter().find(|r| r.targets == 1);
+    let one = base(rows);
+    if let Some((cpu, rss)) = one {
+        println!("  one target, median of its runs: own CPU {cpu:.2} s, own RSS {rss:.1} MiB");
+    }
     for r in rows {
         let growth = |x: f64, base: Option<f64>| match base {
             Some(b) if b > 0.0 => format!("{:.2}", x / r.targets as f64 / b),
@@ -131,8 +154,8 @@ pub fn print(rows: &[Row], n: usize) {
             r.wall.as_secs_f64(),
             r.own_cpu,
             r.rss_mib,
-            growth(r.own_cpu, one.map(|o| o.own_cpu)),
-            growth(r.rss_mib, one.map(|o| o.rss_mib)),
+            growth(r.own_cpu, one.map(|o| o.0)),
+            growth(r.rss_mib, one.map(|o| o.1)),
             if r.ok { "" } else { "  (FAILED)" }
         );
         println!(

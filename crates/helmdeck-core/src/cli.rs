@@ -356,20 +356,6 @@ pub struct InspectArgs {
     #[arg(long, value_name = "NAME")]
     pub init_job: Option<String>,
     /// kubeconfig context to use.
-    #[arg(long, conflicts_with = "target")]
-    pub kube_context: Option<String>,
-    /// Deploy to this kube context too (repeatable: one target per context, run at once; the
-    /// namespace comes from -n or the context). Replaces helmdeck.toml's `[[target]]` tables.
-    #[arg(long = "target", value_name = "CONTEXT")]
-    pub target: Vec<String>,
-    /// With targets: at most N of them deploy at once (default: all).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub parallel: Option<u16>,
-    /// With targets: deploy this one (its label or context) alone first; the rest start only
-    /// if it lands (exit 0), otherwise they are reported `not started`.
-    #[arg(long, value_name = "TARGET")]
-    pub canary: Option<String>,
-    /// With targets: start no new one after the first that does not land.
     #[arg(long)]
-    pub stop_on_failure: bool,
+    pub kube_context: Option<String>,
 }

@@ -417,3 +417,32 @@ fn a_fleet_refuses_what_cannot_apply_to_every_target() {
     let plan = parse(&with(&["--target", "a", "--target", "b", "--canary", "b"])).unwrap();
     assert_eq!(plan.targets.len(), 2);
 }
+
+/// The fleet's flags are deploy's (and the demo's) alone: `inspect` and `watch` judge one
+/// cluster and refuse them as unknown flags.
+#[test]
+fn only_deploy_and_demo_take_the_fleets_flags() {
+    use clap::Parser;
+    for argv in [
+        &["helmdeck", "inspect", "r", "--target", "a"][..],
+        &["helmdeck", "watch", "r", "--target", "a"],
+        &["helmdeck", "inspect", "r", "--parallel", "2"],
+    ] {
+        assert!(crate::cli::Cli::try_parse_from(argv).is_err(), "{argv:?}");
+    }
+    for argv in [
+        &[
+            "helmdeck",
+            "deploy",
+            "r",
+            "./c",
+            "--target",
+            "a",
+            "--parallel",
+            "2",
+        ][..],
+        &["helmdeck", "demo", "--fleet", "3", "--canary", "site-1"],
+    ] {
+        assert!(crate::cli::Cli::try_parse_from(argv).is_ok(), "{argv:?}");
+    }
+}

@@ -256,7 +256,8 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
     let (options, driven) = (settings.options, members.clone());
     let drive_cancel = cancel.clone();
     let driving = async move { drive::drive(&driven, options, drive_cancel, starter).await };
-    let codes = if tui {
+    // Each member's lane keeps its code: the fleet's end reads the lanes, not these.
+    let _codes = if tui {
         helmdeck::ui::run_fleet(
             members.clone(),
             cancel.clone(),
@@ -270,7 +271,7 @@ async fn run(targets: Vec<(Target, run::Prepared)>, settings: Settings) -> Resul
     };
     engines_ended(&engines).await;
     ended_not_started(&members, &settings)?;
-    conclude(&members, &codes, &settings, tui)
+    conclude(&members, &settings, tui)
 }
 
 /// A target's record, report and JUnit outputs, created before the first cluster request (a
@@ -481,7 +482,7 @@ fn ended_not_started(members: &[Arc<Member>], settings: &Settings) -> Result<()>
 /// The fleet's end: each target's verdict (headless, already said in its lines; after the
 /// screen, left in the scrollback), the fleet's line, its report and JUnit file. Returns the
 /// worst code; a file that cannot be written fails closed.
-fn conclude(members: &[Arc<Member>], codes: &[i32], settings: &Settings, tui: bool) -> Result<i32> {
+fn conclude(members: &[Arc<Member>], settings: &Settings, tui: bool) -> Result<i32> {
     let lanes: Vec<Lane> = members.iter().map(|m| m.lane.borrow().clone()).collect();
     let code = fleet::worst(&lanes);
     let mut out = std::io::stdout().lock();
@@ -503,7 +504,6 @@ fn conclude(members: &[Arc<Member>], codes: &[i32], settings: &Settings, tui: bo
         Summary::of(&lanes).line()
     );
     drop(out);
-    debug_assert_eq!(codes.len(), members.len());
     match write_fleet_files(members, settings) {
         Ok(()) => Ok(code),
         Err(e) => {

@@ -152,6 +152,15 @@ fn three_targets_on_three_scenarios_give_0_3_1_and_the_fleet_exits_1() {
     assert_eq!(status(&kch), "deployed");
     assert_eq!(status(&trust), "failed");
 
+    // The init target's next step runs as printed, against its own cluster (its context named).
+    let next = read_json(&per_target(&report, KCH))["verdict"]["next"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(next.contains("--kube-context kch"), "{next}");
+    let again = kch.run_printed(&next);
+    assert_eq!(again.status.code(), Some(3), "{next}\n{}", text(&again));
+
     // A target's report agrees with a single deploy of the same scenario.
     let alone = Sim::start("init-fails");
     let single = alone.deploy(&with_init(&["--timeout", "60s"]));

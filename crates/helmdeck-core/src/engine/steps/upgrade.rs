@@ -93,13 +93,16 @@ pub async fn run(ctx: &Ctx, revision_before: Option<i64>) -> (StepOutcome, Optio
     (outcome, written)
 }
 
-/// The newest revision whose record Secret is not among `before` (the UIDs listed before helm
-/// started): the one this run's helm wrote, if it wrote one.
+/// The oldest revision whose record Secret is not among `before` (the UIDs listed before helm
+/// started): the one this run's helm wrote, if it wrote one. The oldest, not the newest: another
+/// operator's upgrade may land between this helm's end and the listing after it, and taking
+/// theirs for ours would let `--rollback-on-failure` and `R` roll back over it. With the oldest,
+/// any newer record is told as another operation's, and nothing is rolled back over it.
 fn this_runs<'a>(after: &'a [Revision], before: &BTreeSet<String>) -> Option<&'a Revision> {
     after
         .iter()
-        .rev()
-        .find(|r| !r.uid.is_empty() && !before.contains(&r.uid))
+        .filter(|r| !r.uid.is_empty() && !before.contains(&r.uid))
+        .min_by_key(|r| r.version)
 }
 
 async fn try_run(
@@ -301,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn this_runs_revision_is_the_newest_record_that_was_not_there_before() {
+    fn this_runs_revision_is_the_oldest_record_that_was_not_there_before() {
         let before: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
         assert_eq!(
             this_runs(&[rev(1, "a"), rev(2, "b"), rev(3, "c")], &before).map(|r| r.version),
@@ -319,5 +322,15 @@ mod tests {
             "no UID, no claim"
         );
         assert_eq!(this_runs(&[], &before), None);
+        // Another operator's revision 4 landed before the listing after this run's helm: 3 is
+        // this run's, whatever order the records are listed in.
+        assert_eq!(
+            this_runs(
+                &[rev(4, "d"), rev(1, "a"), rev(3, "c"), rev(2, "b")],
+                &before
+            )
+            .map(|r| r.version),
+            Some(3)
+        );
     }
 }

@@ -286,6 +286,50 @@ fn a_later_post_upgrade_hook_failure_is_exit_1_naming_it() {
     assert_eq!(run.init_hook()["phase"], "skipped", "{}", run.describe());
 }
 
+/// While helm runs, the failing hook's pod is shown with its Events (each hook object's own,
+/// selected by uid, not the namespace's): before helm exits and the record names the hook.
+#[test]
+fn a_failing_hooks_pod_events_are_shown_while_helm_runs() {
+    let sim = Sim::start("hook-fails");
+    let run = sim.deploy(&["--timeout", "60s", "--events", "-", "--no-record"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(|l: serde_json::Value| l["event"].clone())
+        .collect();
+    let exited = events
+        .iter()
+        .position(|e| e["type"] == "helm_exited")
+        .expect("helm's exit is told");
+    let about = |e: &serde_json::Value, prefix: &str| {
+        e["type"] == "kube_event" && e["object"].as_str().is_some_and(|o| o.starts_with(prefix))
+    };
+    let live = events[..exited]
+        .iter()
+        .filter(|e| about(e, "pod/demo-seed-"))
+        .count();
+    assert!(
+        live > 0,
+        "no Event about the seed hook's pod before helm exited: {}",
+        run.stdout
+    );
+    // Only the hook objects' Events: none about the release's workloads or their pods.
+    let hooks: Vec<String> = run.report["hooks"]
+        .as_array()
+        .expect("the hooks")
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .flat_map(|h| [format!("pod/{h}-"), format!("job/{h}")])
+        .collect();
+    let others: Vec<&serde_json::Value> = events[..exited]
+        .iter()
+        .filter(|e| e["type"] == "kube_event" && !hooks.iter().any(|h| about(e, h)))
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+}
+
 #[test]
 fn immutable_field_upgrade_rejected_is_exit_1() {
     let sim = Sim::start("all-green");

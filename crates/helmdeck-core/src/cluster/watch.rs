@@ -41,25 +41,57 @@ where
     M: Send + 'static,
     F: Fn(Change<K>) -> M + Send + 'static,
 {
+    spawn_trimmed(api, config, tx, wrap, |_: &mut Vec<K>| {})
+}
+
+/// Objects a (re)list buffers before `trim` is first asked to cut them.
+const TRIM_FIRST: usize = 2_000;
+
+/// [`spawn`], with a (re)list's objects cut by `trim` while they are listed: whenever the
+/// buffer has doubled since the last cut (from [`TRIM_FIRST`]) and once before the list is
+/// handed on. A namespace's Events can run to tens of thousands, most of which the consumer
+/// drops at once (it keeps a few per object); buffering them all first made the list the
+/// largest allocation of a deploy. `trim` must keep what the consumer would keep.
+pub fn spawn_trimmed<K, M, F, T>(
+    api: Api<K>,
+    config: watcher::Config,
+    tx: UnboundedSender<M>,
+    wrap: F,
+    mut trim: T,
+) -> tokio::task::JoinHandle<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    M: Send + 'static,
+    F: Fn(Change<K>) -> M + Send + 'static,
+    T: FnMut(&mut Vec<K>) + Send + 'static,
+{
     tokio::spawn(async move {
         let mut backoff = BACKOFF_MIN;
         loop {
             let stream = watcher::watcher(api.clone(), config.clone());
             let mut stream = std::pin::pin!(stream);
             let mut buffer: Vec<K> = Vec::new();
+            let mut next_trim = TRIM_FIRST;
             let mut failed = false;
             while let Some(item) = stream.next().await {
                 let change = match item {
                     Ok(Event::Init) => {
-                        buffer.clear();
+                        buffer = Vec::new();
+                        next_trim = TRIM_FIRST;
                         continue;
                     }
                     Ok(Event::InitApply(o)) => {
                         buffer.push(o);
+                        if buffer.len() >= next_trim {
+                            trim(&mut buffer);
+                            next_trim = (buffer.len() * 2).max(TRIM_FIRST);
+                        }
                         continue;
                     }
                     Ok(Event::InitDone) => {
                         backoff = BACKOFF_MIN;
+                        trim(&mut buffer);
+                        buffer.shrink_to_fit();
                         Change::Resynced(std::mem::take(&mut buffer))
                     }
                     Ok(Event::Apply(o)) => Change::Applied(o),

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::rollout::objects::{EventSummary, PodSummary};
 use kube::Api;
@@ -26,7 +26,8 @@ use crate::text;
 enum Msg {
     Job(Box<Change<Job>>),
     Pod(Box<Change<Pod>>),
-    Ev(Box<Change<KubeEvent>>),
+    /// The Events about the object of that uid.
+    Ev(String, Change<EventSummary>),
 }
 
 /// Which Jobs are this run's: those not listed before helm started (a deploy), or those created
@@ -138,7 +139,7 @@ fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &ns);
     tokio::spawn(async move {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let _abort_on_drop = watch_hook_objects(&client, &ns, tx);
+        let mut watches = watch_hook_objects(&client, &ns, tx.clone());
         let mut seen = Seen::default();
         let mut shown = Shown::default();
         while let Some(msg) = rx.recv().await {
@@ -152,15 +153,23 @@ fn spawn(ctx: &Ctx, since: Since) -> tokio::task::JoinHandle<()> {
                 .collect();
             shown.hooks(&emit, &hooks);
             let related = shown.pods(&emit, &pods_api, &hooks, &seen.pods);
+            for uid in &related {
+                if !seen.events.contains_key(uid) {
+                    seen.events.insert(uid.clone(), Collection::default());
+                    watches
+                        .0
+                        .push(watch_events_about(&client, &ns, uid, tx.clone()));
+                }
+            }
             shown.events(&emit, &related, &seen.events);
         }
     })
 }
 
-/// The namespace's Jobs, the pods of any Job (`job-name` label) and its Events, each watch
-/// feeding `tx`; the watches stop when the returned guard is dropped.
+/// The namespace's Jobs and the pods of any Job (`job-name` label), each watch feeding `tx`;
+/// the watches stop when the returned guard is dropped.
 fn watch_hook_objects(client: &kube::Client, ns: &str, tx: mpsc::UnboundedSender<Msg>) -> AbortAll {
-    AbortAll([
+    AbortAll(vec![
         watch::spawn(
             Api::<Job>::namespaced(client.clone(), ns),
             watcher::Config::default(),
@@ -170,16 +179,29 @@ fn watch_hook_objects(client: &kube::Client, ns: &str, tx: mpsc::UnboundedSender
         watch::spawn(
             Api::<Pod>::namespaced(client.clone(), ns),
             watcher::Config::default().labels("job-name"),
-            tx.clone(),
+            tx,
             |c| Msg::Pod(Box::new(c)),
         ),
-        watch::spawn(
-            Api::<KubeEvent>::namespaced(client.clone(), ns),
-            watcher::Config::default(),
-            tx,
-            |c| Msg::Ev(Box::new(c)),
-        ),
     ])
+}
+
+/// The Events about one hook Job or hook pod, by uid, as `kubectl describe` selects them. Not
+/// the namespace's Events: at a 3,000-pod release those are tens of thousands, every one of
+/// them held and looked through at each change while helm ran, for the few about the hooks.
+/// Its first list also finds the Events written before the object was first seen.
+fn watch_events_about(
+    client: &kube::Client,
+    ns: &str,
+    uid: &str,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> tokio::task::JoinHandle<()> {
+    let about = uid.to_string();
+    watch::spawn(
+        Api::<EventSummary>::namespaced(client.clone(), ns),
+        watcher::Config::default().fields(&format!("involvedObject.uid={uid}")),
+        tx,
+        move |c| Msg::Ev(about.clone(), c),
+    )
 }
 
 /// What the watches hold now.
@@ -187,7 +209,8 @@ fn watch_hook_objects(client: &kube::Client, ns: &str, tx: mpsc::UnboundedSender
 struct Seen {
     jobs: Collection<Job>,
     pods: Collection<Pod>,
-    events: Collection<KubeEvent>,
+    /// By the uid of the hook Job or pod they are about.
+    events: BTreeMap<String, Collection<EventSummary>>,
 }
 
 impl Seen {
@@ -199,8 +222,10 @@ impl Seen {
             Msg::Pod(c) => {
                 self.pods.apply(*c);
             }
-            Msg::Ev(c) => {
-                self.events.apply(*c);
+            Msg::Ev(about, c) => {
+                if let Some(held) = self.events.get_mut(&about) {
+                    held.apply(c);
+                }
             }
         }
     }
@@ -275,13 +300,10 @@ impl Shown {
         &mut self,
         emit: &Emitter,
         related: &BTreeSet<String>,
-        events: &Collection<KubeEvent>,
+        events: &BTreeMap<String, Collection<EventSummary>>,
     ) {
-        for e in events.items.values() {
-            let e = &EventSummary::of(e);
-            if !views::is_about(e, related) {
-                continue;
-            }
+        let about = related.iter().filter_map(|uid| events.get(uid));
+        for e in about.flat_map(|held| held.items.values()) {
             let view = views::event_view(e);
             if self.events.insert((
                 view.object.clone(),
@@ -326,7 +348,7 @@ pub fn fetch_log_tail(pods: &Api<Pod>, emit: &Emitter, pod: &str, containers: &[
 }
 
 /// Stops the watch tasks when the live-hooks task itself is aborted.
-struct AbortAll([tokio::task::JoinHandle<()>; 3]);
+struct AbortAll(Vec<tokio::task::JoinHandle<()>>);
 
 impl Drop for AbortAll {
     fn drop(&mut self) {

@@ -354,11 +354,12 @@ fn start_watches(
                 move |c| Msg::Pod(i, c),
             ),
             // Events cannot be label-selected; they are filtered to the release's objects.
-            watch::spawn(
+            watch::spawn_trimmed(
                 Api::<KubeEvent>::namespaced(client.clone(), ns),
                 paged(watcher::Config::default()),
                 tx.clone(),
                 move |c| Msg::Ev(i, c),
+                cache::keep_newest_per_object,
             ),
         ]);
     }

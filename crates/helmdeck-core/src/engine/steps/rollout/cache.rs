@@ -96,6 +96,44 @@ enum Crowding {
 /// drill-down shows a few; a flapping pod's hundredth BackOff says nothing new.
 pub(super) const EVENTS_PER_OBJECT: usize = 20;
 
+/// Cuts a (re)list of Events, while it is listed, to what [`World`] keeps of it: the newest
+/// [`EVENTS_PER_OBJECT`] about each object (an Event without a time the oldest; ties by name,
+/// as the cache's own cap orders them). A ReplicaSet of 3,000 pods has 3,000
+/// `SuccessfulCreate` Events; all were held until the list ended before.
+pub(super) fn keep_newest_per_object(events: &mut Vec<KubeEvent>) {
+    fn about(e: &KubeEvent) -> &str {
+        e.involved_object.uid.as_deref().unwrap_or("")
+    }
+    fn order(e: &KubeEvent) -> (Option<k8s_openapi::jiff::Timestamp>, &str) {
+        (e.time(), e.metadata.name.as_deref().unwrap_or(""))
+    }
+    let mut per_object: HashMap<&str, usize> = HashMap::new();
+    for e in events.iter() {
+        *per_object.entry(about(e)).or_default() += 1;
+    }
+    let mut crowded: Vec<usize> = (0..events.len())
+        .filter(|i| per_object[about(&events[*i])] > EVENTS_PER_OBJECT)
+        .collect();
+    if crowded.is_empty() {
+        return;
+    }
+    // By object, newest first: past each object's first EVENTS_PER_OBJECT, every one goes.
+    crowded.sort_by(|a, b| {
+        let (a, b) = (&events[*a], &events[*b]);
+        about(a).cmp(about(b)).then_with(|| order(b).cmp(&order(a)))
+    });
+    let mut cut = vec![false; events.len()];
+    let mut run = 0;
+    for (n, i) in crowded.iter().enumerate() {
+        let same = n > 0 && about(&events[crowded[n - 1]]) == about(&events[*i]);
+        run = if same { run + 1 } else { 1 };
+        cut[*i] = run > EVENTS_PER_OBJECT;
+    }
+    drop(per_object);
+    let mut flags = cut.into_iter();
+    events.retain(|_| !flags.next().unwrap_or(false));
+}
+
 /// How often Events about objects the watches do not hold are looked for. One such Event is
 /// kept for one to two periods (its object may be listed a moment later) and then dropped, so
 /// another team's churn in a shared namespace does not grow what helmdeck holds.

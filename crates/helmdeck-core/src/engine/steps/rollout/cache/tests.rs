@@ -291,3 +291,44 @@ fn events_are_found_by_what_they_are_about_in_every_namespace() {
     assert_eq!(world.events_by_name(["p1"]).len(), 1);
     assert!(world.events_by_name(["p3"]).is_empty());
 }
+
+#[test]
+fn a_list_cut_while_listed_keeps_what_the_cache_keeps_of_it() {
+    // 45 Events about p1 (times out of order, two without a time, two at the same second), 5
+    // about p2, 25 about a ReplicaSet r1.
+    let mut listed: Vec<KubeEvent> = (0..45u64)
+        .map(|i| event_at(&format!("p1-{i:02}"), "p1", (i * 7) % 45))
+        .collect();
+    listed.push(event_at("p1-same", "p1", 44));
+    let mut untimed = event("apps", "p1-untimed", "p1");
+    untimed.involved_object.uid = Some("p1".into());
+    listed.push(untimed);
+    listed.extend((0..5).map(|i| event_at(&format!("p2-{i}"), "p2", i)));
+    listed.extend((0..25).map(|i| event_at(&format!("r1-{i:02}"), "r1", 100 - i)));
+    let held = |events: Vec<KubeEvent>| {
+        let mut world = with_one_pod();
+        world.apply(Msg::Ev(0, Change::Resynced(events)));
+        let mut names: Vec<String> = world
+            .events_by_name(["p1", "p2", "r1"])
+            .into_keys()
+            .map(|(_, n)| n.to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let whole = held(listed.clone());
+    let mut cut = listed;
+    keep_newest_per_object(&mut cut);
+    assert_eq!(cut.len(), 2 * EVENTS_PER_OBJECT + 5, "20 + 5 + 20 kept");
+    let mut cut_names: Vec<String> = cut
+        .iter()
+        .map(|e| e.metadata.name.clone().unwrap_or_default())
+        .collect();
+    cut_names.sort();
+    assert_eq!(
+        cut_names, whole,
+        "the cut keeps exactly what the cache keeps"
+    );
+    assert_eq!(held(cut), whole);
+    assert!(whole.contains(&"p1-same".to_string()) && !whole.contains(&"p1-untimed".to_string()));
+}

@@ -319,6 +319,10 @@ struct Measured {
     start: Vec<(String, f64, f64)>,
     /// Own CPU seconds, the helm children it waited for not counted.
     own_cpu: Option<f64>,
+    /// Own peak RSS (VmHWM sampled while it runs), MiB: `rss_mib` is wait4's, the largest of
+    /// helmdeck and the children it waited for, and helmdeck's `helm version` child alone
+    /// peaks at 45-47 MiB.
+    own_rss_mib: Option<f64>,
 }
 
 impl Measured {
@@ -434,10 +438,14 @@ fn finish(
         ok: usage.ok,
         start: Vec::new(),
         own_cpu: None,
+        own_rss_mib: None,
     }
 }
 
 const HELMDECK: &str = env!("CARGO_BIN_EXE_helmdeck");
+
+/// How often helmdeck's own VmHWM is read while it runs.
+const OWN_RSS_EVERY: Duration = Duration::from_millis(20);
 
 fn rollout_args(optional: &[&'static str]) -> Vec<&'static str> {
     let mut args = vec![
@@ -478,6 +486,7 @@ async fn helmdeck_headless(
     let stamper = start::Stamper::start(child.id(), start, move || {
         server.stats.requests.load(Ordering::Relaxed)
     });
+    let own_rss = procs::Sampler::start(child.id(), OWN_RSS_EVERY);
     // Each workload's first ✓ line, timed as it arrives.
     let lines = std::thread::spawn(move || {
         let mut seen: HashMap<String, Instant> = HashMap::new();
@@ -500,6 +509,7 @@ async fn helmdeck_headless(
     let ended = Instant::now();
     let seen = lines.join().unwrap();
     let mut m = finish(b, method, n, start, ended, &before, usage);
+    m.own_rss_mib = Some(own_rss.finish());
     let requests_now = b.requests_served();
     let raw = b.request_log_raw().await;
     m.start = stamper.finish(&raw, requests_now);
@@ -539,6 +549,7 @@ async fn helmdeck_tui(
     let before = b.before();
     let start = Instant::now();
     let (child, master) = pty::spawn(b.command(Path::new(HELMDECK), &rollout_args(optional)));
+    let own_rss = procs::Sampler::start(child.id(), OWN_RSS_EVERY);
     let screen = pty::follow(master, child.id(), Some(IDLE), Arc::default());
     let usage = tokio::task::spawn_blocking(move || wait_usage(child))
         .await
@@ -552,6 +563,7 @@ async fn helmdeck_tui(
     } = screen.join().unwrap();
     let ended = verdict.unwrap_or_else(Instant::now);
     let mut m = finish(b, method, n, start, ended, &before, usage);
+    m.own_rss_mib = Some(own_rss.finish());
     // The k-th workload to become ready against the k-th rise of the count on screen; those
     // ready before the first screen measure start-up, not a change, and are left out.
     let mut ready: Vec<Instant> = b.ready.lock().unwrap().values().copied().collect();
@@ -662,13 +674,14 @@ async fn helm_wait(b: &Bench, n: usize) -> Measured {
 
 fn print(results: &[Measured]) {
     println!(
-        "  {:<44} {:>5} {:>8} {:>8} {:>7} {:>8} {:>8} {:>13} {:>8} {:>9}  ok  requests by verb",
+        "  {:<44} {:>5} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8} {:>13} {:>8} {:>9}  ok  requests by verb",
         "method",
         "N",
         "wall s",
         "lag s",
         "CPU s",
         "RSS MiB",
+        "own MiB",
         "requests",
         "p50/p99 s",
         "writes",
@@ -682,13 +695,14 @@ fn print(results: &[Measured]) {
             .latency
             .map_or("-".into(), |(a, b)| format!("{a:.3}/{b:.3}"));
         println!(
-            "  {:<44} {:>5} {:>8.2} {:>8} {:>7.2} {:>8.1} {:>8} {:>13} {:>8} {:>9.1}  {:<3} {:?}",
+            "  {:<44} {:>5} {:>8.2} {:>8} {:>7.2} {:>8.1} {:>8} {:>8} {:>13} {:>8} {:>9.1}  {:<3} {:?}",
             r.method,
             r.n,
             r.wall.as_secs_f64(),
             lag,
             r.cpu,
             r.rss_mib,
+            r.own_rss_mib.map_or("-".into(), |m| format!("{m:.1}")),
             r.requests(),
             lat,
             r.writes,
@@ -704,7 +718,7 @@ fn print(results: &[Measured]) {
                 "lag": r.lag.map(|l| l.as_secs_f64()), "cpu": r.cpu, "rss_mib": r.rss_mib,
                 "requests": r.requests(), "verbs": r.verbs, "writes": r.writes,
                 "p50": r.latency.map(|l| l.0), "p99": r.latency.map(|l| l.1), "ok": r.ok,
-                "own_cpu": r.own_cpu})
+                "own_cpu": r.own_cpu, "own_rss_mib": r.own_rss_mib})
         );
     }
 }

@@ -8,17 +8,55 @@ use futures::StreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{Sender, UnboundedSender};
 
 /// What one watch reports.
 #[derive(Debug)]
 pub enum Change<K> {
     Applied(K),
     Deleted(K),
-    /// A full (re)list: the complete current set.
-    Resynced(Vec<K>),
+    /// A full (re)list: the complete current set, each object boxed as it was listed: the
+    /// collection keeps the boxes, and the list's buffer grows by a pointer per object, not
+    /// by a whole object (a pod's summary is about a kilobyte inline; the buffer of 6,000 of
+    /// them, doubling as it grew, was the largest allocation of a 3,000-pod rollout).
+    Resynced(Vec<Box<K>>),
     /// The watch failed; it retries with backoff.
     Failed(String),
+}
+
+impl<K> Change<K> {
+    /// A full (re)list of `all`.
+    pub fn resynced(all: Vec<K>) -> Self {
+        Change::Resynced(all.into_iter().map(Box::new).collect())
+    }
+}
+
+/// Where a watch hands its changes: an unbounded queue, or a bounded one that makes the watch
+/// wait (and the API server hold the stream) while the consumer is behind. A consumer that
+/// folds thousands of changes a second can fall behind a rollout's burst; with an unbounded
+/// queue every change waiting in it was held in full.
+pub trait Sink<M>: Send + 'static {
+    /// Hands `m` on; false once the consumer is gone.
+    fn hand(&self, m: M) -> impl std::future::Future<Output = bool> + Send;
+    fn is_closed(&self) -> bool;
+}
+
+impl<M: Send + 'static> Sink<M> for UnboundedSender<M> {
+    async fn hand(&self, m: M) -> bool {
+        self.send(m).is_ok()
+    }
+    fn is_closed(&self) -> bool {
+        UnboundedSender::is_closed(self)
+    }
+}
+
+impl<M: Send + 'static> Sink<M> for Sender<M> {
+    async fn hand(&self, m: M) -> bool {
+        self.send(m).await.is_ok()
+    }
+    fn is_closed(&self) -> bool {
+        Sender::is_closed(self)
+    }
 }
 
 /// First and longest pause before a failed watch starts over.
@@ -33,7 +71,7 @@ const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 pub fn spawn<K, M, F>(
     api: Api<K>,
     config: watcher::Config,
-    tx: UnboundedSender<M>,
+    tx: impl Sink<M>,
     wrap: F,
 ) -> tokio::task::JoinHandle<()>
 where
@@ -41,7 +79,7 @@ where
     M: Send + 'static,
     F: Fn(Change<K>) -> M + Send + 'static,
 {
-    spawn_trimmed(api, config, tx, wrap, |_: &mut Vec<K>| {})
+    spawn_trimmed(api, config, tx, wrap, |_: &mut Vec<Box<K>>| {})
 }
 
 /// Objects a (re)list buffers before `trim` is first asked to cut them.
@@ -55,7 +93,7 @@ const TRIM_FIRST: usize = 2_000;
 pub fn spawn_trimmed<K, M, F, T>(
     api: Api<K>,
     config: watcher::Config,
-    tx: UnboundedSender<M>,
+    tx: impl Sink<M>,
     wrap: F,
     mut trim: T,
 ) -> tokio::task::JoinHandle<()>
@@ -63,14 +101,14 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     M: Send + 'static,
     F: Fn(Change<K>) -> M + Send + 'static,
-    T: FnMut(&mut Vec<K>) + Send + 'static,
+    T: FnMut(&mut Vec<Box<K>>) + Send + 'static,
 {
     tokio::spawn(async move {
         let mut backoff = BACKOFF_MIN;
         loop {
             let stream = watcher::watcher(api.clone(), config.clone());
             let mut stream = std::pin::pin!(stream);
-            let mut buffer: Vec<K> = Vec::new();
+            let mut buffer: Vec<Box<K>> = Vec::new();
             let mut next_trim = TRIM_FIRST;
             let mut failed = false;
             while let Some(item) = stream.next().await {
@@ -81,7 +119,7 @@ where
                         continue;
                     }
                     Ok(Event::InitApply(o)) => {
-                        buffer.push(o);
+                        buffer.push(Box::new(o));
                         if buffer.len() >= next_trim {
                             trim(&mut buffer);
                             next_trim = (buffer.len() * 2).max(TRIM_FIRST);
@@ -101,7 +139,7 @@ where
                         Change::Failed(e.to_string())
                     }
                 };
-                if tx.send(wrap(change)).is_err() {
+                if !tx.hand(wrap(change)).await {
                     return;
                 }
                 if failed {
@@ -162,10 +200,7 @@ impl<K: Resource> Collection<K> {
                 Health::Unchanged
             }
             Change::Resynced(all) => {
-                self.items = all
-                    .into_iter()
-                    .map(|o| (o.name_any(), Box::new(o)))
-                    .collect();
+                self.items = all.into_iter().map(|o| (o.name_any(), o)).collect();
                 self.synced = true;
                 if self.error.take().is_some() {
                     Health::Recovered
@@ -214,7 +249,7 @@ mod tests {
     fn a_failure_unsyncs_until_the_next_full_relist() {
         let mut c: Collection<ConfigMap> = Collection::default();
         assert!(!c.synced);
-        assert_eq!(c.apply(Change::Resynced(vec![cm("a")])), Health::Unchanged);
+        assert_eq!(c.apply(Change::resynced(vec![cm("a")])), Health::Unchanged);
         assert!(c.synced);
         assert_eq!(
             c.apply(Change::Failed("boom".into())),
@@ -224,7 +259,7 @@ mod tests {
         assert_eq!(c.apply(Change::Failed("again".into())), Health::Unchanged);
         c.apply(Change::Applied(cm("b")));
         assert!(!c.synced, "a single event is not a resync");
-        assert_eq!(c.apply(Change::Resynced(vec![cm("b")])), Health::Recovered);
+        assert_eq!(c.apply(Change::resynced(vec![cm("b")])), Health::Recovered);
         assert!(c.synced);
         assert_eq!(c.items.keys().collect::<Vec<_>>(), ["b"]);
     }

@@ -135,12 +135,32 @@ pub struct PodStatusSummary {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "conditions_read",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub conditions: Option<Vec<ConditionSummary>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_container_statuses: Option<Vec<ContainerStatusSummary>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatusSummary>>,
+}
+
+/// The pod conditions anything reads: `Ready` (readiness, diagnosis) and `PodScheduled`
+/// (unschedulable). A pod carries five; the other three, each with its strings, were a
+/// quarter of what a running pod's summary held.
+const CONDITIONS_READ: [&str; 2] = ["Ready", "PodScheduled"];
+
+fn conditions_read<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<ConditionSummary>>, D::Error> {
+    let all = Option::<Vec<ConditionSummary>>::deserialize(d)?;
+    Ok(all.map(|all| {
+        all.into_iter()
+            .filter(|c| CONDITIONS_READ.contains(&c.type_.as_str()))
+            .collect()
+    }))
 }
 
 /// A pod condition without its times.
@@ -243,5 +263,40 @@ impl EventSummary {
         last.or_else(micro)
             .or_else(first)
             .or_else(|| self.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_keeps_the_conditions_that_are_read_only() {
+        let pod: PodSummary = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1", "annotations": {"a": "b"}},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodReadyToStartContainers", "status": "False"},
+                {"type": "Initialized", "status": "True"},
+                {"type": "Ready", "status": "False", "reason": "ContainersNotReady"},
+                {"type": "ContainersReady", "status": "False"},
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                 "message": "0/3 nodes are available"},
+            ]},
+        }))
+        .expect("a pod");
+        let kept: Vec<&str> = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .map(|c| c.type_.as_str())
+            .collect();
+        assert_eq!(kept, ["Ready", "PodScheduled"]);
+        assert_eq!(pod.metadata.annotations, None);
+        let none: PodSummary =
+            serde_json::from_value(serde_json::json!({"status": {"phase": "Pending"}}))
+                .expect("a pod without conditions");
+        assert_eq!(none.status.and_then(|s| s.conditions), None);
     }
 }

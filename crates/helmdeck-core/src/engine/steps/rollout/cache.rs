@@ -100,7 +100,7 @@ pub(super) const EVENTS_PER_OBJECT: usize = 20;
 /// [`EVENTS_PER_OBJECT`] about each object (an Event without a time the oldest; ties by name,
 /// as the cache's own cap orders them). A ReplicaSet of 3,000 pods has 3,000
 /// `SuccessfulCreate` Events; all were held until the list ended before.
-pub(super) fn keep_newest_per_object(events: &mut Vec<KubeEvent>) {
+pub(super) fn keep_newest_per_object(events: &mut Vec<Box<KubeEvent>>) {
     fn about(e: &KubeEvent) -> &str {
         e.involved_object.uid.as_deref().unwrap_or("")
     }
@@ -247,7 +247,7 @@ impl Index {
     ) {
         let changed: Vec<&K> = match change {
             Change::Applied(o) | Change::Deleted(o) => vec![o],
-            Change::Resynced(all) => all.iter().collect(),
+            Change::Resynced(all) => all.iter().map(Box::as_ref).collect(),
             Change::Failed(_) => {
                 self.all = true;
                 return;

@@ -201,13 +201,13 @@ fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
     let mut world = World::new(vec!["apps".into()]);
     world.apply(Msg::Deploy(
         0,
-        Box::new(Change::Resynced(deployments.clone())),
+        Box::new(Change::resynced(deployments.clone())),
     ));
     world.apply(Msg::Sts(
         0,
-        Box::new(Change::Resynced(statefulsets.clone())),
+        Box::new(Change::resynced(statefulsets.clone())),
     ));
-    world.apply(Msg::Ds(0, Box::new(Change::Resynced(daemonsets.clone()))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(daemonsets.clone()))));
     let key = |w: &WorkloadView| {
         (
             w.kind.clone(),
@@ -377,11 +377,11 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
     };
     let mut world = World::new(vec!["apps".into(), "monitoring".into()]);
     for (i, ns) in ["apps", "monitoring"].into_iter().enumerate() {
-        world.apply(Msg::Deploy(i, Box::new(Change::Resynced(vec![deploy(ns)]))));
-        world.apply(Msg::Sts(i, Box::new(Change::Resynced(vec![]))));
-        world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
-        world.apply(Msg::Rs(i, Change::Resynced(vec![rs(ns)])));
-        world.apply(Msg::Pod(i, Change::Resynced(vec![pod(ns)])));
+        world.apply(Msg::Deploy(i, Box::new(Change::resynced(vec![deploy(ns)]))));
+        world.apply(Msg::Sts(i, Box::new(Change::resynced(vec![]))));
+        world.apply(Msg::Ds(i, Box::new(Change::resynced(vec![]))));
+        world.apply(Msg::Rs(i, Change::resynced(vec![rs(ns)])));
+        world.apply(Msg::Pod(i, Change::resynced(vec![pod(ns)])));
     }
     assert!(world.initially_synced());
     let judged = world.judge();
@@ -407,7 +407,7 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
     world.dss.push(Watched::by_name(1, "exporter"));
     assert!(world.missing().is_empty(), "not listed yet");
     let last = world.dss.len() - 1;
-    let (what, _) = world.apply(Msg::Ds(last, Box::new(Change::Resynced(vec![]))));
+    let (what, _) = world.apply(Msg::Ds(last, Box::new(Change::resynced(vec![]))));
     assert_eq!(what, format!("DaemonSets[{last}] in monitoring"));
     assert_eq!(
         world.missing(),
@@ -452,17 +452,17 @@ fn two_deployments() -> World {
     let mut world = World::new(vec!["apps".into()]);
     world.apply(Msg::Deploy(
         0,
-        Box::new(Change::Resynced(vec![owned("d1", None), owned("d2", None)])),
+        Box::new(Change::resynced(vec![owned("d1", None), owned("d2", None)])),
     ));
     world.apply(Msg::Rs(
         0,
-        Change::Resynced(vec![owned("r1", Some("d1")), owned("r2", Some("d2"))]),
+        Change::resynced(vec![owned("r1", Some("d1")), owned("r2", Some("d2"))]),
     ));
     world.apply(Msg::Pod(
         0,
-        Change::Resynced(vec![owned("p1", Some("r1")), owned("p2", Some("r2"))]),
+        Change::resynced(vec![owned("p1", Some("r1")), owned("p2", Some("r2"))]),
     ));
-    world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+    world.apply(Msg::Ev(0, Change::resynced(vec![])));
     assert!(world.index.all, "a list touches everything");
     world.index.all = false;
     world.index.touched.clear();
@@ -563,13 +563,13 @@ async fn a_deleted_workload_is_said_gone_and_leaves_the_order_a_new_one_joins_it
     let mut world = World::new(vec!["apps".into()]);
     world.apply(Msg::Deploy(
         0,
-        Box::new(Change::Resynced(vec![owned("d1", None), owned("d2", None)])),
+        Box::new(Change::resynced(vec![owned("d1", None), owned("d2", None)])),
     ));
-    world.apply(Msg::Sts(0, Box::new(Change::Resynced(vec![]))));
-    world.apply(Msg::Ds(0, Box::new(Change::Resynced(vec![]))));
-    world.apply(Msg::Rs(0, Change::Resynced(vec![])));
-    world.apply(Msg::Pod(0, Change::Resynced(vec![])));
-    world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Rs(0, Change::resynced(vec![])));
+    world.apply(Msg::Pod(0, Change::resynced(vec![])));
+    world.apply(Msg::Ev(0, Change::resynced(vec![])));
     let mut emitted = Emitted::default();
     let none: Vec<String> = vec![];
     assert_eq!(
@@ -616,8 +616,8 @@ fn pods_gone(world: &mut World, emitted: &mut Emitted) -> Vec<String> {
 #[tokio::test]
 async fn a_deleted_pod_is_said_gone_once_and_a_pod_change_says_no_other_gone() {
     let mut world = two_deployments();
-    world.apply(Msg::Sts(0, Box::new(Change::Resynced(vec![]))));
-    world.apply(Msg::Ds(0, Box::new(Change::Resynced(vec![]))));
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
     let mut emitted = Emitted::default();
     assert!(pods_gone(&mut world, &mut emitted).is_empty());
     world.apply(Msg::Pod(0, Change::Deleted(owned("p1", Some("r1")))));

@@ -36,9 +36,9 @@ fn names(pods: &[&Pod]) -> Vec<String> {
 fn listed(namespaces: &[&str]) -> World {
     let mut world = World::new(namespaces.iter().map(|n| n.to_string()).collect());
     for i in 0..namespaces.len() {
-        world.apply(Msg::Deploy(i, Box::new(Change::Resynced(vec![]))));
-        world.apply(Msg::Sts(i, Box::new(Change::Resynced(vec![]))));
-        world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
+        world.apply(Msg::Deploy(i, Box::new(Change::resynced(vec![]))));
+        world.apply(Msg::Sts(i, Box::new(Change::resynced(vec![]))));
+        world.apply(Msg::Ds(i, Box::new(Change::resynced(vec![]))));
     }
     world
 }
@@ -50,11 +50,11 @@ fn a_relist_replaces_what_the_namespace_held_and_its_index() {
         object("apps", "p1", "p1", Some("r1")),
         object("apps", "p2", "p2", Some("r1")),
     ];
-    world.apply(Msg::Pod(0, Change::Resynced(first)));
+    world.apply(Msg::Pod(0, Change::resynced(first)));
     assert_eq!(names(&world.pods_owned_by(0, "r1")), ["p1", "p2"]);
     world.take_touched();
     let second = vec![object("apps", "p3", "p3", Some("r2"))];
-    world.apply(Msg::Pod(0, Change::Resynced(second)));
+    world.apply(Msg::Pod(0, Change::resynced(second)));
     assert!(
         world.pods_owned_by(0, "r1").is_empty(),
         "p1 and p2 are gone"
@@ -82,7 +82,7 @@ fn a_failed_watch_leaves_its_namespace_unsynced_until_its_next_list() {
         Health::Unchanged
     );
     assert!(!world.all_synced(), "a single change is not a list");
-    let (_, health) = world.apply(Msg::Deploy(1, Box::new(Change::Resynced(vec![d]))));
+    let (_, health) = world.apply(Msg::Deploy(1, Box::new(Change::resynced(vec![d]))));
     assert_eq!(health, Health::Recovered);
     assert!(world.initially_synced() && world.all_synced());
     let (what, _) = world.apply(Msg::Sts(0, Box::new(Change::Failed("x".into()))));
@@ -98,9 +98,9 @@ fn objects_are_found_in_their_own_namespace_only() {
     // The same owner uid in both namespaces' indexes: each lookup stays in its namespace.
     for (i, ns) in ["apps", "monitoring"].into_iter().enumerate() {
         let pod = object(ns, &format!("{ns}-pod"), &format!("p-{ns}"), Some("rs"));
-        world.apply(Msg::Pod(i, Change::Resynced(vec![pod])));
+        world.apply(Msg::Pod(i, Change::resynced(vec![pod])));
         let rs = object(ns, "web-1", &format!("rs-{ns}"), Some("d"));
-        world.apply(Msg::Rs(i, Change::Resynced(vec![rs])));
+        world.apply(Msg::Rs(i, Change::resynced(vec![rs])));
     }
     assert_eq!(names(&world.pods_owned_by(0, "rs")), ["apps-pod"]);
     assert_eq!(names(&world.pods_owned_by(1, "rs")), ["monitoring-pod"]);
@@ -133,7 +133,7 @@ fn a_by_name_watch_gates_judging_but_not_the_first_list() {
         world.missing().is_empty(),
         "not listed, not known to be missing"
     );
-    let (what, _) = world.apply(Msg::Ds(i, Box::new(Change::Resynced(vec![]))));
+    let (what, _) = world.apply(Msg::Ds(i, Box::new(Change::resynced(vec![]))));
     assert_eq!(what, "DaemonSets[2] in monitoring");
     assert!(world.all_synced());
     assert_eq!(
@@ -174,13 +174,13 @@ fn with_one_pod() -> World {
     let mut world = listed(&["apps"]);
     world.apply(Msg::Pod(
         0,
-        Change::Resynced(vec![object("apps", "p1", "p1", Some("r1"))]),
+        Change::resynced(vec![object("apps", "p1", "p1", Some("r1"))]),
     ));
     world.apply(Msg::Rs(
         0,
-        Change::Resynced(vec![object("apps", "r1", "r1", Some("d1"))]),
+        Change::resynced(vec![object("apps", "r1", "r1", Some("d1"))]),
     ));
-    world.apply(Msg::Ev(0, Change::Resynced(vec![])));
+    world.apply(Msg::Ev(0, Change::resynced(vec![])));
     world
 }
 
@@ -209,7 +209,7 @@ fn another_teams_churning_events_leave_what_is_held_bounded() {
     // Once quiet, two sweeps later none of theirs is left.
     for sweeps in 1..=2 {
         let later = start + Duration::from_secs(500) + sweeps * STRANGER_SWEEP;
-        world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), later);
+        world.apply_at(Msg::Deploy(0, Box::new(Change::resynced(vec![]))), later);
     }
     assert_eq!(world.events_held(), 1, "only the one about our pod is left");
     assert_eq!(world.events_by_name(["p1"]).len(), 1);
@@ -233,7 +233,7 @@ fn an_event_about_an_object_not_seen_yet_is_kept_once_its_object_appears() {
     world.apply_at(Msg::Pod(0, Change::Applied(pod)), soon);
     for t in [20, 40, 60] {
         let at = start + Duration::from_secs(t);
-        world.apply_at(Msg::Deploy(0, Box::new(Change::Resynced(vec![]))), at);
+        world.apply_at(Msg::Deploy(0, Box::new(Change::resynced(vec![]))), at);
     }
     let held: Vec<&str> = world
         .events_by_name(["p2", "gone"])
@@ -249,7 +249,7 @@ fn at_most_20_events_are_held_per_object_the_newest() {
     let listed: Vec<KubeEvent> = (0..30)
         .map(|i| event_at(&format!("e-{i:02}"), "p1", i))
         .collect();
-    world.apply(Msg::Ev(0, Change::Resynced(listed)));
+    world.apply(Msg::Ev(0, Change::resynced(listed)));
     for i in 30..50 {
         let e = event_at(&format!("e-{i:02}"), "p1", i);
         world.apply(Msg::Ev(0, Change::Applied(e)));
@@ -274,11 +274,11 @@ fn events_are_found_by_what_they_are_about_in_every_namespace() {
     let mut world = listed(&["apps", "monitoring"]);
     world.apply(Msg::Ev(
         1,
-        Change::Resynced(vec![event("monitoring", "e-b", "p1")]),
+        Change::resynced(vec![event("monitoring", "e-b", "p1")]),
     ));
     world.apply(Msg::Ev(
         0,
-        Change::Resynced(vec![event("apps", "e-a", "p1"), event("apps", "e-c", "p2")]),
+        Change::resynced(vec![event("apps", "e-a", "p1"), event("apps", "e-c", "p2")]),
     ));
     let about: Vec<(usize, &str)> = world.events_by_name(["p1"]).into_keys().collect();
     assert_eq!(about, [(0, "e-a"), (1, "e-b")], "by namespace, then name");
@@ -307,7 +307,7 @@ fn a_list_cut_while_listed_keeps_what_the_cache_keeps_of_it() {
     listed.extend((0..25).map(|i| event_at(&format!("r1-{i:02}"), "r1", 100 - i)));
     let held = |events: Vec<KubeEvent>| {
         let mut world = with_one_pod();
-        world.apply(Msg::Ev(0, Change::Resynced(events)));
+        world.apply(Msg::Ev(0, Change::resynced(events)));
         let mut names: Vec<String> = world
             .events_by_name(["p1", "p2", "r1"])
             .into_keys()
@@ -317,8 +317,9 @@ fn a_list_cut_while_listed_keeps_what_the_cache_keeps_of_it() {
         names
     };
     let whole = held(listed.clone());
-    let mut cut = listed;
+    let mut cut: Vec<Box<KubeEvent>> = listed.into_iter().map(Box::new).collect();
     keep_newest_per_object(&mut cut);
+    let cut: Vec<KubeEvent> = cut.into_iter().map(|e| *e).collect();
     assert_eq!(cut.len(), 2 * EVENTS_PER_OBJECT + 5, "20 + 5 + 20 kept");
     let mut cut_names: Vec<String> = cut
         .iter()

@@ -278,7 +278,7 @@ impl WorkloadView {
 }
 
 /// One pod of a workload or Job, for drill-down and diagnosis.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PodView {
     pub name: String,
     /// Its workload's namespace (or the Job's): logs are read there.
@@ -327,7 +327,7 @@ impl PodView {
 }
 
 /// One container of a pod as the drill-down lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ContainerView {
     pub name: String,
     /// An initContainer (runs to completion before the app containers start).
@@ -355,7 +355,7 @@ pub fn job_attempts(pods: usize, restarts: i64, last: &str) -> String {
 }
 
 /// A Kubernetes Event about an object of the release.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KubeEventView {
     pub object: String,
     /// The namespace of the object it is about.

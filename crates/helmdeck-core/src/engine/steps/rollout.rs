@@ -17,9 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::cluster::releases;
 use crate::cluster::watch::{self, Health};
-use crate::engine::event::{
-    Event, KubeEventView, PodView, Step, StepOutcome, WorkloadKey, WorkloadView,
-};
+use crate::engine::event::{Event, Step, StepOutcome, WorkloadKey, WorkloadView};
 use crate::engine::steps::{Ctx, StepError};
 use crate::engine::views::{self, EventsByUid, Observed, Scope, event_view, pod_view};
 use crate::rollout::objects::{
@@ -64,12 +62,11 @@ fn view(
 #[derive(Default)]
 struct Emitted {
     workloads: BTreeMap<WorkloadKey, WorkloadView>,
-    /// By (namespace, name).
-    pods: BTreeMap<(String, String), PodView>,
-    /// By (namespace index, the Event's name).
-    events: BTreeMap<(usize, String), KubeEventView>,
-    /// The pods last emitted for each workload (by its uid), to tell which are gone.
-    pods_of: HashMap<String, BTreeSet<(String, String)>>,
+    /// Each pod last emitted, by its uid. A fingerprint, not a copy: the deploy state holds
+    /// the view; this only tells whether a new one differs.
+    pods: HashMap<String, SentPod>,
+    /// The fingerprint of each Event last emitted, by (namespace index, the Event's name).
+    events: HashMap<(usize, String), u64>,
     /// Bad fail-fast annotations already warned about, by workload.
     warned: BTreeSet<WorkloadKey>,
     /// Every workload's key in the watches' order, then the missing manifest workloads': read
@@ -77,6 +74,23 @@ struct Emitted {
     order: Vec<WorkloadKey>,
     /// The missing manifest workloads of the last publish.
     missing: Vec<WorkloadKey>,
+}
+
+/// What was last emitted of a pod.
+struct SentPod {
+    /// (namespace, name): the deploy state's key.
+    key: (String, String),
+    /// The uid of the workload that claimed it.
+    owner: String,
+    /// Whether it was of its workload's current revision: that changes without the pod.
+    current: bool,
+    view: u64,
+}
+
+/// A fingerprint of a view, to tell whether it changed.
+fn fingerprint<T: std::hash::Hash>(v: &T) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(v)
 }
 
 /// Re-judges the workloads the changes since the last publish touched (all of them after a
@@ -103,8 +117,8 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
         },
     ));
     emitted.send_workloads(ctx, world, &judged, &events, reshaped);
-    emitted.send_pods(ctx, &judged, &related, &events, wanted);
-    emitted.send_events(ctx, world, &events);
+    emitted.send_pods(ctx, &judged, &related, &events, all, &wanted);
+    emitted.send_events(ctx, world, &events, &wanted);
     let emitted: &'e Emitted = emitted;
     emitted.in_order().collect()
 }
@@ -210,85 +224,101 @@ impl Emitted {
     }
 
     /// Pods: every pod of a release workload, current or not (the drill-down shows both).
-    /// Only the judged workloads' pods can have changed; a pod is gone when no workload
-    /// claims it any more. `wanted` says which workloads were re-judged (or may be gone).
+    /// Only the judged workloads' pods can have changed, and of them only those a change
+    /// touched or whose revision's currency changed get a new view (at a 3,000-pod
+    /// Deployment, re-viewing every pod at each batch of changes was most of the CPU). A pod
+    /// is gone when it was touched or its workload was re-judged (or is gone) and no judged
+    /// workload claims it now; `wanted` says which uids were touched (`all`: every one).
     fn send_pods(
         &mut self,
         ctx: &Ctx,
         judged: &Judged<'_>,
         related: &[(Vec<&ReplicaSet>, Vec<&Pod>)],
         events: &EventsByUid<'_>,
-        wanted: impl Fn(&str) -> bool,
+        all: bool,
+        wanted: &impl Fn(&str) -> bool,
     ) {
-        let mut claimed: BTreeSet<(String, String)> = BTreeSet::new();
-        let mut new_pods_of: Vec<(String, BTreeSet<(String, String)>)> = Vec::new();
+        let mut claimed: HashSet<&str> = HashSet::new();
+        let mut viewed: HashSet<(String, String)> = HashSet::new();
         for ((_, j), (_, pods)) in judged.iter().zip(related) {
             let owner = format!("{}/{}", j.kind, j.meta.name.as_deref().unwrap_or(""));
-            let current: BTreeSet<&str> = j.current.iter().map(|p| uid(&p.metadata)).collect();
-            let mut mine = BTreeSet::new();
+            let owner_uid = uid(j.meta);
+            let current: HashSet<&str> = j.current.iter().map(|p| uid(&p.metadata)).collect();
             for pod in pods {
-                let pod_events = events
-                    .get(uid(&pod.metadata))
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let v = pod_view(
-                    pod,
-                    owner.clone(),
-                    current.contains(uid(&pod.metadata)),
-                    pod_events,
-                );
-                let key = (v.namespace.clone(), v.name.clone());
-                mine.insert(key.clone());
-                claimed.insert(key.clone());
-                if self.pods.get(&key) != Some(&v) {
-                    ctx.emit.send(Event::Pod(v.clone()));
-                    self.pods.insert(key, v);
+                let pod_uid = uid(&pod.metadata);
+                claimed.insert(pod_uid);
+                let is_current = current.contains(pod_uid);
+                let sent = self.pods.get(pod_uid);
+                let unchanged =
+                    sent.is_some_and(|s| s.current == is_current && s.owner == owner_uid);
+                if unchanged && !wanted(pod_uid) {
+                    continue;
                 }
+                let pod_events = events.get(pod_uid).map(Vec::as_slice).unwrap_or(&[]);
+                let v = pod_view(pod, owner.clone(), is_current, pod_events);
+                let print = fingerprint(&v);
+                let key = (v.namespace.clone(), v.name.clone());
+                if sent.map(|s| s.view) != Some(print) {
+                    ctx.emit.send(Event::Pod(v));
+                }
+                viewed.insert(key.clone());
+                self.pods.insert(
+                    pod_uid.to_string(),
+                    SentPod {
+                        key,
+                        owner: owner_uid.to_string(),
+                        current: is_current,
+                        view: print,
+                    },
+                );
             }
-            new_pods_of.push((uid(j.meta).to_string(), mine));
         }
-        let judged_uids: HashSet<&str> = judged.iter().map(|(_, j)| uid(j.meta)).collect();
-        let mut dropped: BTreeSet<(String, String)> = BTreeSet::new();
-        self.pods_of.retain(|owner, pods| {
-            // A workload re-judged now, or one that is gone (it was touched, or all were).
-            let rejudged = judged_uids.contains(owner.as_str()) || wanted(owner);
-            if rejudged {
-                dropped.extend(std::mem::take(pods));
-            }
-            !rejudged
-        });
-        for (owner, pods) in new_pods_of {
-            self.pods_of.insert(owner, pods);
-        }
-        let unclaimed: Vec<(String, String)> = dropped
-            .into_iter()
-            .filter(|k| !claimed.contains(k) && self.pods.contains_key(k))
+        let left: Vec<String> = self
+            .pods
+            .iter()
+            .filter(|(pod, sent)| {
+                !claimed.contains(pod.as_str()) && (all || wanted(pod) || wanted(&sent.owner))
+            })
+            .map(|(pod, _)| pod.clone())
             .collect();
-        if unclaimed.is_empty() {
-            // No pod left a re-judged workload: nothing can be gone (and the pods every other
-            // workload claims need not be gathered).
+        let mut gone: Vec<(String, String)> = Vec::new();
+        for pod in left {
+            if let Some(sent) = self.pods.remove(&pod) {
+                gone.push(sent.key);
+            }
+        }
+        if gone.is_empty() {
             return;
         }
-        let still: BTreeSet<&(String, String)> = self.pods_of.values().flatten().collect();
-        let gone: Vec<(String, String)> = unclaimed
-            .into_iter()
-            .filter(|k| !still.contains(k))
-            .collect();
-        for (namespace, name) in gone {
-            self.pods.remove(&(namespace.clone(), name.clone()));
+        // A pod of the same namespace and name (a StatefulSet's, recreated) may hold its key.
+        let held: HashSet<&(String, String)> = self.pods.values().map(|s| &s.key).collect();
+        for key in gone {
+            if viewed.contains(&key) || held.contains(&key) {
+                continue;
+            }
+            let (namespace, name) = key;
             ctx.emit.send(Event::PodGone { namespace, name });
         }
     }
 
     /// Events about the re-judged workloads and their ReplicaSets and pods (the keys of
     /// `events`), those that changed, by (namespace, name).
-    fn send_events(&mut self, ctx: &Ctx, world: &World, events: &EventsByUid<'_>) {
-        for ((ns, name), e) in world.events_by_name(events.keys().copied()) {
+    fn send_events(
+        &mut self,
+        ctx: &Ctx,
+        world: &World,
+        events: &EventsByUid<'_>,
+        wanted: &impl Fn(&str) -> bool,
+    ) {
+        // An Event that changed touched what it is about: the others are as last sent.
+        let about = events.keys().copied().filter(|u| wanted(u));
+        for ((ns, name), e) in world.events_by_name(about) {
             let v = event_view(e);
+            let print = fingerprint(&v);
             let key = (ns, name.to_string());
-            if self.events.get(&key) != Some(&v) {
-                ctx.emit.send(Event::KubeEvent(v.clone()));
-                self.events.insert(key, v);
+            if self.events.get(&key) != Some(&print) {
+                ctx.emit.send(Event::KubeEvent(v));
+                self.events.insert(key, print);
             }
         }
     }

@@ -631,3 +631,61 @@ async fn a_deleted_pod_is_said_gone_once_and_a_pod_change_says_no_other_gone() {
     world.apply(Msg::Pod(0, Change::Deleted(owned("p1", Some("r1")))));
     assert_eq!(pods_gone(&mut world, &mut emitted), ["p1"]);
 }
+
+/// The pods a publish sends views of, and those it says gone, by name.
+fn pods_sent(world: &mut World, emitted: &mut Emitted) -> (Vec<String>, Vec<String>) {
+    let (ctx, mut rx) = crate::engine::steps::tests::ctx();
+    drop(publish(&ctx, world, emitted));
+    let (mut sent, mut gone) = (Vec::new(), Vec::new());
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            crate::engine::event::Event::Pod(v) => sent.push(v.name),
+            crate::engine::event::Event::PodGone { name, .. } => gone.push(name),
+            _ => {}
+        }
+    }
+    sent.sort();
+    (sent, gone)
+}
+
+/// A publish views only the pods a change touched: a pod's change sends that pod, not the
+/// others of its workload; a pod recreated under its name (a StatefulSet's) in one batch is
+/// sent again and never said gone.
+#[tokio::test]
+async fn a_publish_views_only_the_pods_that_changed() {
+    let mut world = two_deployments();
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Pod(0, Change::Applied(owned("p3", Some("r1")))));
+    let mut emitted = Emitted::default();
+    let (sent, _) = pods_sent(&mut world, &mut emitted);
+    assert_eq!(sent, ["p1", "p2", "p3"]);
+    let none: Vec<String> = vec![];
+    assert_eq!(
+        pods_sent(&mut world, &mut emitted),
+        (none.clone(), none.clone())
+    );
+
+    let mut running: Pod = owned("p1", Some("r1"));
+    running.status = serde_json::from_value(json!({"phase": "Running"})).ok();
+    world.apply(Msg::Pod(0, Change::Applied(running)));
+    assert_eq!(
+        pods_sent(&mut world, &mut emitted),
+        (vec!["p1".into()], none.clone())
+    );
+
+    world.apply(Msg::Pod(0, Change::Deleted(owned("p3", Some("r1")))));
+    let mut again: Pod = owned("p3", Some("r1"));
+    again.metadata.uid = Some("p3-again".into());
+    world.apply(Msg::Pod(0, Change::Applied(again)));
+    assert_eq!(
+        pods_sent(&mut world, &mut emitted),
+        (vec!["p3".into()], none.clone()),
+        "the new pod under the old name is sent, and nothing is said gone"
+    );
+    world.apply(Msg::Pod(0, Change::Deleted(owned("p2", Some("r2")))));
+    assert_eq!(
+        pods_sent(&mut world, &mut emitted),
+        (none, vec!["p2".into()])
+    );
+}

@@ -3,7 +3,9 @@
 //! The deploy step (from its watches) and inspect (from one list) both build them here, so
 //! they judge a workload the same way.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use foldhash::HashMap;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -683,14 +685,14 @@ mod tests {
         // The old revision crashed 9 times; the new one has not restarted yet.
         let pods = [crashing("old", "rs-old", 9), crashing("new", "rs-new", 0)];
         let w = Observed::deployment(&d, &rss, &pods, true);
-        let v = workload_view(&w, &plain, &HashMap::new());
+        let v = workload_view(&w, &plain, &HashMap::default());
         assert!(!v.failed, "{v:?}");
         let pods = [crashing("old", "rs-old", 9), crashing("new", "rs-new", 2)];
         let w = Observed::deployment(&d, &rss, &pods, true);
-        let v = workload_view(&w, &plain, &HashMap::new());
+        let v = workload_view(&w, &plain, &HashMap::default());
         assert!(v.failed, "{v:?}");
         assert_eq!(v.message, "fail fast: 2 restarts > 1 allowed × 1 replica");
-        let v = workload_view(&w, &denied, &HashMap::new());
+        let v = workload_view(&w, &denied, &HashMap::default());
         assert!(v.optional && !v.failed, "{v:?}");
     }
 
@@ -705,7 +707,7 @@ mod tests {
         .unwrap();
         let v = pod_view(&pod, "Deployment/web".into(), true, &[]);
         assert_eq!((v.name.as_str(), v.restarts, v.ready), ("web-x", 3, false));
-        let lines = pod_cause_lines([&pod], &HashMap::new());
+        let lines = pod_cause_lines([&pod], &HashMap::default());
         assert_eq!(lines.len(), 1);
         assert!(
             lines[0].starts_with("pod web-x: CrashLoopBackOff"),

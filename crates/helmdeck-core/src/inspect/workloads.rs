@@ -3,7 +3,7 @@
 //! causes of the current revision's pods, the deny list and optional annotations). Pure: the
 //! objects come in already listed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 
@@ -98,7 +98,7 @@ pub fn judge(live: &Live, selector: &str, optional: &[KindGlob], namespace: &str
         });
     }
 
-    let mut events_by_uid: views::EventsByUid<'_> = HashMap::new();
+    let mut events_by_uid: views::EventsByUid<'_> = views::EventsByUid::default();
     for e in &live.events {
         if let Some(u) = e.involved_object.uid.as_deref() {
             events_by_uid.entry(u).or_default().push(e);

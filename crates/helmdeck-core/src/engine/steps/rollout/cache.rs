@@ -5,7 +5,9 @@
 //! subject indexes are kept in step with the collections, so a change re-judges only the
 //! workloads it touched.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
@@ -638,6 +640,9 @@ impl World {
     ) -> EventsByUid<'a> {
         let mut map: EventsByUid<'a> = HashMap::new();
         for u in uids {
+            if map.contains_key(u) {
+                continue;
+            }
             let Some((key, names)) = self.index.events_about.get_key_value(u) else {
                 continue;
             };

@@ -89,7 +89,7 @@ fn a_done_workload_on_stale_evidence_is_not_ready() {
         "sel",
         &judged(&meta, Progress::Done, true),
         &none,
-        &HashMap::new(),
+        &HashMap::default(),
     );
     assert!(fresh.ready && fresh.notes.is_empty());
     let stale = view_for(
@@ -97,7 +97,7 @@ fn a_done_workload_on_stale_evidence_is_not_ready() {
         "sel",
         &judged(&meta, Progress::Done, false),
         &none,
-        &HashMap::new(),
+        &HashMap::default(),
     );
     assert!(!stale.ready, "a failing watch's data never counts as ready");
     assert_eq!(stale.notes, ["evidence stale: its watch is failing"]);
@@ -106,7 +106,7 @@ fn a_done_workload_on_stale_evidence_is_not_ready() {
         "sel",
         &judged(&meta, Progress::Failed, true),
         &none,
-        &HashMap::new(),
+        &HashMap::default(),
     );
     assert!(failed.failed && !failed.ready);
 }
@@ -127,7 +127,7 @@ fn deny_list_and_unlabelled_notes_reach_the_view() {
         "app.kubernetes.io/instance=demo",
         &judged(&meta, Progress::Waiting, true),
         &unlabelled,
-        &HashMap::new(),
+        &HashMap::default(),
     );
     assert!(v.optional);
     assert_eq!(
@@ -143,7 +143,7 @@ fn deny_list_and_unlabelled_notes_reach_the_view() {
         "sel",
         &judged(&meta, Progress::Waiting, true),
         &BTreeSet::new(),
-        &HashMap::new(),
+        &HashMap::default(),
     );
     assert!(!gating.optional);
 }
@@ -219,7 +219,7 @@ fn inspect_and_deploy_agree_on_every_way_of_marking_a_workload_optional() {
     let mut deploy: Vec<_> = world
         .judge()
         .iter()
-        .map(|(_, w)| view_for(&plan, selector, w, &world.unlabelled, &HashMap::new()))
+        .map(|(_, w)| view_for(&plan, selector, w, &world.unlabelled, &HashMap::default()))
         .map(|v| key(&v))
         .collect();
     deploy.sort();
@@ -399,7 +399,7 @@ fn workloads_are_judged_with_the_pods_of_their_own_namespace() {
     let none = BTreeSet::new();
     let keys: BTreeSet<WorkloadKey> = judged
         .iter()
-        .map(|(_, w)| view_for(&plan(&[]), "sel", w, &none, &HashMap::new()).key())
+        .map(|(_, w)| view_for(&plan(&[]), "sel", w, &none, &HashMap::default()).key())
         .collect();
     assert_eq!(keys.len(), 2, "one name, two namespaces, two workloads");
 

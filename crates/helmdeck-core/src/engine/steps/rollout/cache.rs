@@ -16,6 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::cluster::watch::{Change, Collection, Health};
 use crate::engine::event::WorkloadKey;
 use crate::engine::views::{EventsByUid, Observed};
+use crate::rollout::diagnosis;
 use crate::rollout::objects::{
     EventSummary as KubeEvent, PodSummary as Pod, ReplicaSetSummary as ReplicaSet,
 };
@@ -86,6 +87,17 @@ pub(super) struct World {
     pub(super) dropped_events: Vec<(usize, String)>,
 }
 
+/// Which pods a change may have left ready with more Normal Events than such a pod keeps.
+enum Settled {
+    Nothing,
+    /// A pod (by uid) that is ready.
+    Pod(String),
+    /// The pod of this name a Normal Event is about, if it is ready.
+    EventAbout(usize, String),
+    /// Every ready pod of the namespace (after a list).
+    Namespace(usize),
+}
+
 /// Which objects a change of the Events may have crowded past [`EVENTS_PER_OBJECT`].
 enum Crowding {
     /// The one an Event is about (by uid).
@@ -135,6 +147,12 @@ pub(super) fn keep_newest_per_object(events: &mut Vec<Box<KubeEvent>>) {
     let mut flags = cut.into_iter();
     events.retain(|_| !flags.next().unwrap_or(false));
 }
+
+/// The Normal Events kept about a pod that is ready: its newest. A ready pod's Scheduled,
+/// Pulling, Pulled, Created and Started say what its status already does; at 20,000 pods
+/// they were most of what helmdeck held. Its Warnings stay (up to [`EVENTS_PER_OBJECT`]), and
+/// a pod that is not ready keeps every kind: that is the pod the drill-down is for.
+pub(super) const NORMAL_OF_A_READY_POD: usize = 1;
 
 /// How often Events about objects the watches do not hold are looked for. One such Event is
 /// kept for one to two periods (its object may be listed a moment later) and then dropped, so
@@ -416,10 +434,27 @@ impl World {
             Msg::Ev(i, Change::Resynced(_)) => Some(Crowding::Namespace(*i)),
             _ => None,
         };
+        // Whose Normal Events may be more than a ready pod keeps, once the change is in.
+        let settled = match &msg {
+            Msg::Pod(_, Change::Applied(p)) if diagnosis::is_pod_ready(p) => {
+                Settled::Pod(uid(&p.metadata).to_string())
+            }
+            Msg::Ev(i, Change::Applied(e))
+                if e.type_.as_deref() != Some("Warning")
+                    && e.involved_object.kind.as_deref() == Some("Pod") =>
+            {
+                Settled::EventAbout(*i, e.involved_object.name.clone().unwrap_or_default())
+            }
+            Msg::Pod(i, Change::Resynced(_)) | Msg::Ev(i, Change::Resynced(_)) => {
+                Settled::Namespace(*i)
+            }
+            _ => Settled::Nothing,
+        };
         let out = self.apply_change(msg);
         if let Some(crowding) = crowding {
             self.cap_events(&crowding);
         }
+        self.settle(settled);
         self.sweep_strangers(now);
         out
     }
@@ -670,6 +705,45 @@ impl World {
         self.index.forget_event(&about, ns, name);
         self.index.touch(&about);
         self.dropped_events.push((ns, name.to_string()));
+    }
+
+    /// Cuts the Normal Events of the ready pods `settled` names to [`NORMAL_OF_A_READY_POD`].
+    fn settle(&mut self, settled: Settled) {
+        let ready = |p: &Pod| diagnosis::is_pod_ready(p).then(|| uid(&p.metadata).to_string());
+        let pods: Vec<String> = match settled {
+            Settled::Nothing => return,
+            Settled::Pod(pod) => vec![pod],
+            Settled::EventAbout(ns, name) => {
+                let pod = self.pods[ns].items.get(&name);
+                pod.and_then(|p| ready(p)).into_iter().collect()
+            }
+            Settled::Namespace(ns) => self.pods[ns]
+                .items
+                .values()
+                .filter_map(|p| ready(p))
+                .collect(),
+        };
+        for pod in pods {
+            let Some(names) = self.index.events_about.get(&pod) else {
+                continue;
+            };
+            if names.len() <= NORMAL_OF_A_READY_POD {
+                continue;
+            }
+            let mut normal: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = names
+                .iter()
+                .filter_map(|(n, name)| {
+                    let e = self.events[*n].items.get(name)?;
+                    (e.type_.as_deref() != Some("Warning")).then(|| (e.time(), *n, name.clone()))
+                })
+                .collect();
+            // Oldest first, as the cap orders them.
+            normal.sort();
+            let excess = normal.len().saturating_sub(NORMAL_OF_A_READY_POD);
+            for (_, n, name) in normal.into_iter().take(excess) {
+                self.drop_event(n, &name);
+            }
+        }
     }
 
     /// Keeps the newest [`EVENTS_PER_OBJECT`] Events about each object `crowding` names.

@@ -333,3 +333,60 @@ fn a_list_cut_while_listed_keeps_what_the_cache_keeps_of_it() {
     assert_eq!(held(cut), whole);
     assert!(whole.contains(&"p1-same".to_string()) && !whole.contains(&"p1-untimed".to_string()));
 }
+
+/// An Event of `type_` about pod `p1` (uid `p1`), last seen `secs` after an hour's start.
+fn typed(name: &str, type_: &str, secs: u64) -> KubeEvent {
+    let mut e = event_at(name, "p1", secs);
+    e.type_ = Some(type_.into());
+    e
+}
+
+fn held_about_p1(world: &World) -> Vec<String> {
+    world
+        .events_by_name(["p1"])
+        .into_keys()
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+#[test]
+fn a_ready_pod_keeps_its_newest_normal_event_and_its_warnings() {
+    let mut world = with_one_pod();
+    let listed = vec![
+        typed("a-scheduled", "Normal", 1),
+        typed("b-pulled", "Normal", 2),
+        typed("c-unhealthy", "Warning", 3),
+        typed("d-started", "Normal", 4),
+    ];
+    world.apply(Msg::Ev(0, Change::resynced(listed)));
+    // Not ready: every one is kept (the drill-down is for this pod).
+    assert_eq!(
+        held_about_p1(&world),
+        ["a-scheduled", "b-pulled", "c-unhealthy", "d-started"]
+    );
+    let mut ready: Pod = object("apps", "p1", "p1", Some("r1"));
+    ready.status = serde_json::from_value(json!({
+        "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+    }))
+    .ok();
+    world.apply(Msg::Pod(0, Change::Applied(ready.clone())));
+    assert_eq!(held_about_p1(&world), ["c-unhealthy", "d-started"]);
+    // A newer Normal one replaces it; a Warning joins.
+    world.apply(Msg::Ev(0, Change::Applied(typed("e-killing", "Normal", 5))));
+    world.apply(Msg::Ev(
+        0,
+        Change::Applied(typed("f-backoff", "Warning", 6)),
+    ));
+    assert_eq!(
+        held_about_p1(&world),
+        ["c-unhealthy", "e-killing", "f-backoff"]
+    );
+    // After a relist, the same.
+    let relisted = vec![
+        typed("a-scheduled", "Normal", 1),
+        typed("c-unhealthy", "Warning", 3),
+        typed("e-killing", "Normal", 5),
+    ];
+    world.apply(Msg::Ev(0, Change::resynced(relisted)));
+    assert_eq!(held_about_p1(&world), ["c-unhealthy", "e-killing"]);
+}

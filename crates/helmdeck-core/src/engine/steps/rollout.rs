@@ -373,14 +373,10 @@ fn paged(mut config: watcher::Config) -> watcher::Config {
     config
 }
 
-/// Changes queued from the watches to the fold before they wait (see [`watch::Sink`]): a
-/// batch is at most this many, so a publish still covers many changes.
-const WATCH_QUEUE: usize = 1_024;
-
 fn start_watches(
     ctx: &Ctx,
     world: &World,
-    tx: &mpsc::Sender<Msg>,
+    tx: &mpsc::UnboundedSender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let client = &ctx.cluster.client;
     let labelled = unpaged(watcher::Config::default().labels(&ctx.selector()));
@@ -470,7 +466,7 @@ fn cross_check_manifest(
     ctx: &Ctx,
     manifest: &[WorkloadKey],
     world: &mut World,
-    tx: &mpsc::Sender<Msg>,
+    tx: &mpsc::UnboundedSender<Msg>,
     tasks: &mut Vec<tokio::task::JoinHandle<()>>,
 ) {
     let step = Step::Rollout;
@@ -565,7 +561,7 @@ pub async fn try_run(ctx: &Ctx) -> Result<StepOutcome, StepError> {
             world.namespaces.join(", ")
         ),
     );
-    let (tx, mut rx) = mpsc::channel(WATCH_QUEUE);
+    let (tx, mut rx) = mpsc::unbounded_channel();
     let mut tasks = start_watches(ctx, &world, &tx);
     let mut emitted = Emitted::default();
     let mut degraded: BTreeMap<String, String> = BTreeMap::new();

@@ -27,7 +27,7 @@ enum Msg {
     Job(Box<Change<Job>>),
     Pod(Box<Change<Pod>>),
     /// The Events about the object of that uid.
-    Ev(String, Change<EventSummary>),
+    Ev(String, Box<Change<EventSummary>>),
 }
 
 /// Which Jobs are this run's: those not listed before helm started (a deploy), or those created
@@ -200,7 +200,7 @@ fn watch_events_about(
         Api::<EventSummary>::namespaced(client.clone(), ns),
         watcher::Config::default().fields(&format!("involvedObject.uid={uid}")),
         tx,
-        move |c| Msg::Ev(about.clone(), c),
+        move |c| Msg::Ev(about.clone(), Box::new(c)),
     )
 }
 
@@ -224,7 +224,7 @@ impl Seen {
             }
             Msg::Ev(about, c) => {
                 if let Some(held) = self.events.get_mut(&about) {
-                    held.apply(c);
+                    held.apply(*c);
                 }
             }
         }

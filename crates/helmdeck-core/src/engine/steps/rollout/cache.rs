@@ -114,6 +114,9 @@ pub(super) const EVENTS_PER_OBJECT: usize = 20;
 /// [`EVENTS_PER_OBJECT`] about each object (an Event without a time the oldest; ties by name,
 /// as the cache's own cap orders them). A ReplicaSet of 3,000 pods has 3,000
 /// `SuccessfulCreate` Events; all were held until the list ended before.
+// Boxed on purpose: a list's buffer grows by a pointer per Event, and the collection keeps
+// the boxes (`Change::Resynced`).
+#[allow(clippy::vec_box)]
 pub(super) fn keep_newest_per_object(events: &mut Vec<Box<KubeEvent>>) {
     fn about(e: &KubeEvent) -> &str {
         e.involved_object.uid.as_deref().unwrap_or("")

@@ -689,3 +689,61 @@ async fn a_publish_views_only_the_pods_that_changed() {
         (none, vec!["p2".into()])
     );
 }
+
+/// A Deployment's new revision makes its old pods not current without a change to them: they
+/// are viewed again (the drill-down tells old pods from new), though nothing touched them.
+#[tokio::test]
+async fn a_new_revision_views_the_old_pods_again_as_not_current() {
+    let deploy = |revision: &str| -> Deployment {
+        serde_json::from_value(
+            json!({"metadata": {"name": "d1", "namespace": "apps", "uid": "d1",
+            "annotations": {"deployment.kubernetes.io/revision": revision}}}),
+        )
+        .expect("a Deployment")
+    };
+    let rs = |name: &str, revision: &str| -> ReplicaSet {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "apps", "uid": name,
+            "labels": {"pod-template-hash": name},
+            "annotations": {"deployment.kubernetes.io/revision": revision},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "d1", "uid": "d1"}]}}))
+        .expect("a ReplicaSet")
+    };
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p1", "namespace": "apps",
+        "uid": "p1", "labels": {"pod-template-hash": "r1"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r1", "uid": "r1"}]}}))
+    .expect("a pod");
+    let mut world = World::new(vec!["apps".into()]);
+    world.apply(Msg::Deploy(
+        0,
+        Box::new(Change::resynced(vec![deploy("1")])),
+    ));
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Rs(
+        0,
+        Change::resynced(vec![rs("r1", "1"), rs("r2", "2")]),
+    ));
+    world.apply(Msg::Pod(0, Change::resynced(vec![pod])));
+    world.apply(Msg::Ev(0, Change::resynced(vec![])));
+    let mut emitted = Emitted::default();
+    let current = |world: &mut World, emitted: &mut Emitted| -> Vec<(String, bool)> {
+        let (ctx, mut rx) = crate::engine::steps::tests::ctx();
+        drop(publish(&ctx, world, emitted));
+        let mut sent = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            if let crate::engine::event::Event::Pod(v) = e {
+                sent.push((v.name, v.current));
+            }
+        }
+        sent
+    };
+    assert_eq!(
+        current(&mut world, &mut emitted),
+        [("p1".to_string(), true)]
+    );
+    world.apply(Msg::Deploy(0, Box::new(Change::Applied(deploy("2")))));
+    assert_eq!(
+        current(&mut world, &mut emitted),
+        [("p1".to_string(), false)]
+    );
+}

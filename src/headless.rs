@@ -286,6 +286,32 @@ pub fn plan_lines(t: &str, plan: &crate::engine::plan::Plan, home: &str) -> Vec<
     out
 }
 
+/// Cancelled at the process's first SIGINT, SIGTERM or SIGHUP, which is said once on stderr.
+/// One listener for the process: each `--follow` pass used to install its own and keep it (a
+/// signal between two passes must still stop the watch), so a follow grew by a listener and
+/// its task every revision (≈ 40 KB each, docs/benchmarks.md). A pass that starts after the
+/// signal starts cancelled.
+fn signalled(said: &'static str) -> Result<CancellationToken> {
+    static SIGNALLED: std::sync::Mutex<Option<CancellationToken>> = std::sync::Mutex::new(None);
+    let mut held = SIGNALLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(token) = held.as_ref() {
+        return Ok(token.clone());
+    }
+    let mut signals = Signals::install_with_hangup()?;
+    let token = CancellationToken::new();
+    let on_signal = token.clone();
+    tokio::spawn(async move {
+        signals.recv().await;
+        // After a hang-up stderr may be gone: a failed write must not stop the cancel.
+        let _ = writeln!(std::io::stderr(), "{said}");
+        on_signal.cancel();
+    });
+    *held = Some(token.clone());
+    Ok(token)
+}
+
 /// The deploy in plain lines. SIGINT, SIGTERM and SIGHUP cancel it (a CI job's runner or a
 /// closed terminal sends the last): helm gets one SIGTERM, never SIGKILL, and is waited for,
 /// so the release ends `failed`, not `pending-*`; the run ends at its verdict. A watch (which
@@ -300,8 +326,6 @@ pub async fn run(
     mut tap: impl FnMut(&Event, &DeployState) + Send + 'static,
     lines: bool,
 ) -> Result<DeployState> {
-    let mut signals = Signals::install_with_hangup()?;
-    let on_signal = cancel.clone();
     let watching = prepared.plan.watch;
     // A watch runs no helm: stopping it touches nothing in the cluster.
     let said = if watching.is_some() {
@@ -309,16 +333,16 @@ pub async fn run(
     } else {
         "helmdeck: cancelling (helm gets SIGTERM and is waited for)"
     };
+    let signalled = signalled(said)?;
+    // This pass is cancelled by a signal for as long as it runs; the forwarder ends with it.
+    let pass_over = CancellationToken::new();
+    let _pass_over = pass_over.clone().drop_guard();
+    let on_signal = cancel.clone();
     tokio::spawn(async move {
-        signals.recv().await;
-        // Each `--follow` pass listens anew, and an ended pass's listener stays (a signal
-        // between two passes must still stop the watch): one of them says it, once.
-        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            // After a hang-up stderr may be gone: a failed write must not stop the cancel.
-            let _ = writeln!(std::io::stderr(), "{said}");
+        tokio::select! {
+            () = signalled.cancelled() => on_signal.cancel(),
+            () = pass_over.cancelled() => {}
         }
-        on_signal.cancel();
     });
     let value_args = prepared.plan.value_args_with_extra();
     let mut printer = Headless::masking(Scrub::of_helm_args(&value_args));

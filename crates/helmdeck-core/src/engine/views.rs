@@ -356,14 +356,6 @@ fn container_state(st: Option<&ContainerStatusSummary>) -> String {
     "not started".into()
 }
 
-/// Whether `e` is about one of `uids` (an Event without a uid is about none of them).
-pub fn is_about(e: &EventSummary, uids: &BTreeSet<String>) -> bool {
-    e.involved_object
-        .uid
-        .as_deref()
-        .is_some_and(|u| uids.contains(u))
-}
-
 /// An Event as the views show it; `last_seen` is the newest timestamp it carries.
 pub fn event_view(e: &EventSummary) -> KubeEventView {
     let obj = &e.involved_object;

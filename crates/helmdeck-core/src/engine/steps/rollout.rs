@@ -139,7 +139,7 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
         },
     ));
     emitted.send_workloads(ctx, world, &judged, &events, reshaped);
-    emitted.send_pods(ctx, world, &judged, &related, &events, all, &wanted);
+    emitted.send_pods(ctx, world, &judged, &related, &events, &wanted);
     emitted.send_events(ctx, world, &events, &wanted);
     let emitted: &'e Emitted = emitted;
     emitted.in_order().collect()
@@ -250,8 +250,7 @@ impl Emitted {
     /// touched or whose revision's currency changed get a new view (at a 3,000-pod
     /// Deployment, re-viewing every pod at each batch of changes was most of the CPU). A pod
     /// is gone when it was touched or its workload was re-judged (or is gone) and no judged
-    /// workload claims it now; `wanted` says which uids were touched (`all`: every one).
-    #[allow(clippy::too_many_arguments)]
+    /// workload claims it now; `wanted` says which uids were touched (after a relist, all).
     fn send_pods(
         &mut self,
         ctx: &Ctx,
@@ -259,7 +258,6 @@ impl Emitted {
         judged: &Judged<'_>,
         related: &[(Vec<&ReplicaSet>, Vec<&Pod>)],
         events: &EventsByUid<'_>,
-        all: bool,
         wanted: &impl Fn(&str) -> bool,
     ) {
         let mut claimed: HashSet<&str> = HashSet::new();
@@ -309,7 +307,7 @@ impl Emitted {
             .pods
             .iter()
             .filter(|(pod, sent)| {
-                !claimed.contains(pod.as_str()) && (all || wanted(pod) || wanted(&sent.owner))
+                !claimed.contains(pod.as_str()) && (wanted(pod) || wanted(&sent.owner))
             })
             .map(|(pod, _)| pod.clone())
             .collect();

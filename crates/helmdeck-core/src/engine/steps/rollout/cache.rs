@@ -87,6 +87,9 @@ pub(super) struct World {
     pub(super) dropped_events: Vec<(usize, String)>,
 }
 
+/// A held Event as the caps order it: its time, namespace index and name.
+type HeldEvent = (Option<k8s_openapi::jiff::Timestamp>, usize, String);
+
 /// Which pods a change may have left ready with more Normal Events than such a pod keeps.
 enum Settled {
     Nothing,
@@ -733,19 +736,24 @@ impl World {
             if names.len() <= NORMAL_OF_A_READY_POD {
                 continue;
             }
-            let mut normal: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = names
+            let normal: Vec<HeldEvent> = names
                 .iter()
                 .filter_map(|(n, name)| {
                     let e = self.events[*n].items.get(name)?;
                     (e.type_.as_deref() != Some("Warning")).then(|| (e.time(), *n, name.clone()))
                 })
                 .collect();
-            // Oldest first, as the cap orders them.
-            normal.sort();
-            let excess = normal.len().saturating_sub(NORMAL_OF_A_READY_POD);
-            for (_, n, name) in normal.into_iter().take(excess) {
-                self.drop_event(n, &name);
-            }
+            self.drop_oldest(normal, NORMAL_OF_A_READY_POD);
+        }
+    }
+
+    /// Drops all but the newest `keep` of `held` (time, namespace index, name): oldest first,
+    /// an Event without a time counting as the oldest.
+    fn drop_oldest(&mut self, mut held: Vec<HeldEvent>, keep: usize) {
+        held.sort();
+        let excess = held.len().saturating_sub(keep);
+        for (_, n, name) in held.into_iter().take(excess) {
+            self.drop_event(n, &name);
         }
     }
 
@@ -770,7 +778,7 @@ impl World {
                 .collect(),
         };
         for about in crowded {
-            let mut held: Vec<(Option<k8s_openapi::jiff::Timestamp>, usize, String)> = self
+            let held: Vec<HeldEvent> = self
                 .index
                 .events_about
                 .get(&about)
@@ -781,12 +789,7 @@ impl World {
                     Some((e.time(), *n, name.clone()))
                 })
                 .collect();
-            // Oldest first; an Event without a time counts as the oldest.
-            held.sort();
-            let excess = held.len().saturating_sub(EVENTS_PER_OBJECT);
-            for (_, n, name) in held.into_iter().take(excess) {
-                self.drop_event(n, &name);
-            }
+            self.drop_oldest(held, EVENTS_PER_OBJECT);
         }
     }
 

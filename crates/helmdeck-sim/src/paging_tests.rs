@@ -102,10 +102,12 @@ async fn a_list_with_a_limit_comes_in_pages_of_one_resource_version_naming_every
     // As Tables (kubectl get), the same pages.
     let table = get_table(&sim, &format!("{PODS}?limit=500")).await;
     assert_eq!(table["rows"].as_array().unwrap().len(), 500);
-    assert_eq!(
-        table["metadata"]["continue"],
-        pages[0]["metadata"]["continue"]
-    );
+    // Its token goes on from the same pod; its rv is the store's at that later LIST (the
+    // simulator's controllers may have written since the first page), so only `start` is held.
+    let table_token = token(&table).expect("a Table page goes on");
+    let table_doc: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(table_token).unwrap()).unwrap();
+    assert_eq!(table_doc["start"], doc["start"]);
 }
 
 #[tokio::test]

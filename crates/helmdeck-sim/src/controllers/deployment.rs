@@ -132,6 +132,16 @@ impl DepSpec {
     }
 }
 
+/// `DeploymentComplete` on the stored status: every replica updated and available, none old,
+/// and the status observed the current generation.
+fn is_complete(dep: &Value) -> bool {
+    let replicas = spec_replicas(dep);
+    ["updatedReplicas", "replicas", "availableReplicas"]
+        .iter()
+        .all(|k| int_at(dep, &format!("/status/{k}")).unwrap_or(0) == replicas)
+        && int_at(dep, "/status/observedGeneration").unwrap_or(0) >= generation(dep)
+}
+
 /// Whether a Deployment is paused (then it is not rolled out).
 fn is_paused(dep: &Value) -> bool {
     dep.pointer("/spec/paused")
@@ -303,6 +313,9 @@ impl Controllers {
             let new_rs = sets.new_rs.as_ref();
             self.scale_down_old(p, snap, &params, &sets.olds, new_rs, &mut sets.desired);
         }
+        if !spec.paused && is_complete(dep) {
+            self.clean_up_history(p, snap, dep, &sets.olds);
+        }
         let rs_uids = self.plan_replicasets(p, dep, &spec, &sets, &mut plans.rs);
         let new_rs = sets.new_rs.as_ref();
         plans.deps.push(DepPlan {
@@ -316,6 +329,32 @@ impl Controllers {
                 .filter(|_| !spec.paused)
                 .map(|_| sets.revision.to_string()),
         });
+    }
+
+    /// The deployment controller's `cleanupDeployment`: once a Deployment is complete, its old
+    /// ReplicaSets beyond `spec.revisionHistoryLimit` go, oldest revision first, each only when
+    /// it is scaled to zero, its status caught up and no pod of it is left. Without it every
+    /// upgrade left one more ReplicaSet (and a client that lists them read one more each time).
+    fn clean_up_history(&mut self, p: &Pass, snap: &Cache, dep: &Value, olds: &[Arc<Value>]) {
+        let Some(limit) = int_at(dep, "/spec/revisionHistoryLimit") else {
+            return;
+        };
+        let excess = usize::try_from(olds.len() as i64 - limit.max(0)).unwrap_or(0);
+        // `olds` is sorted oldest revision first.
+        for rs in olds.iter().take(excess) {
+            let idle = int_at(rs, "/spec/replicas") == Some(0)
+                && int_at(rs, "/status/replicas").unwrap_or(0) == 0
+                && int_at(rs, "/status/observedGeneration").unwrap_or(0) >= generation(rs)
+                && snap.pods_of(meta(rs, "uid")).next().is_none();
+            if idle {
+                // It owns no pod, so no garbage-collector scan is needed.
+                let _ = p.sim.store.delete_leaf(
+                    *ids::REPLICASETS,
+                    Some(meta(rs, "namespace")),
+                    meta(rs, "name"),
+                );
+            }
+        }
     }
 
     /// Recreate: every old ReplicaSet goes to 0 first; only once no old pod is left does the

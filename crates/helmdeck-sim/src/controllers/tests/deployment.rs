@@ -289,3 +289,47 @@ fn rollback_reuses_the_old_replicaset_with_a_new_revision() {
     );
     assert!(kstatus_deployment_current(&d));
 }
+
+/// As the deployment controller's cleanup: once complete, a Deployment keeps only
+/// `revisionHistoryLimit` old ReplicaSets (the newest ones); while it rolls, none goes.
+#[test]
+fn old_replicasets_beyond_the_revision_history_limit_are_deleted_once_complete() {
+    let mut h = Harness::new("");
+    let mut dep = deployment("web", 2);
+    dep["spec"]["revisionHistoryLimit"] = json!(2);
+    h.create(*ids::DEPLOYMENTS, dep);
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
+    let revisions = |h: &Harness| {
+        let mut r: Vec<i64> = h
+            .list(*ids::REPLICASETS, "web-")
+            .iter()
+            .map(|rs| {
+                rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                    .as_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        r.sort();
+        r
+    };
+    let kept = [
+        vec![1],
+        vec![1, 2],
+        vec![1, 2, 3],
+        vec![2, 3, 4],
+        vec![3, 4, 5],
+    ];
+    for image in 2..=5 {
+        h.set_image(*ids::DEPLOYMENTS, "web", &format!("web:{image}"));
+        h.step();
+        // Rolling: nothing is deleted, the new revision is added.
+        let mut rolling = kept[image - 2].clone();
+        rolling.push(image as i64);
+        assert_eq!(revisions(&h), rolling, "rolling to {image}");
+        assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
+        h.run(Duration::from_millis(300));
+        assert_eq!(revisions(&h), kept[image - 1], "rolled out {image}");
+    }
+}

@@ -32,9 +32,14 @@ fn create_pods(sim: &Running, n: usize) -> BTreeSet<String> {
 
 /// A GET that asks for a Table, as kubectl get does; the body parsed.
 async fn get_table(sim: &Running, path: &str) -> Value {
+    get_as(sim, path, "application/json;as=Table;v=v1;g=meta.k8s.io").await
+}
+
+/// A GET with this `Accept`; the body parsed.
+async fn get_as(sim: &Running, path: &str, accept: &str) -> Value {
     let mut stream = TcpStream::connect(sim.addr).await.unwrap();
     let head = format!(
-        "GET {path} HTTP/1.1\r\nHost: sim\r\nAccept: application/json;as=Table;v=v1;g=meta.k8s.io\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: sim\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut out = Vec::new();
@@ -165,4 +170,48 @@ async fn a_token_older_than_the_watch_log_is_expired() {
     all.extend(names(&rest));
     assert_eq!(all.len(), 5, "each pod once: {all:?}");
     assert!(token(&rest).is_none(), "{rest}");
+}
+
+/// As kube's `list_metadata` and `get_metadata` ask (helmdeck lists helm's release records
+/// so): metadata only, never a Secret's data, with the selectors applied.
+#[tokio::test]
+async fn metadata_only_lists_and_gets_leave_out_everything_but_metadata() {
+    let sim = sim().await;
+    let store = &sim.server.sim.store;
+    for (name, owner) in [("sh.helm.release.v1.web.v1", "helm"), ("other", "me")] {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": name, "labels": {"owner": owner}},
+            "data": {"release": "c2VjcmV0"}, "type": "helm.sh/release.v1"});
+        store.create(*ids::SECRETS, Some("apps"), secret).unwrap();
+    }
+    let secrets = "/api/v1/namespaces/apps/secrets";
+    let list = get_as(
+        &sim,
+        &format!("{secrets}?labelSelector=owner%3Dhelm"),
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+    )
+    .await;
+    assert_eq!(list["kind"], "PartialObjectMetadataList", "{list}");
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+    assert!(list["metadata"]["resourceVersion"].is_string(), "{list}");
+    assert_eq!(names(&list), ["sh.helm.release.v1.web.v1"]);
+    let item = &list["items"][0];
+    assert_eq!(item["kind"], "PartialObjectMetadata");
+    assert_eq!(item["metadata"]["labels"]["owner"], "helm");
+    assert!(
+        item.get("data").is_none() && item.get("type").is_none(),
+        "{item}"
+    );
+    let one = get_as(
+        &sim,
+        &format!("{secrets}/other"),
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+    )
+    .await;
+    assert_eq!(one["kind"], "PartialObjectMetadata", "{one}");
+    assert_eq!(one["metadata"]["name"], "other");
+    assert!(one.get("data").is_none(), "{one}");
+    // Plain JSON still gets the whole object.
+    let (_, full) = get(&sim, &format!("{secrets}/other")).await;
+    assert_eq!(full["data"]["release"], "c2VjcmV0");
 }

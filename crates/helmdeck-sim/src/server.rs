@@ -483,6 +483,16 @@ impl Server {
         if let Some(key) = key {
             self.faults.served(key, Served::List);
         }
+        if c.as_metadata {
+            let items: Vec<Value> = page
+                .items
+                .iter()
+                .map(|o| partial_metadata(&o.value()))
+                .collect();
+            let doc = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                "metadata": page.metadata(), "items": items});
+            return Ok(json_response(200, &doc));
+        }
         if c.as_table {
             let parsed: Vec<Value> = page.items.iter().map(Stored::value).collect();
             let refs: Vec<&Value> = parsed.iter().collect();
@@ -502,6 +512,9 @@ impl Server {
                 200,
                 &table::table(c.resource, &[&*obj], store.current_rv()),
             ));
+        }
+        if c.as_metadata && c.subresource.is_none() {
+            return Ok(json_response(200, &partial_metadata(&obj)));
         }
         Ok(json_response(200, &obj))
     }
@@ -733,6 +746,9 @@ struct Call<'a> {
     content_type: String,
     /// Whether the client accepts a `meta.k8s.io/v1` Table (kubectl get).
     as_table: bool,
+    /// Whether the client asks for metadata only (`as=PartialObjectMetadata[List]`, as
+    /// kube's `list_metadata` does): the API server then leaves out spec, status and data.
+    as_metadata: bool,
     dry_run: bool,
     /// `fieldValidation=Strict`: unknown fields are errors.
     strict: bool,
@@ -759,11 +775,12 @@ impl<'a> Call<'a> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/json")
             .to_string();
-        let as_table = req
+        let accept = req
             .headers()
             .get(hyper::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(table::wanted);
+            .and_then(|v| v.to_str().ok());
+        let as_table = accept.is_some_and(table::wanted);
+        let as_metadata = !as_table && accept.is_some_and(metadata_wanted);
         let dry_run = dry_run(query)?;
         let strict = query.get("fieldValidation").map(String::as_str) == Some("Strict");
         let part = if route.subresource.as_deref() == Some("status") {
@@ -791,6 +808,7 @@ impl<'a> Call<'a> {
             query,
             content_type,
             as_table,
+            as_metadata,
             dry_run,
             strict,
             part,
@@ -853,6 +871,20 @@ async fn read_body(req: Request<Incoming>, content_type: &str) -> Result<Value, 
 
 /// A list response serialized straight from the stored objects (no copies: a LIST of 10,000
 /// pods is the largest response the simulator gives).
+/// Whether an `Accept` header asks for metadata only (`as=PartialObjectMetadata` or
+/// `as=PartialObjectMetadataList`, group meta.k8s.io).
+fn metadata_wanted(accept: &str) -> bool {
+    accept
+        .split(',')
+        .any(|part| part.contains("as=PartialObjectMetadata") && part.contains("g=meta.k8s.io"))
+}
+
+/// An object as a `PartialObjectMetadata`: its metadata alone.
+fn partial_metadata(obj: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+           "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({}))})
+}
+
 fn list_response(res: ResourceId, page: &Page) -> Response<Body> {
     let rt = resources::get(res);
     let mut body = serde_json::to_vec(

@@ -51,29 +51,47 @@ where
     M: Send + 'static,
     F: Fn(Change<K>) -> M + Send + 'static,
 {
-    spawn_trimmed(api, config, tx, wrap, |_: &mut Vec<Box<K>>| {})
+    spawn_trimmed(api, config, tx, wrap, ())
 }
 
-/// Objects a (re)list buffers before `trim` is first asked to cut them.
+/// Objects a (re)list buffers before [`ListCut::cut`] is first asked to cut them.
 const TRIM_FIRST: usize = 2_000;
 
-/// [`spawn`], with a (re)list's objects cut by `trim` while they are listed: whenever the
-/// buffer has doubled since the last cut (from [`TRIM_FIRST`]) and once before the list is
-/// handed on. A namespace's Events can run to tens of thousands, most of which the consumer
-/// drops at once (it keeps a few per object); buffering them all first made the list the
-/// largest allocation of a deploy. `trim` must keep what the consumer would keep.
-pub fn spawn_trimmed<K, M, F, T>(
+/// How a (re)list is cut while it is read, before it is handed on. Both must keep what the
+/// consumer would keep of it.
+pub trait ListCut<K>: Send + 'static {
+    /// Whether one listed object is kept at all, asked as it arrives (a dropped one is never
+    /// buffered).
+    fn admit(&mut self, _object: &K) -> bool {
+        true
+    }
+
+    /// Cuts the objects buffered so far.
+    // Boxed on purpose: the collection keeps the boxes (`Change::Resynced`).
+    #[allow(clippy::vec_box)]
+    fn cut(&mut self, _listed: &mut Vec<Box<K>>) {}
+}
+
+/// Nothing cut.
+impl<K> ListCut<K> for () {}
+
+/// [`spawn`], with a (re)list's objects cut by `cut` while they are listed: each one admitted
+/// or not as it arrives, and the buffer cut whenever it has doubled since the last cut (from
+/// [`TRIM_FIRST`]) and once before the list is handed on. A namespace's Events can run to tens
+/// of thousands, most of which the consumer drops at once (it keeps a few per object, and
+/// none about objects it does not watch); buffering them all first made the list the largest
+/// allocation of a deploy, and grew a `watch --follow` with every revision's Events.
+pub fn spawn_trimmed<K, M, F>(
     api: Api<K>,
     config: watcher::Config,
     tx: UnboundedSender<M>,
     wrap: F,
-    mut trim: T,
+    mut cut: impl ListCut<K>,
 ) -> tokio::task::JoinHandle<()>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     M: Send + 'static,
     F: Fn(Change<K>) -> M + Send + 'static,
-    T: FnMut(&mut Vec<Box<K>>) + Send + 'static,
 {
     tokio::spawn(async move {
         let mut backoff = BACKOFF_MIN;
@@ -91,16 +109,19 @@ where
                         continue;
                     }
                     Ok(Event::InitApply(o)) => {
+                        if !cut.admit(&o) {
+                            continue;
+                        }
                         buffer.push(Box::new(o));
                         if buffer.len() >= next_trim {
-                            trim(&mut buffer);
+                            cut.cut(&mut buffer);
                             next_trim = (buffer.len() * 2).max(TRIM_FIRST);
                         }
                         continue;
                     }
                     Ok(Event::InitDone) => {
                         backoff = BACKOFF_MIN;
-                        trim(&mut buffer);
+                        cut.cut(&mut buffer);
                         buffer.shrink_to_fit();
                         Change::Resynced(std::mem::take(&mut buffer))
                     }

@@ -419,7 +419,7 @@ fn start_watches(
                 paged(watcher::Config::default()),
                 tx.clone(),
                 move |c| Msg::Ev(i, c),
-                cache::keep_newest_per_object,
+                world.listed_events(),
             ),
         ]);
     }

@@ -6,6 +6,7 @@
 //! workloads it touched.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::time::{Duration, Instant};
@@ -186,6 +187,8 @@ pub(super) struct Index {
     /// The set of workloads may have changed (one added or deleted, a relist, a watch failed):
     /// their order is read again; otherwise it stands and a publish costs what changed.
     pub(super) reshaped: bool,
+    /// The uids of the pods, ReplicaSets and workloads held, shared with the Events watch.
+    known: Arc<Known>,
 }
 
 /// Names by owner uid (of one namespace), and owner uids by uid.
@@ -298,6 +301,7 @@ impl Index {
             if !deleted {
                 let (by_owner, owners) = self.maps(pods, ns);
                 Self::add_owned(by_owner, owners, o.meta());
+                self.known.insert(uid(o.meta()));
             }
             self.touch(uid(o.meta()));
             for owner in owner_uids(o.meta()) {
@@ -318,6 +322,7 @@ impl Index {
     fn unindex(&mut self, pods: bool, ns: usize, meta: &ObjectMeta) {
         let (by_owner, owners) = self.maps(pods, ns);
         Self::remove_owned(by_owner, owners, meta);
+        self.known.remove(uid(meta));
     }
 
     /// Re-indexes Events of namespace `ns` by the object they are about.
@@ -377,15 +382,30 @@ impl Index {
             Change::Applied(o) | Change::Deleted(o) => {
                 let name = o.meta().name.as_deref().unwrap_or("");
                 match before.items.get(name) {
-                    Some(old) => self.touch(uid(old.meta())),
+                    Some(old) => {
+                        self.touch(uid(old.meta()));
+                        self.known.remove(uid(old.meta()));
+                    }
                     None => self.reshaped = true,
                 }
                 if matches!(change, Change::Deleted(_)) {
                     self.reshaped = true;
+                } else {
+                    self.known.insert(uid(o.meta()));
                 }
                 self.touch(uid(o.meta()));
             }
-            Change::Resynced(_) | Change::Failed(_) => {
+            Change::Resynced(all) => {
+                for old in before.items.values() {
+                    self.known.remove(uid(old.meta()));
+                }
+                for o in all {
+                    self.known.insert(uid(o.meta()));
+                }
+                self.all = true;
+                self.reshaped = true;
+            }
+            Change::Failed(_) => {
                 self.all = true;
                 self.reshaped = true;
             }
@@ -457,6 +477,12 @@ impl World {
             _ => Settled::Nothing,
         };
         let out = self.apply_change(msg);
+        // What the Events watch may drop while it lists relies on these watches alone.
+        self.index.known.set_trusted(
+            self.all_synced()
+                && self.pods.iter().all(|c| c.synced)
+                && self.rss.iter().all(|c| c.synced),
+        );
         if let Some(crowding) = crowding {
             self.cap_events(&crowding);
         }
@@ -505,6 +531,11 @@ impl World {
             self.index.reshaped = true;
         }
         (self.watch_name(what, ns), health)
+    }
+
+    /// The cut for a (re)list of Events, which reads what the other watches hold as they go.
+    pub(super) fn listed_events(&self) -> ListedEvents {
+        ListedEvents::new(Arc::clone(&self.index.known))
     }
 
     /// Whether every workload watch (label-selected and by-name) has data it can trust.
@@ -914,6 +945,10 @@ impl World {
         about
     }
 }
+
+mod listed;
+use listed::Known;
+pub(super) use listed::ListedEvents;
 
 #[cfg(test)]
 mod tests;

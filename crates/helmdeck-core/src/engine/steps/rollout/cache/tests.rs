@@ -390,3 +390,73 @@ fn a_ready_pod_keeps_its_newest_normal_event_and_its_warnings() {
     world.apply(Msg::Ev(0, Change::resynced(relisted)));
     assert_eq!(held_about_p1(&world), ["c-unhealthy", "e-killing"]);
 }
+
+/// What a (re)list of Events drops as it arrives: an Event about an object no trusted watch
+/// holds, older than the newest listed by more than the cache keeps such an Event. Ours, the
+/// recent ones, the ones with no time or no uid stay; nothing goes before the watches listed;
+/// an object deleted since is a stranger again.
+#[test]
+fn a_listed_event_about_an_object_no_watch_holds_goes_as_it_arrives() {
+    use crate::cluster::watch::ListCut;
+    let sweep = STRANGER_SWEEP.as_secs();
+    let admitted = |world: &World, events: Vec<KubeEvent>| -> Vec<String> {
+        let mut cut = world.listed_events();
+        events
+            .into_iter()
+            .filter(|e| cut.admit(e))
+            .map(|e| e.metadata.name.unwrap_or_default())
+            .collect()
+    };
+    let list = || {
+        vec![
+            event_at("newest", "theirs", 1_000),
+            event_at("ours-old", "p1", 1_000 - 10 * sweep),
+            event_at("rs-old", "r1", 1_000 - 10 * sweep),
+            event_at("gone-old", "gone", 1_000 - sweep - 1),
+            event_at("gone-recent", "gone", 1_000 - sweep),
+            event("apps", "no-time", "gone"),
+            serde_json::from_value(json!({
+                "metadata": {"name": "no-uid", "namespace": "apps",
+                             "creationTimestamp": "2020-01-01T00:00:00Z"},
+                "involvedObject": {"kind": "Node", "name": "node-1"},
+            }))
+            .expect("an Event"),
+        ]
+    };
+    let mut world = with_one_pod();
+    assert_eq!(
+        admitted(&world, list()),
+        [
+            "newest",
+            "ours-old",
+            "rs-old",
+            "gone-recent",
+            "no-time",
+            "no-uid"
+        ]
+    );
+    // A workload's own Events are about a held object too.
+    let d: Deployment = object("apps", "web", "d1", None);
+    world.apply(Msg::Deploy(0, Box::new(Change::Applied(d))));
+    let about_d = vec![
+        event_at("newest", "theirs", 1_000),
+        event_at("d-old", "d1", 0),
+    ];
+    assert_eq!(admitted(&world, about_d), ["newest", "d-old"]);
+    // The pod deleted: its old Events are a stranger's.
+    let p1: Pod = object("apps", "p1", "p1", Some("r1"));
+    world.apply(Msg::Pod(0, Change::Deleted(p1)));
+    assert!(!admitted(&world, list()).contains(&"ours-old".to_string()));
+    // Before the pods have listed (or while their watch fails), nothing is a stranger.
+    let mut fresh = listed(&["apps"]);
+    assert_eq!(admitted(&fresh, list()).len(), 7);
+    fresh.apply(Msg::Rs(0, Change::resynced(vec![])));
+    fresh.apply(Msg::Pod(0, Change::resynced(vec![])));
+    assert_eq!(
+        admitted(&fresh, list()).len(),
+        4,
+        "ours-old, rs-old and gone-old go"
+    );
+    fresh.apply(Msg::Pod(0, Change::Failed("boom".into())));
+    assert_eq!(admitted(&fresh, list()).len(), 7);
+}

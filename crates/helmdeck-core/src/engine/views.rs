@@ -144,6 +144,18 @@ pub fn workload_view(
     scope: &Scope<'_>,
     events: &EventsByUid<'_>,
 ) -> WorkloadView {
+    let lines = pod_cause_lines(w.current.iter().copied(), events);
+    workload_view_with_causes(w, scope, events, first_cause_lines(&lines))
+}
+
+/// [`workload_view`] with its pod causes given: the [`first_cause_lines`] over the current
+/// pods' [`cause_lines_of`] (the deploy step keeps each pod's lines until it changes).
+pub fn workload_view_with_causes(
+    w: &Observed<'_>,
+    scope: &Scope<'_>,
+    events: &EventsByUid<'_>,
+    causes: Vec<String>,
+) -> WorkloadView {
     let name = w.meta.name.clone().unwrap_or_default();
     let namespace = w
         .meta
@@ -151,7 +163,6 @@ pub fn workload_view(
         .clone()
         .unwrap_or_else(|| scope.namespace.to_string());
     let optional_because = optional_because(scope.optional, w.kind, w.meta);
-    let causes = pod_cause_lines(w.current.iter().copied(), events);
     let mut notes = Vec::new();
     if scope
         .unlabelled
@@ -186,7 +197,7 @@ pub fn workload_view(
         available: counts.available,
         generation: w.meta.generation.unwrap_or(0),
         created: w.meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
-        pod_causes: causes.into_iter().take(CAUSES_PER_WORKLOAD).collect(),
+        pod_causes: causes,
         evidence: Vec::new(),
         notes,
     }
@@ -398,24 +409,43 @@ pub fn pod_cause_lines<'a>(
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for pod in pods {
-        if diagnosis::is_pod_ready(pod) {
-            continue;
-        }
         let events = events_by_uid
             .get(uid(&pod.metadata))
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        for cause in diagnosis::pod_causes(pod, events) {
-            lines.push(format!(
-                "pod {}: {}",
-                text::plain(pod.metadata.name.as_deref().unwrap_or("")),
-                text::plain(&cause.summary())
-            ));
-        }
+        lines.extend(cause_lines_of(pod, events));
     }
     lines.sort();
     lines.dedup();
     lines
+}
+
+/// `pod NAME: CAUSE` for each cause of `pod` given the Events about it; none when it is ready.
+pub fn cause_lines_of(pod: &PodSummary, events: &[&EventSummary]) -> Vec<String> {
+    if diagnosis::is_pod_ready(pod) {
+        return Vec::new();
+    }
+    let name = text::plain(pod.metadata.name.as_deref().unwrap_or(""));
+    diagnosis::pod_causes(pod, events)
+        .into_iter()
+        .map(|cause| format!("pod {name}: {}", text::plain(&cause.summary())))
+        .collect()
+}
+
+/// The first [`CAUSES_PER_WORKLOAD`] distinct lines in sorted order, without sorting them all
+/// (a workload of 3,000 pods not ready has thousands).
+pub fn first_cause_lines<'a>(lines: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut first: BTreeSet<&str> = BTreeSet::new();
+    for line in lines {
+        if first.len() == CAUSES_PER_WORKLOAD && first.last().is_some_and(|l| line.as_str() >= *l) {
+            continue;
+        }
+        first.insert(line);
+        if first.len() > CAUSES_PER_WORKLOAD {
+            first.pop_last();
+        }
+    }
+    first.into_iter().map(str::to_string).collect()
 }
 
 #[cfg(test)]
@@ -686,6 +716,26 @@ mod tests {
         assert_eq!(v.message, "fail fast: 2 restarts > 1 allowed × 1 replica");
         let v = workload_view(&w, &denied, &HashMap::default());
         assert!(v.optional && !v.failed, "{v:?}");
+    }
+
+    /// The first lines without sorting them all are those of sorting, deduplicating and
+    /// taking the first: whatever the order and the repeats.
+    #[test]
+    fn the_first_cause_lines_are_the_sorted_distinct_first() {
+        let words = ["pod c: x", "pod a: y", "pod e: z", "pod b: w", "pod d: v"];
+        for n in 0..=words.len() {
+            for rotate in 0..words.len() {
+                let mut lines: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+                lines.rotate_left(rotate);
+                lines.truncate(n);
+                lines.extend(lines.clone());
+                let mut naive = lines.clone();
+                naive.sort();
+                naive.dedup();
+                naive.truncate(CAUSES_PER_WORKLOAD);
+                assert_eq!(first_cause_lines(&lines), naive, "{lines:?}");
+            }
+        }
     }
 
     #[test]

@@ -50,6 +50,7 @@ fn view(
     w: &Observed<'_>,
     world: &World,
     events: &EventsByUid<'_>,
+    causes: &HashMap<String, Vec<String>>,
 ) -> WorkloadView {
     let selector = ctx.selector();
     let scope = Scope {
@@ -59,7 +60,11 @@ fn view(
         namespace: ns,
         failures_allowed: ctx.plan.failures_allowed_per_replica,
     };
-    views::workload_view(w, &scope, events)
+    let lines = w
+        .current
+        .iter()
+        .flat_map(|p| causes.get(uid(&p.metadata)).into_iter().flatten());
+    views::workload_view_with_causes(w, &scope, events, views::first_cause_lines(lines))
 }
 
 /// What was last emitted, so only changes go out.
@@ -71,6 +76,10 @@ struct Emitted {
     pods: HashMap<String, SentPod>,
     /// The fingerprint of each Event last emitted, by (namespace index, the Event's name).
     events: HashMap<(usize, String), u64>,
+    /// Each pod's cause lines (`pod NAME: CAUSE`) by uid, while it is not ready, kept until a
+    /// change touches it: a workload's view quotes the first few over all its pods, and
+    /// diagnosing each of 3,000 pods at every batch of changes was a seventh of the CPU.
+    causes: HashMap<String, Vec<String>>,
     /// Bad fail-fast annotations already warned about, by workload.
     warned: BTreeSet<WorkloadKey>,
     /// Every workload's key in the watches' order, then the missing manifest workloads': read
@@ -113,11 +122,10 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
     let wanted = |u: &str| all || touched.contains(u);
     let judged = world.judge_where(wanted);
     let related = related_of(world, &judged);
-    // The Events the views read: about the workloads and their ReplicaSets, the pods not
-    // ready (their causes), the pods a change touched (their new views) and, where fail fast
-    // counts them, the current pods. A ready pod nothing touched is not viewed again;
-    // gathering its Events at each batch of changes was the largest part of a publish at
-    // 3,000 pods.
+    // The Events the views read: about the workloads and their ReplicaSets, the pods a change
+    // touched (their new views and causes) and, where fail fast counts them, the current
+    // pods. A pod nothing touched is not viewed or diagnosed again; gathering its Events at
+    // each batch of changes was the largest part of a publish at 3,000 pods.
     let limit = ctx.plan.failures_allowed_per_replica;
     let events = world.events_about(judged.iter().zip(&related).flat_map(
         |((_, j), (rss, pods))| {
@@ -127,7 +135,7 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
                 .chain(rss.iter().map(|r| uid(&r.metadata)))
                 .chain(
                     pods.iter()
-                        .filter(|p| wanted(uid(&p.metadata)) || !diagnosis::is_pod_ready(p))
+                        .filter(|p| wanted(uid(&p.metadata)))
                         .map(|p| uid(&p.metadata)),
                 )
                 .chain(
@@ -138,6 +146,7 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
                 )
         },
     ));
+    emitted.update_causes(world, &related, &events, &wanted);
     emitted.send_workloads(ctx, world, &judged, &events, reshaped);
     emitted.send_pods(ctx, world, &judged, &related, &events, &wanted);
     emitted.send_events(ctx, world, &events, &wanted);
@@ -172,6 +181,37 @@ impl Emitted {
         self.order.iter().filter_map(|k| self.workloads.get(k))
     }
 
+    /// Diagnoses again the pods a change touched, and any not ready not yet diagnosed; a
+    /// ready pod has no causes.
+    fn update_causes(
+        &mut self,
+        world: &World,
+        related: &[(Vec<&ReplicaSet>, Vec<&Pod>)],
+        events: &EventsByUid<'_>,
+        wanted: &impl Fn(&str) -> bool,
+    ) {
+        for pod in related.iter().flat_map(|(_, pods)| pods) {
+            let pod_uid = uid(&pod.metadata);
+            if !wanted(pod_uid) && self.causes.contains_key(pod_uid) {
+                continue;
+            }
+            if diagnosis::is_pod_ready(pod) {
+                self.causes.remove(pod_uid);
+                continue;
+            }
+            let gathered;
+            let about = match events.get(pod_uid) {
+                Some(about) => about.as_slice(),
+                None => {
+                    gathered = world.events_about([pod_uid]);
+                    gathered.get(pod_uid).map(Vec::as_slice).unwrap_or(&[])
+                }
+            };
+            self.causes
+                .insert(pod_uid.to_string(), views::cause_lines_of(pod, about));
+        }
+    }
+
     /// Sends the judged workloads' and the missing manifest workloads' views that changed, and
     /// (when the set of workloads may have changed: `reshaped`) the workloads that are gone,
     /// keeping their order.
@@ -184,7 +224,7 @@ impl Emitted {
         reshaped: bool,
     ) {
         for (ns, j) in judged {
-            let v = view(ctx, &world.namespaces[*ns], j, world, events);
+            let v = view(ctx, &world.namespaces[*ns], j, world, events, &self.causes);
             let key = v.key();
             self.warn_bad_annotation(ctx, j, &key);
             if self.workloads.get(&key) != Some(&v) {
@@ -313,6 +353,7 @@ impl Emitted {
             .collect();
         let mut gone: Vec<(String, String)> = Vec::new();
         for pod in left {
+            self.causes.remove(&pod);
             if let Some(sent) = self.pods.remove(&pod) {
                 gone.push(sent.key);
             }

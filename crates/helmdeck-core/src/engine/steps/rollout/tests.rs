@@ -747,3 +747,88 @@ async fn a_new_revision_views_the_old_pods_again_as_not_current() {
         [("p1".to_string(), false)]
     );
 }
+
+/// Each pod's causes are kept between publishes and diagnosed again only when a change
+/// touches the pod or an Event about it: after every change the workload view quotes exactly
+/// what diagnosing every current pod afresh quotes.
+#[tokio::test]
+async fn kept_pod_causes_quote_what_diagnosing_every_pod_afresh_does() {
+    let pod = |name: &str, waiting: Option<&str>| -> Pod {
+        let status = match waiting {
+            Some(reason) => json!({"phase": "Pending", "containerStatuses": [{"name": "app",
+                "ready": false, "restartCount": 0, "image": "i", "imageID": "",
+                "state": {"waiting": {"reason": reason, "message": format!("{name} waits")}}}]}),
+            None => json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0,
+                "image": "i", "imageID": "", "state": {"running": {}}}]}),
+        };
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "apps",
+            "uid": name, "labels": {"pod-template-hash": "r1"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r1", "uid": "r1"}]},
+            "spec": {"containers": [{"name": "app"}]}, "status": status}))
+        .expect("a pod")
+    };
+    let warning = |name: &str, about: &str, reason: &str| -> KubeEvent {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "apps"},
+            "involvedObject": {"kind": "Pod", "name": about, "uid": about},
+            "type": "Warning", "reason": reason, "message": format!("{about}: {reason}")}))
+        .expect("an Event")
+    };
+    let mut world = World::new(vec!["apps".into()]);
+    let d: Deployment = serde_json::from_value(json!({"metadata": {"name": "d1",
+        "namespace": "apps", "uid": "d1", "annotations": {"deployment.kubernetes.io/revision": "1"}},
+        "spec": {"replicas": 4, "selector": {}, "template": {}}}))
+    .expect("a Deployment");
+    world.apply(Msg::Deploy(0, Box::new(Change::resynced(vec![d]))));
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
+    let rs: ReplicaSet = serde_json::from_value(json!({"metadata": {"name": "r1",
+        "namespace": "apps", "uid": "r1", "labels": {"pod-template-hash": "r1"},
+        "annotations": {"deployment.kubernetes.io/revision": "1"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "d1", "uid": "d1"}]}}))
+    .expect("a ReplicaSet");
+    world.apply(Msg::Rs(0, Change::resynced(vec![rs])));
+    world.apply(Msg::Pod(
+        0,
+        Change::resynced(vec![
+            pod("p1", Some("ImagePullBackOff")),
+            pod("p2", Some("ContainerCreating")),
+            pod("p3", None),
+            pod("p4", Some("ErrImagePull")),
+        ]),
+    ));
+    world.apply(Msg::Ev(0, Change::resynced(vec![])));
+    let mut emitted = Emitted::default();
+    let plan = plan(&[]);
+    let mut quoted = Vec::new();
+    let changes: Vec<Msg> = vec![
+        Msg::Ev(0, Change::Applied(warning("e1", "p2", "FailedMount"))),
+        Msg::Pod(0, Change::Applied(pod("p1", None))),
+        Msg::Pod(0, Change::Applied(pod("p3", Some("CrashLoopBackOff")))),
+        Msg::Ev(0, Change::Applied(warning("e2", "p4", "FailedScheduling"))),
+        Msg::Pod(0, Change::Deleted(pod("p2", None))),
+        Msg::Ev(0, Change::Deleted(warning("e2", "p4", "FailedScheduling"))),
+    ];
+    for change in std::iter::once(None).chain(changes.into_iter().map(Some)) {
+        if let Some(change) = change {
+            world.apply(change);
+        }
+        let (ctx, _rx) = crate::engine::steps::tests::ctx();
+        let kept = publish(&ctx, &mut world, &mut emitted)[0]
+            .pod_causes
+            .clone();
+        let judged = world.judge();
+        let w = &judged[0].1;
+        let events = world.events_about(w.current.iter().map(|p| uid(&p.metadata)));
+        let afresh = view_for(&plan, "x", w, &BTreeSet::new(), &events).pod_causes;
+        assert_eq!(kept, afresh);
+        quoted.push(kept);
+    }
+    // The changes did change what is quoted (each step above is seen).
+    quoted.dedup();
+    assert!(quoted.len() >= 4, "{quoted:#?}");
+    // Only the pods not ready are kept: p1 turned ready, p2 is gone.
+    let mut held: Vec<&str> = emitted.causes.keys().map(String::as_str).collect();
+    held.sort_unstable();
+    assert_eq!(held, ["p3", "p4"]);
+}

@@ -17,4 +17,5 @@ pub mod demo;
 pub mod gha;
 pub mod headless;
 pub mod junit;
+pub mod memory;
 pub mod ui;

@@ -359,21 +359,7 @@ async fn watch(args: WatchArgs) -> Result<i32> {
         }
         last = Some((code, words(code)));
         after = revision.or(after);
-        give_back_freed_memory();
-    }
-}
-
-/// Between two `--follow` passes: hands back to the OS the pages the pass freed. A pass's
-/// transient peak (a LIST page of a namespace's Events, its bodies and summaries: ≈ 2 MB at
-/// 500 Events) lands in glibc's per-thread arenas at different places each time, and what is
-/// freed in the middle of an arena stays resident: over 100 revisions a follow's RSS crept up
-/// by 3 MB with a flat live heap (docs/benchmarks.md). `malloc_trim` returns those pages.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory held by the allocator; it has no
-    // preconditions and never touches memory in use.
-    unsafe {
-        libc::malloc_trim(0);
+        helmdeck::memory::give_back_freed();
     }
 }
 

@@ -26,7 +26,7 @@ use crate::signals::Signal;
 use crate::ui::app::UiState;
 use crate::ui::deck::Effect;
 use crate::ui::panes::DeployFrame;
-use crate::ui::panes::history::Judged;
+use crate::ui::panes::history::{self, HISTORY_KEPT, Judged};
 use crate::ui::screen;
 use crate::ui::theme::Theme;
 use crate::ui::tui::{self, Flow, Screen, Tui, TuiEvent};
@@ -224,6 +224,7 @@ pub async fn run_follow(
             staged: false,
             after: None,
             last_code: None,
+            not_kept: 0,
         }),
         // A watch is given no values: nothing to mask.
         scrub: Scrub::default(),
@@ -249,6 +250,13 @@ pub async fn run_follow(
     let follow = follow.ok_or_else(|| eyre!("the follow ended without its state"))?;
     // The screen is gone: each revision's verdict stays in the scrollback, oldest first.
     let mut out = std::io::stdout().lock();
+    if follow.not_kept > 0 {
+        let _ = writeln!(
+            out,
+            "({} earlier verdicts not kept: a follow keeps the newest {HISTORY_KEPT})",
+            follow.not_kept
+        );
+    }
     for judged in &follow.history {
         for line in &judged.lines {
             let _ = writeln!(out, "{line}");
@@ -375,6 +383,8 @@ struct Follow<'a> {
     /// The newest revision judged: the next pass follows only those after it.
     after: Option<i64>,
     last_code: Option<i32>,
+    /// Verdicts dropped from `history`, oldest first, past [`HISTORY_KEPT`].
+    not_kept: usize,
 }
 
 /// The deploy screen: the engine's state it shows, what the operator looks at, and the
@@ -565,12 +575,13 @@ impl DeployScreen<'_> {
         let done = self.pass.shared.borrow();
         let revision = done.revision;
         if let Some(v) = &done.verdict {
-            follow.history.push(Judged {
+            let judged = Judged {
                 revision,
                 verdict: v.clone(),
                 at: Some(jiff::Timestamp::now().to_string()),
                 lines: Headless::default().lines(&Event::Verdict(v.clone()), &done),
-            });
+            };
+            follow.not_kept += history::remember(&mut follow.history, judged);
         }
         follow.last_code = Some((follow.judged)(&done));
         drop(done);
@@ -582,6 +593,7 @@ impl DeployScreen<'_> {
         let prepared = (follow.next)(follow.after);
         follow.staged = true;
         self.pass = Pass::spawn(prepared, self.cancel.clone(), |_, _| {});
+        crate::memory::give_back_freed();
         Flow::Redraw
     }
 

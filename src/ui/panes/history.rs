@@ -11,6 +11,10 @@ use crate::engine::verdict::Verdict;
 use crate::ui::fit;
 use crate::ui::panes::{DeployFrame, banner, pane_block};
 
+/// Verdicts a follow keeps (the newest): one a revision would grow a follow left running for
+/// days without bound; the pane shows a screen's worth anyway.
+pub const HISTORY_KEPT: usize = 100;
+
 /// One judged revision of a followed release.
 #[derive(Debug, Clone)]
 pub struct Judged {
@@ -21,6 +25,15 @@ pub struct Judged {
     pub at: Option<String>,
     /// The verdict's plain lines, as headless prints them: left in the scrollback on the way out.
     pub lines: Vec<String>,
+}
+
+/// Adds a verdict to `history`, dropping the oldest past [`HISTORY_KEPT`]; returns how many
+/// were dropped (0 or 1).
+pub fn remember(history: &mut Vec<Judged>, judged: Judged) -> usize {
+    history.push(judged);
+    let over = history.len().saturating_sub(HISTORY_KEPT);
+    history.drain(..over);
+    over
 }
 
 /// The rows the pane takes: none without history, else its newest lines (as many as `max`
@@ -42,7 +55,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
     let n = history.len();
     title.push(Span::styled(
         format!(
-            "  {n} verdict{}{}",
+            "  {n} {}verdict{}{}",
+            if n >= HISTORY_KEPT { "newest " } else { "" },
             if n == 1 { "" } else { "s" },
             if waiting {
                 " · following: waiting for the next revision"
@@ -79,4 +93,41 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &DeployFrame) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::verdict::Outcome;
+
+    fn judged(revision: i64) -> Judged {
+        Judged {
+            revision: Some(revision),
+            verdict: Verdict {
+                outcome: Outcome::Landed,
+                reason: format!("revision {revision}"),
+                evidence: vec![],
+                next: None,
+            },
+            at: None,
+            lines: vec![],
+        }
+    }
+
+    /// A follow keeps its newest verdicts only: past the cap each new one drops the oldest.
+    #[test]
+    fn a_follow_keeps_the_newest_verdicts_only() {
+        let mut history = Vec::new();
+        let mut dropped = 0;
+        for r in 1..=(HISTORY_KEPT as i64 + 5) {
+            dropped += remember(&mut history, judged(r));
+        }
+        assert_eq!(dropped, 5);
+        assert_eq!(history.len(), HISTORY_KEPT);
+        assert_eq!(history[0].revision, Some(6));
+        assert_eq!(
+            history.last().unwrap().revision,
+            Some(HISTORY_KEPT as i64 + 5)
+        );
+    }
 }

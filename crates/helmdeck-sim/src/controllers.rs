@@ -201,6 +201,7 @@ impl Controllers {
         self.statefulsets_sync(&p, &cache, &dirty);
         self.daemonsets_sync(&p, &cache, &dirty);
         self.jobs_sync(&p, &cache, &dirty);
+        self.events.expire(&p);
         self.cache = cache;
     }
 
@@ -573,6 +574,9 @@ struct EventMemo {
 struct Events {
     by_uid: HashMap<String, Vec<EventMemo>>,
     seq: u64,
+    /// With a scenario's `event_ttl`: when each Event written expires, by (namespace, name);
+    /// a repeat pushes it on, as the API server renews an Event's lease at each write.
+    expiry: HashMap<(String, String), (Instant, String)>,
 }
 
 impl Events {
@@ -599,6 +603,11 @@ impl Events {
                 e["lastTimestamp"] = json!(p.wall);
             });
             if bumped.is_some() {
+                let key = (involved.namespace.to_string(), m.name.clone());
+                if let Some(ttl) = p.sim.scenario.event_ttl {
+                    self.expiry
+                        .insert(key, (p.now + ttl, involved.uid.to_string()));
+                }
                 return;
             }
             memos.retain(|m| !(m.reason == reason && m.message == message));
@@ -627,6 +636,11 @@ impl Events {
             .create(*ids::EVENTS, Some(involved.namespace), obj)
             .is_ok()
         {
+            if let Some(ttl) = p.sim.scenario.event_ttl {
+                let key = (involved.namespace.to_string(), name.clone());
+                self.expiry
+                    .insert(key, (p.now + ttl, involved.uid.to_string()));
+            }
             memos.push(EventMemo {
                 reason: reason.into(),
                 message: message.into(),
@@ -643,6 +657,32 @@ impl Events {
 
     fn forget(&mut self, uid: &str) {
         self.by_uid.remove(uid);
+    }
+
+    /// Deletes the Events whose time to live has run out (watchers see them DELETED).
+    fn expire(&mut self, p: &Pass) {
+        if self.expiry.is_empty() {
+            return;
+        }
+        let due: Vec<(String, String)> = self
+            .expiry
+            .iter()
+            .filter(|(_, (at, _))| *at <= p.now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in due {
+            let Some((_, uid)) = self.expiry.remove(&key) else {
+                continue;
+            };
+            let (ns, name) = &key;
+            let _ = p.sim.store.delete_leaf(*ids::EVENTS, Some(ns), name);
+            if let Some(memos) = self.by_uid.get_mut(&uid) {
+                memos.retain(|m| &m.name != name);
+                if memos.is_empty() {
+                    self.by_uid.remove(&uid);
+                }
+            }
+        }
     }
 }
 

@@ -78,6 +78,10 @@ pub struct Scenario {
     /// Rules for initContainers, by pod name glob and container name.
     #[serde(default)]
     pub init_containers: Vec<InitRule>,
+    /// How long an Event the controllers wrote lives after its last write, as the API
+    /// server's `--event-ttl` (an hour by default there). Unset: Events never expire.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub event_ttl: Option<Duration>,
 }
 
 /// How `helmdeck demo` deploys the demo chart for a scenario.

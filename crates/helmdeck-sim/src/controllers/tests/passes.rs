@@ -92,3 +92,30 @@ fn relisting_after_a_lagged_feed_changes_nothing() {
     }));
     assert_eq!(h.list(*ids::PODS, "web-").len(), 3);
 }
+
+/// With `event_ttl`, an Event goes that long after its last write, as the API server's
+/// `--event-ttl` has it; without, Events stay.
+#[test]
+fn events_expire_after_the_scenarios_event_ttl() {
+    let all_events = |h: &Harness| h.sim.store.list(*ids::EVENTS, Some(NS), |_| true).0.len();
+    let mut kept = Harness::new("");
+    let mut expiring = Harness::new("event_ttl: 3s\n");
+    for h in [&mut kept, &mut expiring] {
+        h.create(*ids::DEPLOYMENTS, deployment("web", 2));
+        assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
+    }
+    let written = all_events(&expiring);
+    assert!(written > 0);
+    assert_eq!(
+        all_events(&kept),
+        written,
+        "the same story, the same Events"
+    );
+    expiring.run(Duration::from_secs(1));
+    assert_eq!(all_events(&expiring), written, "not yet");
+    for h in [&mut kept, &mut expiring] {
+        h.run(Duration::from_secs(3));
+    }
+    assert_eq!(all_events(&expiring), 0);
+    assert_eq!(all_events(&kept), written);
+}

@@ -8,6 +8,7 @@
 mod cache;
 mod causes;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::{HashMap, HashSet, HashSetExt};
@@ -154,6 +155,25 @@ fn publish<'e>(ctx: &Ctx, world: &mut World, emitted: &'e mut Emitted) -> Vec<&'
     emitted.in_order().collect()
 }
 
+/// The Events about `pod_uid`: as gathered for this publish, else looked up (a pod the
+/// gathering did not name: one whose revision became or stopped being current, or one not yet
+/// diagnosed).
+fn events_of<'s, 'a: 's>(
+    world: &'a World,
+    events: &'s EventsByUid<'a>,
+    pod_uid: &'a str,
+) -> Cow<'s, [&'a KubeEvent]> {
+    match events.get(pod_uid) {
+        Some(about) => Cow::Borrowed(about.as_slice()),
+        None => Cow::Owned(
+            world
+                .events_about([pod_uid])
+                .remove(pod_uid)
+                .unwrap_or_default(),
+        ),
+    }
+}
+
 /// Workloads as judged, each with the namespace index it was read in.
 type Judged<'w> = [(usize, Observed<'w>)];
 
@@ -199,16 +219,9 @@ impl Emitted {
                 self.causes.remove(pod_uid);
                 continue;
             }
-            let gathered;
-            let about = match events.get(pod_uid) {
-                Some(about) => about.as_slice(),
-                None => {
-                    gathered = world.events_about([pod_uid]);
-                    gathered.get(pod_uid).map(Vec::as_slice).unwrap_or(&[])
-                }
-            };
+            let about = events_of(world, events, pod_uid);
             self.causes
-                .insert(pod_uid.to_string(), views::cause_lines_of(pod, about));
+                .insert(pod_uid.to_string(), views::cause_lines_of(pod, &about));
         }
     }
 
@@ -317,15 +330,8 @@ impl Emitted {
                     continue;
                 }
                 // A ready pod nothing touched, whose revision became or stopped being current.
-                let gathered;
-                let pod_events = match events.get(pod_uid) {
-                    Some(about) => about.as_slice(),
-                    None => {
-                        gathered = world.events_about([pod_uid]);
-                        gathered.get(pod_uid).map(Vec::as_slice).unwrap_or(&[])
-                    }
-                };
-                let v = pod_view(pod, owner.clone(), is_current, pod_events);
+                let pod_events = events_of(world, events, pod_uid);
+                let v = pod_view(pod, owner.clone(), is_current, &pod_events);
                 let print = fingerprint(&v);
                 let key = (v.namespace.clone(), v.name.clone());
                 if sent.map(|s| s.view) != Some(print) {

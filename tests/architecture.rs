@@ -35,11 +35,13 @@ const LAYERS: &[(&str, &str, &str)] = &[
     ("helmdeck-core", "inspect", "cli cluster engine glob helm rollout text time advice record"),
     // Records of runs, read back for replay.
     ("helmdeck-core", "record", "engine helm text time"),
+    // The allocator's pages handed back between follow passes (a leaf).
+    ("helmdeck", "memory", ""),
     // Renderers: the formats CI reads, then the terminal.
     ("helmdeck", "junit", "atomic engine text validate"),
     ("helmdeck", "gha", "engine text"),
     ("helmdeck", "headless", "engine gha helm record text time signals"),
-    ("helmdeck", "ui", "engine headless helm inspect record signals text time"),
+    ("helmdeck", "ui", "engine headless helm inspect memory record signals text time"),
 ];
 
 /// Modules on top of everything, which may import anything.

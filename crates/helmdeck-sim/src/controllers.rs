@@ -563,6 +563,24 @@ impl<'a> Involved<'a> {
     }
 }
 
+/// With a scenario's `event_ttl`: the Event `name` about `involved`, just written, expires
+/// that long from now. A TTL past what the clock can hold never expires.
+fn renew(expiry: &mut EventExpiry, p: &Pass, involved: &Involved, name: &str) {
+    let Some(at) = p
+        .sim
+        .scenario
+        .event_ttl
+        .and_then(|ttl| p.now.checked_add(ttl))
+    else {
+        return;
+    };
+    let key = (involved.namespace.to_string(), name.to_string());
+    expiry.insert(key, (at, involved.uid.to_string()));
+}
+
+/// When each Event expires and the uid it is about, by (namespace, name).
+type EventExpiry = HashMap<(String, String), (Instant, String)>;
+
 struct EventMemo {
     reason: String,
     message: String,
@@ -576,7 +594,7 @@ struct Events {
     seq: u64,
     /// With a scenario's `event_ttl`: when each Event written expires, by (namespace, name);
     /// a repeat pushes it on, as the API server renews an Event's lease at each write.
-    expiry: HashMap<(String, String), (Instant, String)>,
+    expiry: EventExpiry,
 }
 
 impl Events {
@@ -603,11 +621,7 @@ impl Events {
                 e["lastTimestamp"] = json!(p.wall);
             });
             if bumped.is_some() {
-                let key = (involved.namespace.to_string(), m.name.clone());
-                if let Some(ttl) = p.sim.scenario.event_ttl {
-                    self.expiry
-                        .insert(key, (p.now + ttl, involved.uid.to_string()));
-                }
+                renew(&mut self.expiry, p, involved, &m.name);
                 return;
             }
             memos.retain(|m| !(m.reason == reason && m.message == message));
@@ -636,11 +650,7 @@ impl Events {
             .create(*ids::EVENTS, Some(involved.namespace), obj)
             .is_ok()
         {
-            if let Some(ttl) = p.sim.scenario.event_ttl {
-                let key = (involved.namespace.to_string(), name.clone());
-                self.expiry
-                    .insert(key, (p.now + ttl, involved.uid.to_string()));
-            }
+            renew(&mut self.expiry, p, involved, &name);
             memos.push(EventMemo {
                 reason: reason.into(),
                 message: message.into(),

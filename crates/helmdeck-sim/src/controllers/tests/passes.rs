@@ -119,3 +119,19 @@ fn events_expire_after_the_scenarios_event_ttl() {
     assert_eq!(all_events(&expiring), 0);
     assert_eq!(all_events(&kept), written);
 }
+
+/// A TTL past what the clock can hold is no expiry, never an overflow in the controllers.
+#[test]
+fn an_event_ttl_too_long_for_the_clock_never_expires() {
+    let mut h = Harness::new("event_ttl: 2562047788015215h\n");
+    h.create(*ids::DEPLOYMENTS, deployment("web", 2));
+    assert!(h.rolls_out(*ids::DEPLOYMENTS, "web", 10));
+    h.run(Duration::from_secs(5));
+    assert!(
+        !h.sim
+            .store
+            .list(*ids::EVENTS, Some(NS), |_| true)
+            .0
+            .is_empty()
+    );
+}

@@ -144,7 +144,14 @@ pub fn workload_view(
     scope: &Scope<'_>,
     events: &EventsByUid<'_>,
 ) -> WorkloadView {
-    let lines = pod_cause_lines(w.current.iter().copied(), events);
+    let lines: Vec<String> = w
+        .current
+        .iter()
+        .flat_map(|p| {
+            let about = events.get(uid(&p.metadata)).map_or(&[][..], Vec::as_slice);
+            cause_lines_of(p, about)
+        })
+        .collect();
     workload_view_with_causes(w, scope, events, first_cause_lines(&lines))
 }
 
@@ -400,24 +407,6 @@ pub fn event_view(e: &EventSummary) -> KubeEventView {
         count: e.count.unwrap_or(1),
         last_seen,
     }
-}
-
-/// `pod NAME: CAUSE` for every cause of every not-ready pod, sorted, without repeats.
-pub fn pod_cause_lines<'a>(
-    pods: impl IntoIterator<Item = &'a PodSummary>,
-    events_by_uid: &EventsByUid<'_>,
-) -> Vec<String> {
-    let mut lines = Vec::new();
-    for pod in pods {
-        let events = events_by_uid
-            .get(uid(&pod.metadata))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        lines.extend(cause_lines_of(pod, events));
-    }
-    lines.sort();
-    lines.dedup();
-    lines
 }
 
 /// `pod NAME: CAUSE` for each cause of `pod` given the Events about it; none when it is ready.
@@ -749,7 +738,7 @@ mod tests {
         .unwrap();
         let v = pod_view(&pod, "Deployment/web".into(), true, &[]);
         assert_eq!((v.name.as_str(), v.restarts, v.ready), ("web-x", 3, false));
-        let lines = pod_cause_lines([&pod], &HashMap::default());
+        let lines = cause_lines_of(&pod, &[]);
         assert_eq!(lines.len(), 1);
         assert!(
             lines[0].starts_with("pod web-x: CrashLoopBackOff"),

@@ -731,18 +731,24 @@ fn finish(state: Result<&DeployState, &Report>, outputs: &Outputs, plan: &PlanSu
             None => {
                 let reason = "the deploy ended without a verdict (fail closed)";
                 say(&format!("helmdeck: {reason}"));
-                let mut ended = report::ended(state, exit::FAILED, reason);
-                outputs.scrub.value(&mut ended);
-                (exit::FAILED, (ended, junit::build(&outputs.kept(state))))
+                let files = Files::asked(
+                    outputs,
+                    || report::ended(state, exit::FAILED, reason),
+                    || junit::build(&outputs.kept(state)),
+                );
+                (exit::FAILED, files)
             }
         },
         Err(e) => {
             let line = one_line(e);
             say(&format!("helmdeck: {line} (fail closed: exit 1)"));
             let state = DeployState::new(plan.clone());
-            let mut ended = report::ended(&state, exit::FAILED, &line);
-            outputs.scrub.value(&mut ended);
-            (exit::FAILED, (ended, junit::build(&state)))
+            let files = Files::asked(
+                outputs,
+                || report::ended(&state, exit::FAILED, &line),
+                || junit::build(&state),
+            );
+            (exit::FAILED, files)
         }
     };
     match write_files(outputs, &files) {
@@ -754,21 +760,48 @@ fn finish(state: Result<&DeployState, &Report>, outputs: &Outputs, plan: &PlanSu
     }
 }
 
-/// The report (values masked) and the JUnit XML of a run that has its verdict: one place, so
-/// the write at the verdict and the one at the exit say the same.
-fn verdict_files(state: &DeployState, outputs: &Outputs) -> (serde_json::Value, String) {
-    let mut report = report::build(state);
-    outputs.scrub.value(&mut report);
-    (report, junit::build(&outputs.kept(state)))
+/// The report (values masked) and the JUnit XML a run was asked for; one not asked is not
+/// built (at 20,000 pods, building the report nobody reads twice was most of the time between
+/// the last pod ready and the exit).
+struct Files {
+    report: Option<serde_json::Value>,
+    junit: Option<String>,
+}
+
+impl Files {
+    fn asked(
+        outputs: &Outputs,
+        report: impl FnOnce() -> serde_json::Value,
+        junit: impl FnOnce() -> String,
+    ) -> Self {
+        Files {
+            report: outputs.report.as_ref().map(|_| {
+                let mut report = report();
+                outputs.scrub.value(&mut report);
+                report
+            }),
+            junit: outputs.junit.as_ref().map(|_| junit()),
+        }
+    }
+}
+
+/// The files of a run that has its verdict: one place, so the write at the verdict and the
+/// one at the exit say the same.
+fn verdict_files(state: &DeployState, outputs: &Outputs) -> Files {
+    Files::asked(
+        outputs,
+        || report::build(state),
+        || junit::build(&outputs.kept(state)),
+    )
 }
 
 /// Writes the JUnit file, then the report (each only if asked); the error names the file.
-fn write_files(outputs: &Outputs, (report, xml): &(serde_json::Value, String)) -> Result<()> {
-    if let Some(path) = &outputs.junit {
+fn write_files(outputs: &Outputs, files: &Files) -> Result<()> {
+    if let (Some(path), Some(xml)) = (&outputs.junit, &files.junit) {
         junit::write(path, xml)
             .wrap_err_with(|| format!("writing the JUnit report {}", path.display()))?;
     }
-    if let Some(path) = &outputs.report {
+    if let (Some(path), Some(report)) = (&outputs.report, &files.report) {
         report::write(path, report)
             .wrap_err_with(|| format!("writing the report {}", path.display()))?;
     }

@@ -579,6 +579,12 @@ impl World {
         out
     }
 
+    /// The pod the watches hold as `namespace/name`, if any.
+    pub(super) fn pod_named(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        let ns = self.namespaces.iter().position(|n| n == namespace)?;
+        self.pods[ns].items.get(name).map(Box::as_ref)
+    }
+
     pub(super) fn pods_owned_by(&self, ns: usize, owner_uid: &str) -> Vec<&Pod> {
         self.index.pods_by_owner[ns]
             .get(owner_uid)

@@ -632,6 +632,34 @@ async fn a_deleted_pod_is_said_gone_once_and_a_pod_change_says_no_other_gone() {
     assert_eq!(pods_gone(&mut world, &mut emitted), ["p1"]);
 }
 
+/// A deleted workload's pods are said gone though no change touched them (they are found
+/// under the workload that claimed them, not by a pass over every pod sent); a pod whose
+/// ReplicaSet another workload adopted moves with it, and its first workload's deletion then
+/// says nothing gone.
+#[tokio::test]
+async fn a_gone_workloads_pods_are_said_gone_and_an_adopted_pod_moves_with_its_replicaset() {
+    let mut world = two_deployments();
+    world.apply(Msg::Sts(0, Box::new(Change::resynced(vec![]))));
+    world.apply(Msg::Ds(0, Box::new(Change::resynced(vec![]))));
+    let mut emitted = Emitted::default();
+    assert!(pods_gone(&mut world, &mut emitted).is_empty());
+    world.apply(Msg::Rs(0, Change::Applied(owned("r1", Some("d2")))));
+    assert!(
+        pods_gone(&mut world, &mut emitted).is_empty(),
+        "p1 is d2's now"
+    );
+    world.apply(Msg::Deploy(0, Box::new(Change::Deleted(owned("d1", None)))));
+    assert!(
+        pods_gone(&mut world, &mut emitted).is_empty(),
+        "d1 claimed no pod any more"
+    );
+    world.apply(Msg::Deploy(0, Box::new(Change::Deleted(owned("d2", None)))));
+    let mut gone = pods_gone(&mut world, &mut emitted);
+    gone.sort();
+    assert_eq!(gone, ["p1", "p2"]);
+    assert!(emitted.pods.is_empty() && emitted.claimed_by.is_empty());
+}
+
 /// The pods a publish sends views of, and those it says gone, by name.
 fn pods_sent(world: &mut World, emitted: &mut Emitted) -> (Vec<String>, Vec<String>) {
     let (ctx, mut rx) = crate::engine::steps::tests::ctx();
@@ -831,4 +859,24 @@ async fn kept_pod_causes_quote_what_diagnosing_every_pod_afresh_does() {
     let mut held: Vec<&str> = emitted.causes.keys().map(String::as_str).collect();
     held.sort_unstable();
     assert_eq!(held, ["p3", "p4"]);
+}
+
+#[test]
+fn the_cache_freed_apart_is_freed() {
+    struct Dropped(std::sync::mpsc::Sender<std::thread::ThreadId>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().id());
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    free_apart(Dropped(tx));
+    let on = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("never freed");
+    assert_ne!(
+        on,
+        std::thread::current().id(),
+        "freed on the caller's thread"
+    );
 }

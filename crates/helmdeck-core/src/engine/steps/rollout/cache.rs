@@ -611,14 +611,15 @@ impl World {
     }
 
     /// Like `judge`, for the workloads whose uid `wanted` accepts only. Every workload is
-    /// visited (duplicates across label and by-name watches resolve as before), but only the
-    /// wanted ones are judged: judging is what costs.
+    /// visited, but only the wanted ones are judged or kept in the duplicate check (across
+    /// label and by-name watches, the first seen is judged): at 500 workloads, inserting each
+    /// into that set at every batch of changes was a fortieth of the screen's CPU.
     pub(super) fn judge_where(&self, wanted: impl Fn(&str) -> bool) -> Vec<(usize, Observed<'_>)> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
         for w in &self.deploys {
             for d in w.c.items.values() {
-                if !seen.insert(("Deployment", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
+                if !wanted(uid(&d.metadata)) || !seen.insert(("Deployment", uid(&d.metadata))) {
                     continue;
                 }
                 let rss: Vec<ReplicaSet> = self
@@ -641,7 +642,7 @@ impl World {
         }
         for w in &self.stss {
             for s in w.c.items.values() {
-                if !seen.insert(("StatefulSet", uid(&s.metadata))) || !wanted(uid(&s.metadata)) {
+                if !wanted(uid(&s.metadata)) || !seen.insert(("StatefulSet", uid(&s.metadata))) {
                     continue;
                 }
                 let pods = self.pods_owned_by(w.ns, uid(&s.metadata));
@@ -650,7 +651,7 @@ impl World {
         }
         for w in &self.dss {
             for d in w.c.items.values() {
-                if !seen.insert(("DaemonSet", uid(&d.metadata))) || !wanted(uid(&d.metadata)) {
+                if !wanted(uid(&d.metadata)) || !seen.insert(("DaemonSet", uid(&d.metadata))) {
                     continue;
                 }
                 let pods = self.pods_owned_by(w.ns, uid(&d.metadata));

@@ -460,3 +460,27 @@ fn a_listed_event_about_an_object_no_watch_holds_goes_as_it_arrives() {
     fresh.apply(Msg::Pod(0, Change::Failed("boom".into())));
     assert_eq!(admitted(&fresh, list()).len(), 7);
 }
+
+/// A workload both a label watch and a by-name watch hold is judged once, and only when wanted.
+#[test]
+fn a_workload_seen_by_two_watches_is_judged_once_when_wanted() {
+    let mut world = listed(&["apps"]);
+    let i = world.add_by_name("Deployment", 0, "web");
+    let web = || -> Deployment { object("apps", "web", "d-web", None) };
+    let other: Deployment = object("apps", "api", "d-api", None);
+    world.apply(Msg::Deploy(
+        0,
+        Box::new(Change::resynced(vec![web(), other])),
+    ));
+    world.apply(Msg::Deploy(i, Box::new(Change::resynced(vec![web()]))));
+    let judged = |world: &World, wanted: &dyn Fn(&str) -> bool| -> Vec<String> {
+        world
+            .judge_where(wanted)
+            .iter()
+            .map(|(_, j)| j.meta.name.clone().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(judged(&world, &|_| true), ["api", "web"]);
+    assert_eq!(judged(&world, &|u| u == "d-web"), ["web"]);
+    assert!(judged(&world, &|_| false).is_empty());
+}

@@ -309,6 +309,9 @@ struct Measured {
     rss_mib: f64,
     /// p50 and p99 seconds from a workload's ready write to helmdeck's line about it.
     latency: Option<(f64, f64)>,
+    /// The headless latency again, paired as the TUI row must pair it (the k-th ready with the
+    /// k-th line, not by name): how much of the TUI's figure the pairing alone can make.
+    by_rank: Option<(f64, f64)>,
     /// Each request by LIST/GET/WATCH and path, where the window's log was read.
     attributed: BTreeMap<String, u64>,
     /// Writes the simulator committed during the window (its resourceVersion moved by this
@@ -433,6 +436,7 @@ fn finish(
         cpu: usage.cpu,
         rss_mib: usage.rss_mib,
         latency: None,
+        by_rank: None,
         attributed: BTreeMap::new(),
         writes: b.sim.server.sim.store.current_rv() - rv_before,
         ok: usage.ok,
@@ -527,6 +531,23 @@ async fn helmdeck_headless(
     lat.sort_by(f64::total_cmp);
     if !lat.is_empty() {
         m.latency = Some((percentile(&lat, 0.5), percentile(&lat, 0.99)));
+    }
+    let mut refs: Vec<Instant> = seen.keys().filter_map(|k| ready.get(k).copied()).collect();
+    let mut lines: Vec<Instant> = seen
+        .iter()
+        .filter(|(k, _)| ready.contains_key(*k))
+        .map(|(_, t)| *t)
+        .collect();
+    refs.sort();
+    lines.sort();
+    let mut ranked: Vec<f64> = refs
+        .iter()
+        .zip(&lines)
+        .map(|(r, l)| l.saturating_duration_since(*r).as_secs_f64())
+        .collect();
+    ranked.sort_by(f64::total_cmp);
+    if !ranked.is_empty() {
+        m.by_rank = Some((percentile(&ranked, 0.5), percentile(&ranked, 0.99)));
     }
     m
 }
@@ -976,6 +997,14 @@ async fn main() {
             r.own_cpu.unwrap_or(f64::NAN),
             floor,
         );
+    }
+    for r in &results {
+        if let Some((p50, p99)) = r.by_rank {
+            println!(
+                "  {} (N={}): ready → line paired by rank, as the TUI row pairs it: p50 {p50:.3} s, p99 {p99:.3} s",
+                r.method, r.n
+            );
+        }
     }
     for (method, n, idle) in &idle_cpu {
         println!(

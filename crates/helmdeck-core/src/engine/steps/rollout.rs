@@ -579,7 +579,7 @@ fn cross_check_manifest(
     let client = &ctx.cluster.client;
     let home = ctx.namespace();
     for (kind, namespace, name) in manifest {
-        let Some(ns) = world.namespaces.iter().position(|n| n == namespace) else {
+        let Some(ns) = world.namespace_index(namespace) else {
             continue;
         };
         if world.labelled_has(kind, ns, name) {

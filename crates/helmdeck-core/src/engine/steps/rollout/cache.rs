@@ -579,9 +579,14 @@ impl World {
         out
     }
 
+    /// The index of `namespace` among the watched ones, if it is watched.
+    pub(super) fn namespace_index(&self, namespace: &str) -> Option<usize> {
+        self.namespaces.iter().position(|n| n == namespace)
+    }
+
     /// The pod the watches hold as `namespace/name`, if any.
     pub(super) fn pod_named(&self, namespace: &str, name: &str) -> Option<&Pod> {
-        let ns = self.namespaces.iter().position(|n| n == namespace)?;
+        let ns = self.namespace_index(namespace)?;
         self.pods[ns].items.get(name).map(Box::as_ref)
     }
 
